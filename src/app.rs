@@ -1,0 +1,179 @@
+//! Assembly: from a checked [`Config`] to a bound, running server.
+//!
+//! [`Application::build`] does every start-up step in an order that writes nothing until all
+//! checks that can fail without writing have passed (secrets read, data directory usable,
+//! database not newer than this binary), then generates missing secrets, migrates, and binds.
+//! Binding before serving lets tests use port 0 and read [`Application::port`] without sleeping.
+//! [`Application::run_until_stopped`] serves until the given shutdown future completes, then
+//! finishes in-flight requests.
+
+use std::future::Future;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::dev::Server;
+use actix_web::middleware::from_fn;
+use actix_web::{App, HttpServer, web};
+use anyhow::Context;
+
+use crate::clock::{Clock, SystemClock};
+use crate::config::Config;
+use crate::middleware::{access_log, security_headers};
+use crate::routes;
+use crate::secrets::{self, Secrets, SecretsPlan};
+use crate::storage::Db;
+
+/// How long a stopping server waits for in-flight requests.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+
+/// Everything a request handler or background task needs; built once, cloned cheaply.
+#[derive(Debug, Clone)]
+pub struct AppState {
+    pub config: Arc<Config>,
+    pub db: Db,
+    pub secrets: Arc<Secrets>,
+    pub clock: Arc<dyn Clock>,
+}
+
+/// What differs between production and a test harness.
+#[derive(Debug, Clone)]
+pub struct BuildOptions {
+    pub clock: Arc<dyn Clock>,
+    /// `$CREDENTIALS_DIRECTORY` (systemd `LoadCredential=`).
+    pub credentials_dir: Option<PathBuf>,
+}
+
+impl BuildOptions {
+    /// The system clock and the process's `$CREDENTIALS_DIRECTORY`.
+    pub fn from_env() -> Self {
+        Self {
+            clock: Arc::new(SystemClock),
+            credentials_dir: std::env::var_os("CREDENTIALS_DIRECTORY").map(PathBuf::from),
+        }
+    }
+}
+
+/// A bound, not yet serving, signupd.
+pub struct Application {
+    port: u16,
+    server: Server,
+    state: AppState,
+}
+
+impl std::fmt::Debug for Application {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Application")
+            .field("port", &self.port)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Application {
+    pub async fn build(config: Config) -> anyhow::Result<Self> {
+        Self::build_with(config, BuildOptions::from_env()).await
+    }
+
+    pub async fn build_with(config: Config, options: BuildOptions) -> anyhow::Result<Self> {
+        let state = prepare(config, options).await?;
+        let listen = state.config.server.listen;
+        let listener =
+            TcpListener::bind(listen).with_context(|| format!("cannot listen on {listen} (server.listen)"))?;
+        let port = listener.local_addr().context("cannot read the bound address")?.port();
+        let server = http_server(listener, state.clone())?;
+        Ok(Self { port, server, state })
+    }
+
+    /// The bound port (useful when `server.listen` asked for port 0).
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    /// Serves until `shutdown` completes, then stops accepting and finishes in-flight requests.
+    pub async fn run_until_stopped(self, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
+        let handle = self.server.handle();
+        let server = self.server;
+        tokio::pin!(server, shutdown);
+        tokio::select! {
+            result = &mut server => return result.context("the HTTP server failed"),
+            () = &mut shutdown => tracing::info!("shutting down: finishing in-flight requests"),
+        }
+        // The server future must keep being polled while it stops, or the stop never completes.
+        let (stopped, ()) = tokio::join!(server, handle.stop(true));
+        stopped.context("the HTTP server failed while stopping")
+    }
+}
+
+/// Start-up without binding: checks, secrets, database. Shared by `serve` and tests.
+pub async fn prepare(config: Config, options: BuildOptions) -> anyhow::Result<AppState> {
+    let plan = SecretsPlan::resolve(&config, options.credentials_dir.as_deref())?;
+    let db = open_database(&config).await?;
+    let secrets = tokio::task::spawn_blocking(move || plan.materialize())
+        .await
+        .context("secret generation was cancelled")??;
+    let migrate_db = db.clone();
+    let applied = tokio::task::spawn_blocking(move || migrate_db.migrate())
+        .await
+        .context("migration was cancelled")??;
+    if applied > 0 {
+        tracing::info!(applied, "applied database migrations");
+    }
+    Ok(AppState {
+        config: Arc::new(config),
+        db,
+        secrets: Arc::new(secrets),
+        clock: options.clock,
+    })
+}
+
+/// Creates the data directory if needed, checks it is writable, opens the database and refuses
+/// one from a newer signupd. Does not migrate.
+pub async fn open_database(config: &Config) -> anyhow::Result<Db> {
+    let data_dir = config.storage.data_dir.clone();
+    let path = config.storage.database_path();
+    tokio::task::spawn_blocking(move || {
+        ensure_writable_dir(&data_dir).context("storage.data_dir")?;
+        // Check the version through a read-only connection first: the pool's connections switch
+        // the file to WAL, which is already a write.
+        if path.exists() {
+            crate::storage::ensure_file_not_newer(&path)?;
+        }
+        Db::open(&path)
+    })
+    .await
+    .context("opening the database was cancelled")?
+}
+
+/// Creates `dir` (0700) if missing and proves it writable by creating and removing a file, so a
+/// read-only or misowned directory fails at start with its path, not at the first signup.
+fn ensure_writable_dir(dir: &Path) -> anyhow::Result<()> {
+    secrets::create_private_dir(dir)?;
+    let probe = dir.join(format!(".signupd-write-test-{}", std::process::id()));
+    std::fs::write(&probe, b"").with_context(|| format!("{} is not writable", dir.display()))?;
+    std::fs::remove_file(&probe).with_context(|| format!("cannot remove {}", probe.display()))?;
+    Ok(())
+}
+
+fn http_server(listener: TcpListener, state: AppState) -> anyhow::Result<Server> {
+    let data = web::Data::new(state);
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(data.clone())
+            // The last `wrap` runs first: the access log sees the final status and headers.
+            .wrap(from_fn(security_headers))
+            .wrap(from_fn(access_log))
+            .configure(routes::configure)
+    })
+    // Signals are handled by the caller's shutdown future, not by actix.
+    .disable_signals()
+    .shutdown_timeout(SHUTDOWN_GRACE.as_secs())
+    .listen(listener)
+    .context("cannot serve on the bound socket")?
+    .run();
+    Ok(server)
+}

@@ -1,0 +1,468 @@
+//! Configuration (SPEC §7): built-in defaults, then the TOML file from `--config` or
+//! `SIGNUPD_CONFIG`, then `SIGNUPD_…` environment variables with `__` for nesting.
+//!
+//! Loading is two steps, like ripgrep's low-level and high-level arguments: figment merges the
+//! sources into a [`RawConfig`] of plain strings, then [`Config::check`] turns every value into
+//! the type the rest of signupd uses (durations, URLs, CIDRs, mailboxes, list ids, the cron
+//! expression). Every failure names its key (`lists[1].id: duplicate list id "news"`), and all
+//! failures are reported at once. Loading never writes anything.
+//!
+//! Decisions where SPEC is silent:
+//! - With no configuration file, the zero-setup demo list `default` applies. A configuration file
+//!   must name its lists: a file without `[[lists]]` is an error, so a production config cannot
+//!   silently run the demo list.
+//! - `public_url` may carry a path (for a reverse proxy that mounts signupd under a prefix); a
+//!   trailing slash is dropped, a query or fragment is an error.
+//! - `security = "none"` is accepted only for a loopback SMTP host: it sends passwords and
+//!   addresses in clear text.
+
+mod parse;
+mod raw;
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use actix_web::http::header::HeaderName;
+use figment::Figment;
+use figment::providers::{Env, Format, Serialized, Toml};
+use lettre::message::Mailbox;
+use url::Url;
+
+use crate::domain::ListId;
+use crate::ratelimit::TrustedProxies;
+pub use raw::RawConfig;
+use raw::RawList;
+
+/// The checked configuration. Built once at start and shared read-only through `AppState`.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub server: ServerConfig,
+    pub storage: StorageConfig,
+    pub secrets: SecretsConfig,
+    pub signup: SignupConfig,
+    pub mail: MailConfig,
+    pub cleanup: CleanupConfig,
+    /// At least one list; ids are unique.
+    pub lists: Vec<ListConfig>,
+    /// The merged sources, kept to print the effective configuration (`check-config`).
+    effective: RawConfig,
+}
+
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub listen: SocketAddr,
+    /// Base of every link in mail, without a trailing slash.
+    pub public_url: Url,
+    pub trusted_proxies: TrustedProxies,
+    pub client_ip_header: HeaderName,
+    pub ipv6_prefix: u8,
+    pub max_body_bytes: usize,
+    pub metrics_listen: Option<SocketAddr>,
+    pub log_format: LogFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone)]
+pub struct StorageConfig {
+    pub data_dir: PathBuf,
+}
+
+impl StorageConfig {
+    pub fn database_path(&self) -> PathBuf {
+        self.data_dir.join("signupd.sqlite3")
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct SecretsConfig {
+    pub token_secret_file: Option<PathBuf>,
+    pub verify_only_secret_files: Vec<PathBuf>,
+    pub hash_key_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone)]
+pub struct SignupConfig {
+    pub confirm_ttl: Duration,
+    pub resend_cooldown: Duration,
+    pub rate_limits: Vec<RateLimitRule>,
+}
+
+/// At most `max` accepted signups per client network in each fixed `window`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimitRule {
+    pub window: Duration,
+    pub max: u32,
+}
+
+#[derive(Debug, Clone)]
+pub struct MailConfig {
+    pub transport: MailTransportKind,
+    pub file_dir: PathBuf,
+    pub max_mails_per_hour: u32,
+    pub retry_base: Duration,
+    pub alert_webhook: Option<Url>,
+    pub smtp: SmtpConfig,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MailTransportKind {
+    Smtp,
+    File,
+}
+
+#[derive(Clone)]
+pub struct SmtpConfig {
+    pub host: String,
+    pub port: u16,
+    pub security: SmtpSecurity,
+    pub username: Option<String>,
+    pub password_file: Option<PathBuf>,
+    /// From `SIGNUPD_MAIL__SMTP__PASSWORD`; `password_file` is preferred.
+    pub password: Option<String>,
+    pub timeout: Duration,
+}
+
+impl fmt::Debug for SmtpConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SmtpConfig")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("security", &self.security)
+            .field("username", &self.username)
+            .field("password_file", &self.password_file)
+            .field("password", &self.password.as_ref().map(|_| REDACTED))
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SmtpSecurity {
+    StartTls,
+    Tls,
+    None,
+}
+
+#[derive(Debug, Clone)]
+pub struct CleanupConfig {
+    /// Six fields, seconds first, UTC; already known to parse.
+    pub schedule: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct ListConfig {
+    pub id: ListId,
+    pub name: String,
+    pub from: Mailbox,
+    pub reply_to: Option<Mailbox>,
+    pub consent_version: String,
+    pub consent_text: String,
+    /// Serialised origins (`https://example.com`), without the hosted page's own origin.
+    pub allowed_origins: Vec<String>,
+    pub welcome_mail: bool,
+    pub confirm_mode: ConfirmMode,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfirmMode {
+    Button,
+    Retype,
+}
+
+/// What `check-config` and `Debug` print in place of a secret.
+pub const REDACTED: &str = "[redacted]";
+
+/// Every problem found in one configuration, each naming its key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub problems: Vec<Problem>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// The key as an operator would write it: `lists[1].id`, `server.public_url`.
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.key.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.key, self.message)
+        }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let problems: Vec<String> = self.problems.iter().map(Problem::to_string).collect();
+        write!(f, "invalid configuration: {}", problems.join("; "))
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl ConfigError {
+    fn single(key: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            problems: vec![Problem {
+                key: key.into(),
+                message: message.into(),
+            }],
+        }
+    }
+}
+
+impl Config {
+    /// Defaults, then `file` (if any), then the `SIGNUPD_…` environment.
+    pub fn load(file: Option<&Path>) -> Result<Self, ConfigError> {
+        let mut figment = Figment::from(Serialized::defaults(RawConfig::default()));
+        if let Some(path) = file {
+            let text = std::fs::read_to_string(path).map_err(|error| {
+                ConfigError::single("", format!("cannot read config file {}: {error}", path.display()))
+            })?;
+            figment = figment.merge(Toml::string(&text));
+        }
+        // `SIGNUPD_CONFIG` names the file; it is not a key (DEPENDENCIES trap 7).
+        figment = figment.merge(Env::prefixed("SIGNUPD_").ignore(&["config"]).split("__"));
+        Self::extract(figment, file.is_some())
+    }
+
+    /// Defaults, then the given TOML text; the environment is not read. For tests and tools
+    /// that need a configuration independent of the process environment.
+    pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
+        let figment = Figment::from(Serialized::defaults(RawConfig::default())).merge(Toml::string(text));
+        Self::extract(figment, true)
+    }
+
+    fn extract(figment: Figment, has_file: bool) -> Result<Self, ConfigError> {
+        let raw: RawConfig = figment.extract().map_err(|error| ConfigError {
+            problems: error.into_iter().map(parse::figment_problem).collect(),
+        })?;
+        Self::check(raw, has_file)
+    }
+
+    /// Turns the merged raw values into a checked configuration, or lists every problem.
+    pub fn check(mut raw: RawConfig, has_file: bool) -> Result<Self, ConfigError> {
+        let mut problems = parse::Problems::default();
+        if raw.lists.is_none() && !has_file {
+            raw.lists = Some(vec![RawList::demo()]);
+        }
+
+        let s = &raw.server;
+        let public_url = problems.check("server.public_url", parse::public_url(&s.public_url));
+        let server = ServerConfig {
+            listen: problems
+                .check("server.listen", parse::socket_addr(&s.listen))
+                .unwrap_or(SocketAddr::from(([127, 0, 0, 1], 8080))),
+            public_url: public_url.clone().unwrap_or_else(parse::placeholder_url),
+            trusted_proxies: problems
+                .check_or_default("server.trusted_proxies", TrustedProxies::parse(&s.trusted_proxies)),
+            client_ip_header: problems
+                .check("server.client_ip_header", parse::header_name(&s.client_ip_header))
+                .unwrap_or(HeaderName::from_static("cf-connecting-ip")),
+            ipv6_prefix: problems.check_or_default("server.ipv6_prefix", parse::ipv6_prefix(s.ipv6_prefix)),
+            max_body_bytes: problems.check_or_default("server.max_body_bytes", parse::max_body_bytes(s.max_body_bytes)),
+            metrics_listen: problems.check_or_default(
+                "server.metrics_listen",
+                parse::optional(&s.metrics_listen, parse::socket_addr),
+            ),
+            log_format: problems
+                .check(
+                    "server.log_format",
+                    parse::one_of(&s.log_format, &[("text", LogFormat::Text), ("json", LogFormat::Json)]),
+                )
+                .unwrap_or(LogFormat::Text),
+        };
+
+        let storage = StorageConfig {
+            data_dir: problems.check_or_default("storage.data_dir", parse::path(&raw.storage.data_dir)),
+        };
+
+        let sec = &raw.secrets;
+        let secrets = SecretsConfig {
+            token_secret_file: parse::optional_path(&sec.token_secret_file),
+            verify_only_secret_files: sec
+                .verify_only_secret_files
+                .iter()
+                .enumerate()
+                .filter_map(|(i, p)| problems.check(&format!("secrets.verify_only_secret_files[{i}]"), parse::path(p)))
+                .collect(),
+            hash_key_file: parse::optional_path(&sec.hash_key_file),
+        };
+
+        let sig = &raw.signup;
+        let signup = SignupConfig {
+            confirm_ttl: problems.check_or_default("signup.confirm_ttl", parse::positive_duration(&sig.confirm_ttl)),
+            resend_cooldown: problems.check_or_default("signup.resend_cooldown", parse::duration(&sig.resend_cooldown)),
+            rate_limits: sig
+                .rate_limits
+                .iter()
+                .enumerate()
+                .filter_map(|(i, rule)| {
+                    let window = problems.check(
+                        &format!("signup.rate_limits[{i}].window"),
+                        parse::positive_duration(&rule.window),
+                    );
+                    let max = problems.check(&format!("signup.rate_limits[{i}].max"), parse::at_least_one(rule.max));
+                    Some(RateLimitRule {
+                        window: window?,
+                        max: max?,
+                    })
+                })
+                .collect(),
+        };
+
+        let m = &raw.mail;
+        let transport = problems
+            .check(
+                "mail.transport",
+                parse::one_of(
+                    &m.transport,
+                    &[("smtp", MailTransportKind::Smtp), ("file", MailTransportKind::File)],
+                ),
+            )
+            .unwrap_or(MailTransportKind::File);
+        let security = problems
+            .check(
+                "mail.smtp.security",
+                parse::one_of(
+                    &m.smtp.security,
+                    &[
+                        ("starttls", SmtpSecurity::StartTls),
+                        ("tls", SmtpSecurity::Tls),
+                        ("none", SmtpSecurity::None),
+                    ],
+                ),
+            )
+            .unwrap_or(SmtpSecurity::StartTls);
+        if transport == MailTransportKind::Smtp {
+            problems.check("mail.smtp.host", parse::smtp_host(&m.smtp.host, security));
+        }
+        let mail = MailConfig {
+            transport,
+            file_dir: problems.check_or_default("mail.file_dir", parse::path(&m.file_dir)),
+            max_mails_per_hour: problems
+                .check_or_default("mail.max_mails_per_hour", parse::at_least_one(m.max_mails_per_hour)),
+            retry_base: problems.check_or_default("mail.retry_base", parse::positive_duration(&m.retry_base)),
+            alert_webhook: problems
+                .check_or_default("mail.alert_webhook", parse::optional(&m.alert_webhook, parse::http_url)),
+            smtp: SmtpConfig {
+                host: m.smtp.host.clone(),
+                port: m.smtp.port,
+                security,
+                username: parse::non_empty(&m.smtp.username),
+                password_file: parse::optional_path(&m.smtp.password_file),
+                password: parse::non_empty(&m.smtp.password),
+                timeout: problems.check_or_default("mail.smtp.timeout", parse::positive_duration(&m.smtp.timeout)),
+            },
+        };
+
+        problems.check("cleanup.schedule", parse::cron_schedule(&raw.cleanup.schedule));
+        let cleanup = CleanupConfig {
+            schedule: raw.cleanup.schedule.clone(),
+        };
+
+        let lists = check_lists(raw.lists.as_deref(), &mut problems);
+
+        problems.into_result()?;
+        Ok(Self {
+            server,
+            storage,
+            secrets,
+            signup,
+            mail,
+            cleanup,
+            lists,
+            effective: raw,
+        })
+    }
+
+    /// The list with this id, if configured.
+    pub fn list(&self, id: &str) -> Option<&ListConfig> {
+        self.lists.iter().find(|list| list.id.as_ref() == id)
+    }
+
+    /// The effective configuration as TOML, with every secret value replaced by `[redacted]`.
+    /// Secret *files* are shown by path; their contents are never read here.
+    pub fn to_redacted_toml(&self) -> String {
+        let mut shown = self.effective.clone();
+        if !shown.mail.smtp.password.is_empty() {
+            shown.mail.smtp.password = REDACTED.into();
+        }
+        toml::to_string_pretty(&shown).unwrap_or_else(|error| format!("# cannot print configuration: {error}\n"))
+    }
+}
+
+fn check_lists(lists: Option<&[RawList]>, problems: &mut parse::Problems) -> Vec<ListConfig> {
+    let Some(lists) = lists else {
+        problems.push(
+            "lists",
+            "no list configured; add at least one [[lists]] table with an id",
+        );
+        return Vec::new();
+    };
+    if lists.is_empty() {
+        problems.push(
+            "lists",
+            "no list configured; add at least one [[lists]] table with an id",
+        );
+    }
+    let mut seen: Vec<String> = Vec::new();
+    lists
+        .iter()
+        .enumerate()
+        .filter_map(|(i, list)| {
+            let key = |field: &str| format!("lists[{i}].{field}");
+            let id = problems.check(&key("id"), ListId::parse(&list.id).map_err(|e| e.to_string()));
+            if let Some(id) = &id {
+                if seen.iter().any(|s| s == id.as_ref()) {
+                    problems.push(key("id"), format!("duplicate list id {:?}", id.as_ref()));
+                }
+                seen.push(id.as_ref().to_owned());
+            }
+            let name = problems.check(&key("name"), parse::display_text(&list.name));
+            let from = problems.check(&key("from"), parse::mailbox(&list.from));
+            let reply_to = problems.check(&key("reply_to"), parse::optional(&list.reply_to, parse::mailbox));
+            let consent_version =
+                problems.check(&key("consent_version"), parse::consent_version(&list.consent_version));
+            let consent_text = problems.check(&key("consent_text"), parse::display_text(&list.consent_text));
+            let allowed_origins: Vec<String> = list
+                .allowed_origins
+                .iter()
+                .enumerate()
+                .filter_map(|(j, o)| problems.check(&format!("lists[{i}].allowed_origins[{j}]"), parse::origin(o)))
+                .collect();
+            let confirm_mode = problems.check(
+                &key("confirm_mode"),
+                parse::one_of(
+                    &list.confirm_mode,
+                    &[("button", ConfirmMode::Button), ("retype", ConfirmMode::Retype)],
+                ),
+            );
+            Some(ListConfig {
+                id: id?,
+                name: name?,
+                from: from?,
+                reply_to: reply_to?,
+                consent_version: consent_version?,
+                consent_text: consent_text?,
+                allowed_origins,
+                welcome_mail: list.welcome_mail,
+                confirm_mode: confirm_mode?,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

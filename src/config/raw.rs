@@ -1,0 +1,227 @@
+//! The configuration exactly as an operator writes it (SPEC §7): plain strings, numbers and
+//! lists, with the built-in defaults. Nothing here is checked beyond its serde type; `super`
+//! turns a [`RawConfig`] into a checked [`super::Config`] or an error naming the key.
+//!
+//! `deny_unknown_fields` everywhere: a typo in a key is a startup error, not a silent default.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawConfig {
+    pub server: RawServer,
+    pub storage: RawStorage,
+    pub secrets: RawSecrets,
+    pub signup: RawSignup,
+    pub mail: RawMail,
+    pub cleanup: RawCleanup,
+    /// `None` when no source named any list: the zero-setup demo list applies only when there is
+    /// no configuration file at all.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lists: Option<Vec<RawList>>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawServer {
+    pub listen: String,
+    pub public_url: String,
+    pub trusted_proxies: Vec<String>,
+    pub client_ip_header: String,
+    pub ipv6_prefix: u8,
+    pub max_body_bytes: usize,
+    pub metrics_listen: String,
+    pub log_format: String,
+}
+
+impl Default for RawServer {
+    fn default() -> Self {
+        Self {
+            listen: "127.0.0.1:8080".into(),
+            public_url: "http://127.0.0.1:8080".into(),
+            trusted_proxies: Vec::new(),
+            client_ip_header: "CF-Connecting-IP".into(),
+            ipv6_prefix: 64,
+            max_body_bytes: 4096,
+            metrics_listen: String::new(),
+            log_format: "text".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawStorage {
+    pub data_dir: String,
+}
+
+impl Default for RawStorage {
+    fn default() -> Self {
+        Self {
+            data_dir: "./data".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawSecrets {
+    pub token_secret_file: String,
+    pub verify_only_secret_files: Vec<String>,
+    pub hash_key_file: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawSignup {
+    pub confirm_ttl: String,
+    pub resend_cooldown: String,
+    pub rate_limits: Vec<RawRateLimit>,
+}
+
+impl Default for RawSignup {
+    fn default() -> Self {
+        Self {
+            confirm_ttl: "48h".into(),
+            resend_cooldown: "10m".into(),
+            rate_limits: vec![
+                RawRateLimit {
+                    window: "10m".into(),
+                    max: 3,
+                },
+                RawRateLimit {
+                    window: "1d".into(),
+                    max: 10,
+                },
+            ],
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRateLimit {
+    pub window: String,
+    pub max: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawMail {
+    pub transport: String,
+    pub file_dir: String,
+    pub max_mails_per_hour: u32,
+    pub retry_base: String,
+    pub alert_webhook: String,
+    pub smtp: RawSmtp,
+}
+
+impl Default for RawMail {
+    fn default() -> Self {
+        Self {
+            transport: "file".into(),
+            file_dir: "./data/mail".into(),
+            max_mails_per_hour: 1000,
+            retry_base: "30s".into(),
+            alert_webhook: String::new(),
+            smtp: RawSmtp::default(),
+        }
+    }
+}
+
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawSmtp {
+    pub host: String,
+    pub port: u16,
+    pub security: String,
+    pub username: String,
+    pub password_file: String,
+    /// Only ever set from the environment (`SIGNUPD_MAIL__SMTP__PASSWORD`); never printed.
+    pub password: String,
+    pub timeout: String,
+}
+
+impl std::fmt::Debug for RawSmtp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let password = if self.password.is_empty() { "" } else { super::REDACTED };
+        f.debug_struct("RawSmtp")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("security", &self.security)
+            .field("username", &self.username)
+            .field("password_file", &self.password_file)
+            .field("password", &password)
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+impl Default for RawSmtp {
+    fn default() -> Self {
+        Self {
+            host: "localhost".into(),
+            port: 587,
+            security: "starttls".into(),
+            username: String::new(),
+            password_file: String::new(),
+            password: String::new(),
+            timeout: "10s".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawCleanup {
+    pub schedule: String,
+}
+
+impl Default for RawCleanup {
+    fn default() -> Self {
+        Self {
+            schedule: "0 23 * * * *".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawList {
+    pub id: String,
+    pub name: String,
+    pub from: String,
+    pub reply_to: String,
+    pub consent_version: String,
+    pub consent_text: String,
+    pub allowed_origins: Vec<String>,
+    pub welcome_mail: bool,
+    pub confirm_mode: String,
+}
+
+impl RawList {
+    /// The zero-setup demo list, used only when no configuration file is given.
+    pub fn demo() -> Self {
+        Self {
+            id: "default".into(),
+            ..Self::default()
+        }
+    }
+}
+
+impl Default for RawList {
+    /// The value of every key a `[[lists]]` table leaves out; `id` has no default.
+    fn default() -> Self {
+        Self {
+            id: String::new(),
+            name: "Newsletter".into(),
+            from: "Newsletter <no-reply@example.com>".into(),
+            reply_to: String::new(),
+            consent_version: "v1".into(),
+            consent_text: "Email me when there is news. I can unsubscribe at any time.".into(),
+            allowed_origins: Vec::new(),
+            welcome_mail: true,
+            confirm_mode: "button".into(),
+        }
+    }
+}

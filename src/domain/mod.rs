@@ -1,0 +1,8 @@
+//! Types that are valid by construction: every string from outside becomes one of these through
+//! a fallible `parse`, so code that holds one never checks it again.
+
+mod email_address;
+mod list_id;
+
+pub use email_address::{EmailAddress, EmailAddressError};
+pub use list_id::{ListId, ListIdError};

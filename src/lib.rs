@@ -1,0 +1,31 @@
+//! signupd: a self-contained double opt-in signup service. The contract is `SPEC.md` (shared
+//! with the operators' docs); this crate is its implementation. `main.rs` is a thin shell
+//! around [`cli`] and [`commands`].
+//!
+//! # Layout
+//!
+//! - [`app`]: assembly — `AppState`, start-up order, `Application::build` / `run_until_stopped`.
+//! - [`cli`]: the clap command line (SPEC §8).
+//! - [`commands`]: one function per subcommand.
+//! - [`config`]: defaults + TOML + environment → a checked `Config`; errors name the key.
+//! - [`secrets`]: the token signing secret, verify-only secrets and the hash key; generated 0600.
+//! - [`storage`]: the SQLite pool, connection pragmas, embedded migrations.
+//! - [`routes`]: HTTP endpoints, one file per endpoint family.
+//! - [`middleware`]: access log (no query strings) and the security headers of HTML pages.
+//! - [`domain`]: types valid by construction (`ListId`, …).
+//! - [`ratelimit`]: who the client is (trusted proxies, Cloudflare ranges).
+//! - [`clock`]: injected time, so tests never sleep.
+//! - [`telemetry`]: tracing setup, text or JSON lines.
+
+pub mod app;
+pub mod cli;
+pub mod clock;
+pub mod commands;
+pub mod config;
+pub mod domain;
+pub mod middleware;
+pub mod ratelimit;
+pub mod routes;
+pub mod secrets;
+pub mod storage;
+pub mod telemetry;

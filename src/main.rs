@@ -1,0 +1,29 @@
+//! The `signupd` binary: parse the command line, run one command, map the outcome to an exit
+//! code. All behaviour lives in the library.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+use signupd::cli::{Cli, Command};
+use signupd::commands;
+
+#[actix_web::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let config = cli.config.as_deref();
+    let result = match cli.command {
+        Command::Serve => commands::serve(config).await,
+        Command::CheckConfig => commands::check_config(config),
+        Command::Migrate => commands::migrate(config).await,
+        Command::GenSecret => commands::gen_secret(),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            // `{:#}` prints the whole cause chain on one line: "what failed: why: root cause".
+            let _ = writeln!(std::io::stderr(), "signupd: error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

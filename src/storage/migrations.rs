@@ -1,0 +1,109 @@
+//! The embedded, versioned schema. Each migration runs in its own transaction and bumps
+//! `PRAGMA user_version` (rusqlite_migration); migrations are append-only — never edit one that
+//! has shipped, add the next.
+
+use rusqlite::Connection;
+use rusqlite_migration::{M, Migrations};
+
+const MIGRATION_SLICE: &[M<'_>] = &[M::up(include_str!("migrations/0001_initial.sql"))];
+
+pub const MIGRATIONS: Migrations<'_> = Migrations::from_slice(MIGRATION_SLICE);
+
+/// The schema version this binary writes.
+pub const LATEST_VERSION: usize = MIGRATION_SLICE.len();
+
+#[derive(Debug, thiserror::Error)]
+pub enum MigrationError {
+    #[error(
+        "the database has schema version {found}, but this signupd knows versions up to {LATEST_VERSION}; \
+         it was written by a newer signupd: run that version, or restore a backup taken before the upgrade"
+    )]
+    TooNew { found: usize },
+    #[error("cannot read the schema version")]
+    Version(#[source] rusqlite::Error),
+    #[error("cannot apply migrations")]
+    Apply(#[source] rusqlite_migration::Error),
+}
+
+/// The schema version stored in the file (0 for a new database).
+pub fn schema_version(conn: &Connection) -> Result<usize, MigrationError> {
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .map_err(MigrationError::Version)?;
+    Ok(usize::try_from(version).unwrap_or(usize::MAX))
+}
+
+/// Refuses a database written by a newer binary; reads only.
+pub fn ensure_not_newer(conn: &Connection) -> Result<usize, MigrationError> {
+    let found = schema_version(conn)?;
+    if found > LATEST_VERSION {
+        return Err(MigrationError::TooNew { found });
+    }
+    Ok(found)
+}
+
+/// Applies every pending migration; a no-op on an up-to-date database. Returns how many ran.
+pub fn migrate(conn: &mut Connection) -> Result<usize, MigrationError> {
+    let before = ensure_not_newer(conn)?;
+    MIGRATIONS.to_latest(conn).map_err(MigrationError::Apply)?;
+    Ok(LATEST_VERSION - before)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrations_are_valid() {
+        MIGRATIONS.validate().unwrap();
+    }
+
+    #[test]
+    fn apply_from_empty_then_again_as_a_no_op() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = Connection::open(dir.path().join("db.sqlite3")).unwrap();
+        assert_eq!(migrate(&mut conn).unwrap(), LATEST_VERSION);
+        assert_eq!(schema_version(&conn).unwrap(), LATEST_VERSION);
+        assert_eq!(migrate(&mut conn).unwrap(), 0);
+        let tables: Vec<String> = conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            .unwrap()
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            tables,
+            [
+                "consent_texts",
+                "intake",
+                "outbox",
+                "rate_limits",
+                "subscribers",
+                "suppressions"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_newer_database_is_refused_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = Connection::open(dir.path().join("db.sqlite3")).unwrap();
+        conn.pragma_update(None, "user_version", 99).unwrap();
+        let error = migrate(&mut conn).unwrap_err();
+        assert!(matches!(error, MigrationError::TooNew { found: 99 }), "{error}");
+        assert_eq!(schema_version(&conn).unwrap(), 99);
+    }
+
+    #[test]
+    fn email_uniqueness_ignores_case() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = Connection::open(dir.path().join("db.sqlite3")).unwrap();
+        migrate(&mut conn).unwrap();
+        let insert = "INSERT INTO subscribers (id, list_id, email, status, consent_version, created_at, removal_hash)
+                      VALUES (?1, 'news', ?2, 'pending', 'v1', 0, ?1)";
+        conn.execute(insert, ["a", "ann@example.com"]).unwrap();
+        assert!(conn.execute(insert, ["b", "ANN@example.com"]).is_err());
+        conn.execute(insert, ["c", "bob@example.com"]).unwrap();
+    }
+}

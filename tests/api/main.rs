@@ -1,0 +1,10 @@
+//! HTTP- and process-level tests, compiled as one binary. Every test gets its own temporary data
+//! directory (a real SQLite file) and a real server on 127.0.0.1 port 0, or runs the real
+//! `signupd` binary.
+
+#![allow(clippy::unwrap_used, reason = "a failed unwrap is a failed test, with its location")]
+
+mod cli;
+mod health;
+mod helpers;
+mod startup;
