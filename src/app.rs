@@ -21,8 +21,10 @@ use anyhow::Context;
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
 use crate::middleware::{access_log, security_headers};
+use crate::ratelimit::RateLimiter;
 use crate::routes;
 use crate::secrets::{self, Secrets, SecretsPlan};
+use crate::signup::{self, IntakeWriter};
 use crate::storage::Db;
 
 /// How long a stopping server waits for in-flight requests.
@@ -35,6 +37,8 @@ pub struct AppState {
     pub db: Db,
     pub secrets: Arc<Secrets>,
     pub clock: Arc<dyn Clock>,
+    /// The group-commit writer that records signup requests.
+    pub intake: IntakeWriter,
 }
 
 /// What differs between production and a test harness.
@@ -43,6 +47,9 @@ pub struct BuildOptions {
     pub clock: Arc<dyn Clock>,
     /// `$CREDENTIALS_DIRECTORY` (systemd `LoadCredential=`).
     pub credentials_dir: Option<PathBuf>,
+    /// Run the intake worker (and later the mail worker and scheduler) in the background. Tests
+    /// turn this off and drive the queues with `try_execute_task`, so they never race them.
+    pub background_workers: bool,
 }
 
 impl BuildOptions {
@@ -51,6 +58,7 @@ impl BuildOptions {
         Self {
             clock: Arc::new(SystemClock),
             credentials_dir: std::env::var_os("CREDENTIALS_DIRECTORY").map(PathBuf::from),
+            background_workers: true,
         }
     }
 }
@@ -60,6 +68,7 @@ pub struct Application {
     port: u16,
     server: Server,
     state: AppState,
+    background_workers: bool,
 }
 
 impl std::fmt::Debug for Application {
@@ -76,13 +85,19 @@ impl Application {
     }
 
     pub async fn build_with(config: Config, options: BuildOptions) -> anyhow::Result<Self> {
+        let background_workers = options.background_workers;
         let state = prepare(config, options).await?;
         let listen = state.config.server.listen;
         let listener =
             TcpListener::bind(listen).with_context(|| format!("cannot listen on {listen} (server.listen)"))?;
         let port = listener.local_addr().context("cannot read the bound address")?.port();
         let server = http_server(listener, state.clone())?;
-        Ok(Self { port, server, state })
+        Ok(Self {
+            port,
+            server,
+            state,
+            background_workers,
+        })
     }
 
     /// The bound port (useful when `server.listen` asked for port 0).
@@ -94,18 +109,36 @@ impl Application {
         &self.state
     }
 
-    /// Serves until `shutdown` completes, then stops accepting and finishes in-flight requests.
+    /// Serves until `shutdown` completes, then stops accepting, finishes in-flight requests and
+    /// stops the background workers. Each part reports how it ended.
     pub async fn run_until_stopped(self, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
+        let (stop_workers, workers_stopped) = tokio::sync::watch::channel(false);
+        let intake_worker = self.background_workers.then(|| {
+            let mut stopped = workers_stopped.clone();
+            tokio::spawn(signup::run_worker(self.state.clone(), async move {
+                let _ = stopped.wait_for(|stop| *stop).await;
+            }))
+        });
+
         let handle = self.server.handle();
         let server = self.server;
         tokio::pin!(server, shutdown);
-        tokio::select! {
-            result = &mut server => return result.context("the HTTP server failed"),
-            () = &mut shutdown => tracing::info!("shutting down: finishing in-flight requests"),
+        let served = tokio::select! {
+            result = &mut server => result.context("the HTTP server failed"),
+            () = &mut shutdown => {
+                tracing::info!("shutting down: finishing in-flight requests");
+                // The server future must keep being polled while it stops, or the stop never
+                // completes.
+                let (stopped, ()) = tokio::join!(server, handle.stop(true));
+                stopped.context("the HTTP server failed while stopping")
+            }
+        };
+
+        let _ = stop_workers.send(true);
+        if let Some(worker) = intake_worker {
+            worker.await.context("the intake worker panicked")?;
         }
-        // The server future must keep being polled while it stops, or the stop never completes.
-        let (stopped, ()) = tokio::join!(server, handle.stop(true));
-        stopped.context("the HTTP server failed while stopping")
+        served
     }
 }
 
@@ -123,11 +156,15 @@ pub async fn prepare(config: Config, options: BuildOptions) -> anyhow::Result<Ap
     if applied > 0 {
         tracing::info!(applied, "applied database migrations");
     }
+    let config = Arc::new(config);
+    let limiter = RateLimiter::new(config.signup.rate_limits.clone(), &secrets.hash_key);
+    let intake = IntakeWriter::start(db.clone(), config.clone(), limiter, options.clock.clone())?;
     Ok(AppState {
-        config: Arc::new(config),
+        config,
         db,
         secrets: Arc::new(secrets),
         clock: options.clock,
+        intake,
     })
 }
 

@@ -12,8 +12,11 @@
 //! - [`storage`]: the SQLite pool, connection pragmas, embedded migrations.
 //! - [`routes`]: HTTP endpoints, one file per endpoint family.
 //! - [`middleware`]: access log (no query strings) and the security headers of HTML pages.
-//! - [`domain`]: types valid by construction (`ListId`, …).
-//! - [`ratelimit`]: who the client is (trusted proxies, Cloudflare ranges).
+//! - [`domain`]: types valid by construction (`ListId`, `EmailAddress`).
+//! - [`ratelimit`]: who the client is (trusted proxies, Cloudflare ranges) and the persistent
+//!   per-network counters.
+//! - [`signup`]: group-committed intake of signup requests and the state table worker.
+//! - [`tokens`]: token derivation and the hashes that are stored instead of tokens.
 //! - [`clock`]: injected time, so tests never sleep.
 //! - [`telemetry`]: tracing setup, text or JSON lines.
 
@@ -27,5 +30,7 @@ pub mod middleware;
 pub mod ratelimit;
 pub mod routes;
 pub mod secrets;
+pub mod signup;
 pub mod storage;
 pub mod telemetry;
+pub mod tokens;

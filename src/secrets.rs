@@ -33,6 +33,11 @@ const GENERATED_RANDOM_BYTES: usize = 48;
 pub struct Secret(Vec<u8>);
 
 impl Secret {
+    /// Key material from bytes already checked elsewhere (tests, derived keys).
+    pub fn from_bytes(bytes: Vec<u8>) -> Self {
+        Self(bytes)
+    }
+
     pub fn expose(&self) -> &[u8] {
         &self.0
     }

@@ -6,9 +6,14 @@
 //! the work to tokio's blocking pool. Writers use `BEGIN IMMEDIATE` transactions
 //! ([`immediate`]) so a read-then-write never fails half-way on a lock upgrade.
 //!
-//! Layout: `migrations` (the embedded schema). Later table families get one file each.
+//! Layout: `migrations` (the embedded schema), then one file per table family: `intake`
+//! (accepted signup requests and consent texts), `subscribers` (rows and their queued mail),
+//! `suppressions` (hashed do-not-mail entries). Rate-limit counters live with the limiter.
 
+pub mod intake;
 pub mod migrations;
+pub mod subscribers;
+pub mod suppressions;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

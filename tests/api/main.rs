@@ -7,4 +7,7 @@
 mod cli;
 mod health;
 mod helpers;
+mod signup;
+mod signup_abuse;
+mod signup_input;
 mod startup;

@@ -1,0 +1,199 @@
+//! Persistent per-client counters (SPEC §4.1): for every `{window, max}` rule, a fixed-window
+//! counter in the `rate_limits` table, keyed by HMAC(hash key, rule window + bucket + client
+//! network). No IP address is stored, and a restart resets nothing.
+//!
+//! Counting happens inside the caller's write transaction (the signup intake's group commit), so
+//! a request is counted exactly when it is recorded, and concurrent requests can never exceed a
+//! limit: SQLite serialises the writers. Only accepted requests count; a refused request does not
+//! extend its own ban.
+
+use ring::hmac;
+use rusqlite::{Transaction, params};
+
+use super::ClientNet;
+use crate::clock::UnixSeconds;
+use crate::config::RateLimitRule;
+use crate::secrets::Secret;
+
+/// What the limiter decided for one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    Allowed,
+    /// Over a limit; the earliest moment every exceeded window has room again.
+    Limited {
+        retry_after_secs: u64,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct RateLimiter {
+    rules: Vec<RateLimitRule>,
+    key: hmac::Key,
+}
+
+impl RateLimiter {
+    pub fn new(rules: Vec<RateLimitRule>, hash_key: &Secret) -> Self {
+        Self {
+            rules,
+            key: hmac::Key::new(hmac::HMAC_SHA256, hash_key.expose()),
+        }
+    }
+
+    /// Checks every rule for `client` at `now`; if all have room, counts the request in each.
+    pub fn check_and_count(
+        &self,
+        tx: &Transaction<'_>,
+        client: &ClientNet,
+        now: UnixSeconds,
+    ) -> rusqlite::Result<Decision> {
+        let windows: Vec<(String, i64, u32)> = self
+            .rules
+            .iter()
+            .map(|rule| {
+                let window = i64::try_from(rule.window.as_secs()).unwrap_or(i64::MAX).max(1);
+                let bucket = now.div_euclid(window);
+                let expires_at = (bucket + 1).saturating_mul(window);
+                (self.counter_key(window, bucket, client), expires_at, rule.max)
+            })
+            .collect();
+
+        let mut retry_after: Option<i64> = None;
+        for (key, expires_at, max) in &windows {
+            let count: i64 = tx
+                .prepare_cached("SELECT count FROM rate_limits WHERE key = ?1 AND expires_at > ?2")?
+                .query_row(params![key, now], |row| row.get(0))
+                .or_else(|error| {
+                    if error == rusqlite::Error::QueryReturnedNoRows {
+                        Ok(0)
+                    } else {
+                        Err(error)
+                    }
+                })?;
+            if count >= i64::from(*max) {
+                let wait = (expires_at - now).max(1);
+                retry_after = Some(retry_after.map_or(wait, |longest| longest.max(wait)));
+            }
+        }
+        if let Some(wait) = retry_after {
+            return Ok(Decision::Limited {
+                retry_after_secs: u64::try_from(wait).unwrap_or(1),
+            });
+        }
+        for (key, expires_at, _) in &windows {
+            tx.prepare_cached(
+                "INSERT INTO rate_limits (key, count, expires_at) VALUES (?1, 1, ?2)
+                 ON CONFLICT (key) DO UPDATE SET count = count + 1",
+            )?
+            .execute(params![key, expires_at])?;
+        }
+        Ok(Decision::Allowed)
+    }
+
+    fn counter_key(&self, window: i64, bucket: i64, client: &ClientNet) -> String {
+        let message = format!("signupd/ratelimit/v1\n{window}\n{bucket}\n{client}");
+        hex::encode(hmac::sign(&self.key, message.as_bytes()).as_ref())
+    }
+}
+
+/// Deletes counters whose window has ended (the hourly cleanup).
+pub fn delete_expired(conn: &rusqlite::Connection, now: UnixSeconds) -> rusqlite::Result<usize> {
+    conn.execute("DELETE FROM rate_limits WHERE expires_at <= ?1", [now])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn setup() -> (tempfile::TempDir, rusqlite::Connection) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = rusqlite::Connection::open(dir.path().join("db")).unwrap();
+        crate::storage::migrations::migrate(&mut conn).unwrap();
+        (dir, conn)
+    }
+
+    fn limiter() -> RateLimiter {
+        let rules = vec![
+            RateLimitRule {
+                window: Duration::from_secs(600),
+                max: 3,
+            },
+            RateLimitRule {
+                window: Duration::from_secs(86_400),
+                max: 10,
+            },
+        ];
+        RateLimiter::new(rules, &crate::secrets::Secret::from_bytes(vec![7; 32]))
+    }
+
+    fn attempt(conn: &mut rusqlite::Connection, limiter: &RateLimiter, client: &ClientNet, now: i64) -> Decision {
+        let tx = conn.transaction().unwrap();
+        let decision = limiter.check_and_count(&tx, client, now).unwrap();
+        tx.commit().unwrap();
+        decision
+    }
+
+    #[test]
+    fn three_per_ten_minutes_then_wait_for_the_window() {
+        let (_dir, mut conn) = setup();
+        let limiter = limiter();
+        let client = ClientNet::of("203.0.113.7".parse().unwrap(), 64);
+        let start = 6_000; // the start of a 10-minute bucket
+        for i in 0..3 {
+            assert_eq!(attempt(&mut conn, &limiter, &client, start + i), Decision::Allowed);
+        }
+        assert_eq!(
+            attempt(&mut conn, &limiter, &client, start + 100),
+            Decision::Limited { retry_after_secs: 500 }
+        );
+        let other = ClientNet::of("203.0.113.8".parse().unwrap(), 64);
+        assert_eq!(
+            attempt(&mut conn, &limiter, &other, start + 100),
+            Decision::Allowed,
+            "budgets are per client"
+        );
+        assert_eq!(
+            attempt(&mut conn, &limiter, &client, start + 600),
+            Decision::Allowed,
+            "a new window has room"
+        );
+    }
+
+    #[test]
+    fn the_daily_limit_holds_across_short_windows() {
+        let (_dir, mut conn) = setup();
+        let limiter = limiter();
+        let client = ClientNet::of("203.0.113.7".parse().unwrap(), 64);
+        let day_start = 86_400 * 100;
+        let mut allowed = 0;
+        for window in 0..10 {
+            for _ in 0..3 {
+                if attempt(&mut conn, &limiter, &client, day_start + window * 600) == Decision::Allowed {
+                    allowed += 1;
+                }
+            }
+        }
+        assert_eq!(allowed, 10);
+        let Decision::Limited { retry_after_secs } = attempt(&mut conn, &limiter, &client, day_start + 6_000) else {
+            panic!("the daily limit must hold");
+        };
+        assert_eq!(retry_after_secs, 86_400 - 6_000);
+    }
+
+    #[test]
+    fn no_ip_address_is_stored() {
+        let (_dir, mut conn) = setup();
+        let client = ClientNet::of("203.0.113.7".parse().unwrap(), 64);
+        attempt(&mut conn, &limiter(), &client, 1_000);
+        let keys: Vec<String> = conn
+            .prepare("SELECT key FROM rate_limits")
+            .unwrap()
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(keys.len(), 2);
+        assert!(keys.iter().all(|key| key.len() == 64 && !key.contains("203.0.113")));
+        assert_eq!(delete_expired(&conn, 1_000_000_000).unwrap(), 2);
+    }
+}

@@ -1,0 +1,187 @@
+//! Reading a signup request body (SPEC §4.1 step 1): the three accepted content types, the size
+//! limit, and the field names they share. Unknown fields are ignored; a body with more than
+//! [`MAX_FIELDS`] fields is refused, so a flood of fields costs nothing to answer.
+
+use actix_web::HttpRequest;
+use actix_web::http::header;
+use actix_web::web::{self, Bytes, BytesMut};
+use futures_util::StreamExt;
+
+/// More fields than any real form sends.
+pub const MAX_FIELDS: usize = 100;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyKind {
+    UrlEncoded,
+    Multipart,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum BodyError {
+    #[error("unsupported content type")]
+    UnsupportedMediaType,
+    #[error("body larger than the limit")]
+    TooLarge,
+    #[error("malformed body")]
+    Malformed,
+}
+
+/// The fields of a signup form. No `Debug`: it holds the typed address.
+#[derive(Default)]
+#[allow(missing_debug_implementations)]
+pub struct SignupFields {
+    pub email: Option<String>,
+    pub consent: bool,
+    pub list: Option<String>,
+    pub website: Option<String>,
+    pub return_to: Option<String>,
+}
+
+impl SignupFields {
+    fn set(&mut self, name: &str, value: String) {
+        // The first occurrence of a field wins; later duplicates are ignored.
+        let slot = match name {
+            "email" => &mut self.email,
+            "list" => &mut self.list,
+            "website" => &mut self.website,
+            "return_to" => &mut self.return_to,
+            "consent" => {
+                self.consent |= !value.is_empty();
+                return;
+            }
+            _ => return,
+        };
+        if slot.is_none() {
+            *slot = Some(value);
+        }
+    }
+}
+
+/// The body's kind from `Content-Type`, ignoring parameters and case.
+pub fn body_kind(req: &HttpRequest) -> Result<BodyKind, BodyError> {
+    let value = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let essence = value.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    match essence.as_str() {
+        "application/x-www-form-urlencoded" => Ok(BodyKind::UrlEncoded),
+        "multipart/form-data" => Ok(BodyKind::Multipart),
+        "application/json" => Ok(BodyKind::Json),
+        _ => Err(BodyError::UnsupportedMediaType),
+    }
+}
+
+/// Reads at most `limit` bytes; a larger body (declared or actual) is refused without reading it all.
+pub async fn read_limited(req: &HttpRequest, mut payload: web::Payload, limit: usize) -> Result<Bytes, BodyError> {
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > limit as u64) {
+        return Err(BodyError::TooLarge);
+    }
+    let mut body = BytesMut::new();
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|_| BodyError::Malformed)?;
+        if body.len() + chunk.len() > limit {
+            return Err(BodyError::TooLarge);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body.freeze())
+}
+
+pub async fn parse(kind: BodyKind, req: &HttpRequest, body: Bytes) -> Result<SignupFields, BodyError> {
+    match kind {
+        BodyKind::UrlEncoded => parse_urlencoded(&body),
+        BodyKind::Json => parse_json(&body),
+        BodyKind::Multipart => parse_multipart(req, body).await,
+    }
+}
+
+/// Percent-decoded bytes that are not UTF-8 become U+FFFD, which no valid address contains,
+/// so they end as `invalid_email` rather than a parse error.
+fn parse_urlencoded(body: &[u8]) -> Result<SignupFields, BodyError> {
+    let mut fields = SignupFields::default();
+    for (count, (name, value)) in url::form_urlencoded::parse(body).enumerate() {
+        if count >= MAX_FIELDS {
+            return Err(BodyError::Malformed);
+        }
+        fields.set(&name, value.into_owned());
+    }
+    Ok(fields)
+}
+
+fn parse_json(body: &[u8]) -> Result<SignupFields, BodyError> {
+    let value: serde_json::Value = serde_json::from_slice(body).map_err(|_| BodyError::Malformed)?;
+    let object = value.as_object().ok_or(BodyError::Malformed)?;
+    if object.len() > MAX_FIELDS {
+        return Err(BodyError::Malformed);
+    }
+    let mut fields = SignupFields::default();
+    for (name, value) in object {
+        match (name.as_str(), value) {
+            ("consent", serde_json::Value::Bool(consented)) => fields.consent |= consented,
+            (_, serde_json::Value::String(text)) => fields.set(name, text.clone()),
+            // A number or object where a string belongs reads as a value no check accepts.
+            (_, serde_json::Value::Null) => {}
+            (_, other) => fields.set(name, format!("\u{FFFD}{other}")),
+        }
+    }
+    Ok(fields)
+}
+
+async fn parse_multipart(req: &HttpRequest, body: Bytes) -> Result<SignupFields, BodyError> {
+    let content_type = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let boundary = multer::parse_boundary(content_type).map_err(|_| BodyError::Malformed)?;
+    let stream = futures_util::stream::once(async move { Ok::<Bytes, std::io::Error>(body) });
+    let mut multipart = multer::Multipart::new(stream, boundary);
+    let mut fields = SignupFields::default();
+    let mut count = 0;
+    while let Some(field) = multipart.next_field().await.map_err(|_| BodyError::Malformed)? {
+        count += 1;
+        if count > MAX_FIELDS {
+            return Err(BodyError::Malformed);
+        }
+        let name = field.name().unwrap_or_default().to_owned();
+        let bytes = field.bytes().await.map_err(|_| BodyError::Malformed)?;
+        fields.set(&name, String::from_utf8_lossy(&bytes).into_owned());
+    }
+    Ok(fields)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urlencoded_first_value_wins_and_unknown_fields_are_ignored() {
+        let fields = parse_urlencoded(b"email=a%40b.com&email=c%40d.com&consent=yes&x=1").unwrap();
+        assert_eq!(fields.email.as_deref(), Some("a@b.com"));
+        assert!(fields.consent);
+    }
+
+    #[test]
+    fn too_many_fields_are_malformed() {
+        let body = "a=1&".repeat(MAX_FIELDS + 1);
+        assert_eq!(parse_urlencoded(body.as_bytes()).err(), Some(BodyError::Malformed));
+    }
+
+    #[test]
+    fn json_consent_may_be_true_or_a_string() {
+        assert!(parse_json(br#"{"email":"a@b.com","consent":true}"#).unwrap().consent);
+        assert!(parse_json(br#"{"consent":"yes"}"#).unwrap().consent);
+        assert!(!parse_json(br#"{"consent":false}"#).unwrap().consent);
+        assert!(!parse_json(br#"{"consent":""}"#).unwrap().consent);
+        assert_eq!(parse_json(b"[1,2]").err(), Some(BodyError::Malformed));
+        assert_eq!(parse_json(b"{\"email\":\"\xff\"}").err(), Some(BodyError::Malformed));
+    }
+}

@@ -1,0 +1,356 @@
+//! `POST /api/signup` and its CORS preflight (SPEC §4.1), checks in the contract's order,
+//! cheapest first; nothing is written before step 6:
+//!
+//! 1. method (405 with `Allow`), content type (415), body size (413);
+//! 2. `Origin` against the list's `allowed_origins` (403 `origin_not_allowed`);
+//! 3. the honeypot: the normal success answer, nothing saved;
+//! 4. email (400 `invalid_email`), consent (400 `consent_required`), list (400 `unknown_list`);
+//! 5. and 6. the rate limit (429 `rate_limited`) and the durable record, in one group commit
+//!    ([`crate::signup::IntakeWriter`]); 503 `storage_unavailable` if SQLite cannot write.
+//!
+//! Decisions where SPEC is silent: a body that cannot be read (bad JSON, a JSON value that is
+//! not an object, more than 100 fields) is 400 `invalid_request`; 405, 413 and 415 use the codes
+//! `method_not_allowed`, `payload_too_large` and `unsupported_media_type`. An unparsable
+//! `Origin` counts as absent, like `null`. A list without `allowed_origins` accepts posts from
+//! any origin (the contract checks origins only for lists that name them). `return_to` must be
+//! an absolute http(s) URL whose origin is in the list's `allowed_origins`; otherwise it is
+//! ignored.
+
+mod body;
+
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::{Method, StatusCode};
+use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, web};
+use url::Url;
+
+use crate::app::AppState;
+use crate::config::{Config, ListConfig};
+use crate::domain::EmailAddress;
+use crate::ratelimit::{ClientNet, client_ip};
+use crate::routes::pages::{self, SignupPage};
+use crate::signup::{IntakeOutcome, SignupRequest};
+use body::{BodyError, BodyKind};
+
+/// What a client should wait before retrying after a storage failure.
+const STORAGE_RETRY_AFTER_SECS: u64 = 30;
+
+/// Every way a signup can be refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refusal {
+    MethodNotAllowed,
+    UnsupportedMediaType,
+    PayloadTooLarge,
+    InvalidRequest,
+    OriginNotAllowed,
+    InvalidEmail,
+    ConsentRequired,
+    UnknownList,
+    RateLimited { retry_after_secs: u64 },
+    StorageUnavailable,
+}
+
+impl Refusal {
+    fn status(self) -> StatusCode {
+        match self {
+            Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::InvalidRequest | Self::InvalidEmail | Self::ConsentRequired | Self::UnknownList => {
+                StatusCode::BAD_REQUEST
+            }
+            Self::OriginNotAllowed => StatusCode::FORBIDDEN,
+            Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::StorageUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+
+    fn code(self) -> &'static str {
+        match self {
+            Self::MethodNotAllowed => "method_not_allowed",
+            Self::UnsupportedMediaType => "unsupported_media_type",
+            Self::PayloadTooLarge => "payload_too_large",
+            Self::InvalidRequest => "invalid_request",
+            Self::OriginNotAllowed => "origin_not_allowed",
+            Self::InvalidEmail => "invalid_email",
+            Self::ConsentRequired => "consent_required",
+            Self::UnknownList => "unknown_list",
+            Self::RateLimited { .. } => "rate_limited",
+            Self::StorageUnavailable => "storage_unavailable",
+        }
+    }
+
+    /// The plain-language message on the re-rendered form.
+    fn message(self) -> &'static str {
+        match self {
+            Self::MethodNotAllowed | Self::InvalidRequest => "The form could not be read. Please try again.",
+            Self::UnsupportedMediaType => "The form was sent in a format this service does not understand.",
+            Self::PayloadTooLarge => "The form was too large. Please enter just your email address.",
+            Self::OriginNotAllowed => "This form cannot be used from the site it was sent from.",
+            Self::InvalidEmail => "Please enter a valid email address, like name@example.com.",
+            Self::ConsentRequired => "Please tick the box to agree to receive these emails.",
+            Self::UnknownList => "This form points to a list that does not exist.",
+            Self::RateLimited { .. } => "Too many signups from your network. Please try again later.",
+            Self::StorageUnavailable => "Your signup could not be saved just now. Please try again in a minute.",
+        }
+    }
+
+    fn retry_after(self) -> Option<u64> {
+        match self {
+            Self::RateLimited { retry_after_secs } => Some(retry_after_secs),
+            Self::StorageUnavailable => Some(STORAGE_RETRY_AFTER_SECS),
+            _ => None,
+        }
+    }
+}
+
+/// How to answer this request: JSON or HTML, where to return to, which CORS origin to allow.
+struct Answer<'a> {
+    config: &'a Config,
+    json: bool,
+    list: Option<&'a ListConfig>,
+    return_to: Option<Url>,
+    cors_origin: Option<String>,
+}
+
+impl Answer<'_> {
+    fn builder(&self, status: StatusCode) -> HttpResponseBuilder {
+        let mut builder = HttpResponse::build(status);
+        builder.insert_header((header::VARY, "Origin"));
+        if let Some(origin) = &self.cors_origin {
+            builder.insert_header((header::ACCESS_CONTROL_ALLOW_ORIGIN, origin.as_str()));
+        }
+        builder
+    }
+
+    /// The one success answer, identical for every state of the address.
+    fn success(&self) -> HttpResponse {
+        if self.json {
+            return self
+                .builder(StatusCode::ACCEPTED)
+                .json(serde_json::json!({"ok": true, "next": "confirm_email"}));
+        }
+        let location = match &self.return_to {
+            Some(url) => with_query(url, &[("signup", "check-inbox")]),
+            None => match self.list {
+                Some(list) => format!("/check-inbox?list={}", list.id),
+                None => "/check-inbox".to_owned(),
+            },
+        };
+        self.builder(StatusCode::SEE_OTHER)
+            .insert_header((header::LOCATION, location))
+            .finish()
+    }
+
+    fn refuse(&self, refusal: Refusal, typed_email: &str) -> HttpResponse {
+        let mut builder = self.builder(refusal.status());
+        if let Some(seconds) = refusal.retry_after() {
+            builder.insert_header((header::RETRY_AFTER, seconds.to_string()));
+        }
+        if refusal == Refusal::MethodNotAllowed {
+            builder.insert_header((header::ALLOW, "POST, OPTIONS"));
+        }
+        if self.json {
+            return builder.json(serde_json::json!({"ok": false, "error": refusal.code()}));
+        }
+        if let Some(url) = &self.return_to {
+            let location = with_query(url, &[("signup", "error"), ("reason", refusal.code())]);
+            let mut redirect = self.builder(StatusCode::SEE_OTHER);
+            return redirect.insert_header((header::LOCATION, location)).finish();
+        }
+        let Some(list) = self
+            .list
+            .or_else(|| pages::default_list(self.config))
+            .or(self.config.lists.first())
+        else {
+            return builder
+                .content_type("text/plain; charset=utf-8")
+                .body(refusal.message());
+        };
+        let page = pages::html(
+            refusal.status(),
+            &SignupPage {
+                list,
+                email: typed_email,
+                error: Some(refusal.message()),
+            },
+        );
+        // Keep the status, Retry-After, Allow and CORS headers decided above.
+        let mut response = builder.content_type("text/html; charset=utf-8").body(page.into_body());
+        response
+            .headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        response
+    }
+}
+
+/// `url` with `pairs` appended to its query, keeping what it had.
+fn with_query(url: &Url, pairs: &[(&str, &str)]) -> String {
+    let mut url = url.clone();
+    url.query_pairs_mut().extend_pairs(pairs);
+    url.to_string()
+}
+
+/// The request's `Origin` as a serialised origin; `null`, absent and unparsable are `None`.
+fn request_origin(req: &HttpRequest) -> Option<String> {
+    let value = req.headers().get(header::ORIGIN)?.to_str().ok()?;
+    let url = Url::parse(value).ok()?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return None;
+    }
+    Some(url.origin().ascii_serialization())
+}
+
+fn public_origin(config: &Config) -> String {
+    config.server.public_url.origin().ascii_serialization()
+}
+
+/// The origin of a page that may read answers with `fetch`: one in any list's `allowed_origins`.
+fn cors_origin(config: &Config, origin: Option<&String>) -> Option<String> {
+    let origin = origin?;
+    config
+        .lists
+        .iter()
+        .any(|list| list.allowed_origins.contains(origin))
+        .then(|| origin.clone())
+}
+
+/// `return_to`, if its origin is one the list allows. Never an open redirect: relative URLs,
+/// `//host`, `javascript:` and other origins are all ignored.
+fn allowed_return_to(list: &ListConfig, return_to: Option<&str>) -> Option<Url> {
+    let url = Url::parse(return_to?).ok()?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return None;
+    }
+    list.allowed_origins
+        .contains(&url.origin().ascii_serialization())
+        .then_some(url)
+}
+
+fn accepts_json(req: &HttpRequest) -> bool {
+    req.headers()
+        .get_all(header::ACCEPT)
+        .filter_map(|value| value.to_str().ok())
+        .any(|value| value.to_ascii_lowercase().contains("application/json"))
+}
+
+/// `POST /api/signup`.
+pub async fn signup(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
+    let config = &state.config;
+    let origin = request_origin(&req);
+    let mut answer = Answer {
+        config,
+        json: accepts_json(&req),
+        list: None,
+        return_to: None,
+        cors_origin: cors_origin(config, origin.as_ref()),
+    };
+
+    // 1. Content type and size.
+    let kind = match body::body_kind(&req) {
+        Ok(kind) => kind,
+        Err(_) => return answer.refuse(Refusal::UnsupportedMediaType, ""),
+    };
+    answer.json |= kind == BodyKind::Json;
+    let fields = match body::read_limited(&req, payload, config.server.max_body_bytes).await {
+        Ok(bytes) => body::parse(kind, &req, bytes).await,
+        Err(error) => Err(error),
+    };
+    let fields = match fields {
+        Ok(fields) => fields,
+        Err(BodyError::TooLarge) => return answer.refuse(Refusal::PayloadTooLarge, ""),
+        Err(BodyError::UnsupportedMediaType) => return answer.refuse(Refusal::UnsupportedMediaType, ""),
+        Err(BodyError::Malformed) => return answer.refuse(Refusal::InvalidRequest, ""),
+    };
+    let typed_email = fields.email.as_deref().unwrap_or("");
+    answer.list = match fields.list.as_deref() {
+        Some(id) => config.list(id),
+        None => pages::default_list(config),
+    };
+    answer.return_to = answer
+        .list
+        .and_then(|list| allowed_return_to(list, fields.return_to.as_deref()));
+
+    // 2. Origin.
+    if let (Some(origin), Some(list)) = (&origin, answer.list)
+        && !list.allowed_origins.is_empty()
+        && *origin != public_origin(config)
+        && !list.allowed_origins.contains(origin)
+    {
+        return answer.refuse(Refusal::OriginNotAllowed, typed_email);
+    }
+
+    // 3. The honeypot: a bot gets what a person would get, and nothing is saved.
+    if fields.website.as_deref().is_some_and(|value| !value.is_empty()) {
+        tracing::debug!("honeypot filled; answered as success, nothing saved");
+        return answer.success();
+    }
+
+    // 4. The fields themselves.
+    let Ok(email) = EmailAddress::parse(typed_email) else {
+        return answer.refuse(Refusal::InvalidEmail, typed_email);
+    };
+    if !fields.consent {
+        return answer.refuse(Refusal::ConsentRequired, typed_email);
+    }
+    let Some(list) = answer.list else {
+        return answer.refuse(Refusal::UnknownList, typed_email);
+    };
+
+    // 5. and 6. Rate limit and durable record, in one group commit; answer after it.
+    let peer = req
+        .peer_addr()
+        .map(|addr| addr.ip())
+        .unwrap_or(std::net::Ipv4Addr::UNSPECIFIED.into());
+    let client = ClientNet::of(
+        client_ip(peer, req.headers(), &config.server),
+        config.server.ipv6_prefix,
+    );
+    let request = SignupRequest {
+        list_id: list.id.clone(),
+        email,
+        client,
+    };
+    match state.intake.submit(request).await {
+        Ok(IntakeOutcome::Accepted) => answer.success(),
+        Ok(IntakeOutcome::RateLimited { retry_after_secs }) => {
+            answer.refuse(Refusal::RateLimited { retry_after_secs }, typed_email)
+        }
+        Err(error) => {
+            tracing::error!(error = %error, list = %list.id, "signup not stored");
+            answer.refuse(Refusal::StorageUnavailable, typed_email)
+        }
+    }
+}
+
+/// `OPTIONS /api/signup`: the CORS preflight for pages on an allowed origin. Other origins get
+/// an answer without CORS headers, which the browser treats as a refusal.
+pub async fn preflight(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    let mut response = HttpResponse::NoContent();
+    response
+        .insert_header((header::ALLOW, "POST, OPTIONS"))
+        .insert_header((header::VARY, "Origin"));
+    if let Some(origin) = cors_origin(&state.config, request_origin(&req).as_ref()) {
+        response
+            .insert_header((header::ACCESS_CONTROL_ALLOW_ORIGIN, origin))
+            .insert_header((header::ACCESS_CONTROL_ALLOW_METHODS, "POST"))
+            .insert_header((header::ACCESS_CONTROL_ALLOW_HEADERS, "Content-Type, Accept"))
+            .insert_header((header::ACCESS_CONTROL_MAX_AGE, "86400"));
+    }
+    response.finish()
+}
+
+/// Any other method on `/api/signup`.
+pub async fn method_not_allowed(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    let answer = Answer {
+        config: &state.config,
+        json: accepts_json(&req),
+        list: None,
+        return_to: None,
+        cors_origin: None,
+    };
+    let mut response = answer.refuse(Refusal::MethodNotAllowed, "");
+    if req.method() == Method::HEAD {
+        *response.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
+    }
+    response
+}

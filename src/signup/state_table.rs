@@ -1,0 +1,233 @@
+//! The signup state table of SPEC §4.1, applied to intake items after their answer was sent:
+//!
+//! | state of (list, address)             | action                                   |
+//! | ------------------------------------ | ---------------------------------------- |
+//! | unknown                              | insert a pending row; queue confirmation |
+//! | pending, last mail ≥ cooldown ago    | queue confirmation                       |
+//! | pending, last mail < cooldown ago    | nothing                                  |
+//! | pending, first mail still queued     | nothing                                  |
+//! | confirmed                            | nothing                                  |
+//! | suppressed as `not_me`               | nothing                                  |
+//! | suppressed as `unsubscribed`         | like unknown (confirming lifts it)       |
+//!
+//! Queuing is idempotent (one queued confirmation per row at most), and the mail worker
+//! re-checks the cooldown with a compare-and-set on the send time when it mints the token, so
+//! concurrent requests for one address give one row and at most one mail per cooldown.
+//! Duplicate signups never touch an existing row's removal hash, consent or `created_at`.
+
+use rusqlite::Connection;
+
+use crate::clock::UnixSeconds;
+use crate::config::Config;
+use crate::secrets::Secret;
+use crate::storage::intake::{self, IntakeItem};
+use crate::storage::subscribers::{self, NewPending, Status};
+use crate::storage::suppressions::{self, Reason};
+use crate::storage::{self};
+use crate::tokens::RemovalToken;
+
+/// What the state table did with one intake item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    InsertedPending,
+    QueuedResend,
+    Nothing,
+}
+
+/// Applies the oldest `limit` intake items in one transaction and deletes them.
+pub fn apply_oldest(
+    conn: &mut Connection,
+    config: &Config,
+    hash_key: &Secret,
+    now: UnixSeconds,
+    limit: usize,
+) -> anyhow::Result<Vec<Action>> {
+    let tx = storage::immediate(conn)?;
+    let items = intake::oldest(&tx, limit)?;
+    let mut actions = Vec::with_capacity(items.len());
+    for item in &items {
+        actions.push(apply(&tx, config, hash_key, now, item)?);
+        intake::delete(&tx, item.id)?;
+    }
+    tx.commit()?;
+    Ok(actions)
+}
+
+fn apply(
+    tx: &rusqlite::Transaction<'_>,
+    config: &Config,
+    hash_key: &Secret,
+    now: UnixSeconds,
+    item: &IntakeItem,
+) -> anyhow::Result<Action> {
+    let suppression = suppressions::find(tx, &suppressions::hash(hash_key, &item.list_id, &item.email))?;
+    if suppression == Some(Reason::NotMe) {
+        return Ok(Action::Nothing);
+    }
+    let cooldown = i64::try_from(config.signup.resend_cooldown.as_secs()).unwrap_or(i64::MAX);
+    match subscribers::find(tx, &item.list_id, &item.email)? {
+        Some(existing) if existing.status == Status::Confirmed => Ok(Action::Nothing),
+        Some(existing) => match existing.confirmation_sent_at {
+            Some(sent_at) if now.saturating_sub(sent_at) >= cooldown => {
+                let queued = subscribers::queue_confirmation(tx, &existing.id, now)?;
+                Ok(if queued { Action::QueuedResend } else { Action::Nothing })
+            }
+            _ => Ok(Action::Nothing),
+        },
+        None => {
+            let id = uuid::Uuid::new_v4().to_string();
+            let removal_hash = RemovalToken::derive(hash_key, &id).hash();
+            subscribers::insert_pending(
+                tx,
+                &NewPending {
+                    id: &id,
+                    list_id: &item.list_id,
+                    email: &item.email,
+                    consent_version: &item.consent_version,
+                    created_at: item.received_at,
+                    removal_hash: &removal_hash,
+                },
+            )?;
+            subscribers::queue_confirmation(tx, &id, now)?;
+            Ok(Action::InsertedPending)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rusqlite::params;
+
+    struct Fixture {
+        _dir: tempfile::TempDir,
+        conn: Connection,
+        config: Config,
+        key: Secret,
+    }
+
+    fn fixture() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = Connection::open(dir.path().join("db")).unwrap();
+        storage::migrations::migrate(&mut conn).unwrap();
+        let config = Config::from_toml("[[lists]]\nid = \"news\"").unwrap();
+        Fixture {
+            _dir: dir,
+            conn,
+            config,
+            key: Secret::from_bytes(vec![9; 32]),
+        }
+    }
+
+    impl Fixture {
+        fn submit(&mut self, email: &str, now: UnixSeconds) -> Action {
+            self.conn
+                .execute(
+                    "INSERT INTO intake (list_id, email, consent_version, received_at) VALUES ('news', ?1, 'v1', ?2)",
+                    params![email, now],
+                )
+                .unwrap();
+            let actions = apply_oldest(&mut self.conn, &self.config, &self.key, now, 10).unwrap();
+            assert_eq!(actions.len(), 1);
+            actions[0]
+        }
+
+        fn count(&self, sql: &str) -> i64 {
+            self.conn.query_row(sql, [], |row| row.get(0)).unwrap()
+        }
+
+        /// What the mail worker does when it sends: stamp the send time, dequeue.
+        fn send_confirmation(&self, now: UnixSeconds) {
+            self.conn
+                .execute("UPDATE subscribers SET confirmation_sent_at = ?1", [now])
+                .unwrap();
+            self.conn.execute("DELETE FROM outbox", []).unwrap();
+        }
+    }
+
+    #[test]
+    fn unknown_address_gets_a_pending_row_and_one_queued_confirmation() {
+        let mut f = fixture();
+        assert_eq!(f.submit("ann@example.com", 1_000), Action::InsertedPending);
+        assert_eq!(f.count("SELECT count(*) FROM subscribers WHERE status = 'pending'"), 1);
+        assert_eq!(f.count("SELECT count(*) FROM outbox WHERE kind = 'confirm'"), 1);
+        assert_eq!(f.count("SELECT count(*) FROM intake"), 0);
+    }
+
+    #[test]
+    fn repeats_before_the_first_mail_or_within_the_cooldown_do_nothing() {
+        let mut f = fixture();
+        f.submit("ann@example.com", 1_000);
+        let removal_hash: String = f
+            .conn
+            .query_row("SELECT removal_hash FROM subscribers", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(
+            f.submit("ann@example.com", 1_001),
+            Action::Nothing,
+            "first mail still queued"
+        );
+        f.send_confirmation(1_002);
+        assert_eq!(
+            f.submit("ann@example.com", 1_002 + 599),
+            Action::Nothing,
+            "within the 10-minute cooldown"
+        );
+        assert_eq!(f.count("SELECT count(*) FROM outbox"), 0);
+        assert_eq!(f.submit("ann@example.com", 1_002 + 600), Action::QueuedResend);
+        assert_eq!(
+            f.submit("ann@example.com", 1_002 + 601),
+            Action::Nothing,
+            "one queued confirmation at most"
+        );
+        let after: String = f
+            .conn
+            .query_row("SELECT removal_hash FROM subscribers", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(after, removal_hash, "duplicates never change the removal hash");
+        assert_eq!(f.count("SELECT count(*) FROM subscribers"), 1);
+    }
+
+    #[test]
+    fn confirmed_and_not_me_addresses_get_nothing() {
+        let mut f = fixture();
+        f.submit("ann@example.com", 1_000);
+        f.conn
+            .execute("UPDATE subscribers SET status = 'confirmed'", [])
+            .unwrap();
+        f.conn.execute("DELETE FROM outbox", []).unwrap();
+        assert_eq!(f.submit("ann@example.com", 100_000), Action::Nothing);
+
+        let hash = suppressions::hash(&f.key, "news", "bob@example.com");
+        f.conn
+            .execute(
+                "INSERT INTO suppressions (hash, reason, created_at) VALUES (?1, 'not_me', 0)",
+                [&hash],
+            )
+            .unwrap();
+        assert_eq!(f.submit("bob@example.com", 100_000), Action::Nothing);
+        assert_eq!(
+            f.count("SELECT count(*) FROM subscribers WHERE email = 'bob@example.com'"),
+            0
+        );
+        assert_eq!(f.count("SELECT count(*) FROM outbox"), 0);
+    }
+
+    #[test]
+    fn an_unsubscribed_address_starts_a_new_double_opt_in() {
+        let mut f = fixture();
+        let hash = suppressions::hash(&f.key, "news", "cat@example.com");
+        f.conn
+            .execute(
+                "INSERT INTO suppressions (hash, reason, created_at) VALUES (?1, 'unsubscribed', 0)",
+                [&hash],
+            )
+            .unwrap();
+        assert_eq!(f.submit("cat@example.com", 1_000), Action::InsertedPending);
+        assert_eq!(
+            f.count("SELECT count(*) FROM suppressions"),
+            1,
+            "lifted only by confirming"
+        );
+    }
+}

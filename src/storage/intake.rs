@@ -1,0 +1,72 @@
+//! The `intake` table: accepted signup requests waiting for the state table to be applied.
+//! Appending is the whole of a signup's synchronous work, the same for every address.
+
+use rusqlite::{Connection, Transaction, params};
+
+use crate::clock::UnixSeconds;
+
+/// One accepted, not yet applied signup request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IntakeItem {
+    pub id: i64,
+    pub list_id: String,
+    /// Already normalised by `EmailAddress`.
+    pub email: String,
+    pub consent_version: String,
+    pub received_at: UnixSeconds,
+}
+
+pub fn append(
+    tx: &Transaction<'_>,
+    list_id: &str,
+    email: &str,
+    consent_version: &str,
+    now: UnixSeconds,
+) -> rusqlite::Result<()> {
+    tx.prepare_cached("INSERT INTO intake (list_id, email, consent_version, received_at) VALUES (?1, ?2, ?3, ?4)")?
+        .execute(params![list_id, email, consent_version, now])?;
+    Ok(())
+}
+
+/// The oldest `limit` items.
+pub fn oldest(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<IntakeItem>> {
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    conn.prepare_cached("SELECT id, list_id, email, consent_version, received_at FROM intake ORDER BY id LIMIT ?1")?
+        .query_map([limit], |row| {
+            Ok(IntakeItem {
+                id: row.get(0)?,
+                list_id: row.get(1)?,
+                email: row.get(2)?,
+                consent_version: row.get(3)?,
+                received_at: row.get(4)?,
+            })
+        })?
+        .collect()
+}
+
+pub fn delete(tx: &Transaction<'_>, id: i64) -> rusqlite::Result<()> {
+    tx.prepare_cached("DELETE FROM intake WHERE id = ?1")?.execute([id])?;
+    Ok(())
+}
+
+/// Records the consent text a list shows, the first time each (list, version, text) is used.
+pub fn record_consent_text(
+    tx: &Transaction<'_>,
+    list_id: &str,
+    version: &str,
+    text: &str,
+    now: UnixSeconds,
+) -> rusqlite::Result<()> {
+    tx.prepare_cached(
+        "INSERT OR IGNORE INTO consent_texts (list_id, consent_version, text_sha256, consent_text, first_used_at)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?
+    .execute(params![
+        list_id,
+        version,
+        crate::tokens::sha256_hex(text.as_bytes()),
+        text,
+        now
+    ])?;
+    Ok(())
+}

@@ -1,0 +1,44 @@
+//! The `suppressions` table: addresses that must not get mail, stored only as
+//! HMAC(hash key, list id + normalised address), so the table holds no address.
+
+use ring::hmac;
+use rusqlite::{OptionalExtension, Transaction};
+
+use crate::secrets::Secret;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    /// Removed while pending: "this wasn't me". No more mail, even after a new signup.
+    NotMe,
+    /// Removed after confirming. A new signup starts a new double opt-in.
+    Unsubscribed,
+}
+
+impl Reason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::NotMe => "not_me",
+            Self::Unsubscribed => "unsubscribed",
+        }
+    }
+}
+
+pub fn hash(hash_key: &Secret, list_id: &str, email: &str) -> String {
+    let key = hmac::Key::new(hmac::HMAC_SHA256, hash_key.expose());
+    hex::encode(hmac::sign(&key, format!("signupd/suppression/v1\n{list_id}\n{email}").as_bytes()).as_ref())
+}
+
+pub fn find(tx: &Transaction<'_>, hash: &str) -> rusqlite::Result<Option<Reason>> {
+    tx.prepare_cached("SELECT reason FROM suppressions WHERE hash = ?1")?
+        .query_row([hash], |row| row.get::<_, String>(0))
+        .optional()
+        .map(|reason| {
+            reason.map(|r| {
+                if r == "not_me" {
+                    Reason::NotMe
+                } else {
+                    Reason::Unsubscribed
+                }
+            })
+        })
+}
