@@ -17,9 +17,11 @@ use actix_web::dev::Server;
 use actix_web::middleware::from_fn;
 use actix_web::{App, HttpServer, web};
 use anyhow::Context;
+use tokio::sync::Notify;
 
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
+use crate::mail::{self, Transport};
 use crate::middleware::{access_log, security_headers};
 use crate::ratelimit::RateLimiter;
 use crate::routes;
@@ -39,6 +41,12 @@ pub struct AppState {
     pub clock: Arc<dyn Clock>,
     /// The group-commit writer that records signup requests.
     pub intake: IntakeWriter,
+    /// Where mail goes (SMTP or files); built once, its connection pool kept.
+    pub transport: Transport,
+    /// Wakes the mail worker when new mail is queued.
+    pub mail_wakeup: Arc<Notify>,
+    /// For the alert webhook.
+    pub http_client: reqwest::Client,
 }
 
 /// What differs between production and a test harness.
@@ -113,12 +121,29 @@ impl Application {
     /// stops the background workers. Each part reports how it ended.
     pub async fn run_until_stopped(self, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
         let (stop_workers, workers_stopped) = tokio::sync::watch::channel(false);
-        let intake_worker = self.background_workers.then(|| {
-            let mut stopped = workers_stopped.clone();
-            tokio::spawn(signup::run_worker(self.state.clone(), async move {
-                let _ = stopped.wait_for(|stop| *stop).await;
-            }))
-        });
+        let until_stopped = |mut stopped: tokio::sync::watch::Receiver<bool>| async move {
+            let _ = stopped.wait_for(|stop| *stop).await;
+        };
+        let workers = if self.background_workers {
+            vec![
+                (
+                    "intake worker",
+                    tokio::spawn(signup::run_worker(
+                        self.state.clone(),
+                        until_stopped(workers_stopped.clone()),
+                    )),
+                ),
+                (
+                    "mail worker",
+                    tokio::spawn(mail::run_worker(
+                        self.state.clone(),
+                        until_stopped(workers_stopped.clone()),
+                    )),
+                ),
+            ]
+        } else {
+            Vec::new()
+        };
 
         let handle = self.server.handle();
         let server = self.server;
@@ -134,9 +159,11 @@ impl Application {
             }
         };
 
+        // The mail worker finishes the mail in flight before it looks at the signal again.
         let _ = stop_workers.send(true);
-        if let Some(worker) = intake_worker {
-            worker.await.context("the intake worker panicked")?;
+        for (name, worker) in workers {
+            worker.await.with_context(|| format!("the {name} panicked"))?;
+            tracing::info!(worker = name, "stopped");
         }
         served
     }
@@ -159,12 +186,20 @@ pub async fn prepare(config: Config, options: BuildOptions) -> anyhow::Result<Ap
     let config = Arc::new(config);
     let limiter = RateLimiter::new(config.signup.rate_limits.clone(), &secrets.hash_key);
     let intake = IntakeWriter::start(db.clone(), config.clone(), limiter, options.clock.clone())?;
+    let transport = Transport::from_config(&config.mail)?;
+    let http_client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .context("cannot build the HTTP client for the alert webhook")?;
     Ok(AppState {
         config,
         db,
         secrets: Arc::new(secrets),
         clock: options.clock,
         intake,
+        transport,
+        mail_wakeup: Arc::new(Notify::new()),
+        http_client,
     })
 }
 

@@ -10,6 +10,7 @@
 //! - [`config`]: defaults + TOML + environment → a checked `Config`; errors name the key.
 //! - [`secrets`]: the token signing secret, verify-only secrets and the hash key; generated 0600.
 //! - [`storage`]: the SQLite pool, connection pragmas, embedded migrations.
+//! - [`mail`]: mail messages, SMTP/file transports, the outbox worker, alerts.
 //! - [`routes`]: HTTP endpoints, one file per endpoint family.
 //! - [`middleware`]: access log (no query strings) and the security headers of HTML pages.
 //! - [`domain`]: types valid by construction (`ListId`, `EmailAddress`).
@@ -26,6 +27,7 @@ pub mod clock;
 pub mod commands;
 pub mod config;
 pub mod domain;
+pub mod mail;
 pub mod middleware;
 pub mod ratelimit;
 pub mod routes;

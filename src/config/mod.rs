@@ -168,6 +168,10 @@ pub struct ListConfig {
     pub allowed_origins: Vec<String>,
     pub welcome_mail: bool,
     pub confirm_mode: ConfirmMode,
+    /// Subject of the confirmation mail.
+    pub confirm_subject: String,
+    /// Subject of the welcome mail.
+    pub welcome_subject: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -442,6 +446,8 @@ fn check_lists(lists: Option<&[RawList]>, problems: &mut parse::Problems) -> Vec
                 .enumerate()
                 .filter_map(|(j, o)| problems.check(&format!("lists[{i}].allowed_origins[{j}]"), parse::origin(o)))
                 .collect();
+            let confirm_subject = problems.check(&key("confirm_subject"), parse::display_text(&list.confirm_subject));
+            let welcome_subject = problems.check(&key("welcome_subject"), parse::display_text(&list.welcome_subject));
             let confirm_mode = problems.check(
                 &key("confirm_mode"),
                 parse::one_of(
@@ -459,6 +465,8 @@ fn check_lists(lists: Option<&[RawList]>, problems: &mut parse::Problems) -> Vec
                 allowed_origins,
                 welcome_mail: list.welcome_mail,
                 confirm_mode: confirm_mode?,
+                confirm_subject: confirm_subject?,
+                welcome_subject: welcome_subject?,
             })
         })
         .collect()

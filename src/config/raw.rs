@@ -197,6 +197,8 @@ pub struct RawList {
     pub allowed_origins: Vec<String>,
     pub welcome_mail: bool,
     pub confirm_mode: String,
+    pub confirm_subject: String,
+    pub welcome_subject: String,
 }
 
 impl RawList {
@@ -222,6 +224,8 @@ impl Default for RawList {
             allowed_origins: Vec::new(),
             welcome_mail: true,
             confirm_mode: "button".into(),
+            confirm_subject: "Please confirm your signup".into(),
+            welcome_subject: "You are signed up".into(),
         }
     }
 }

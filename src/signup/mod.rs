@@ -54,7 +54,10 @@ pub async fn run_worker(state: AppState, shutdown: impl Future<Output = ()>) {
     loop {
         loop {
             match try_execute_task(&state).await {
-                Ok(ExecutionOutcome::TaskCompleted) => continue,
+                Ok(ExecutionOutcome::TaskCompleted) => {
+                    state.mail_wakeup.notify_one();
+                    continue;
+                }
                 Ok(ExecutionOutcome::EmptyQueue) => break,
                 Err(error) => {
                     tracing::error!(

@@ -7,11 +7,13 @@
 //! ([`immediate`]) so a read-then-write never fails half-way on a lock upgrade.
 //!
 //! Layout: `migrations` (the embedded schema), then one file per table family: `intake`
-//! (accepted signup requests and consent texts), `subscribers` (rows and their queued mail),
+//! (accepted signup requests and consent texts), `subscribers` (rows), `outbox` (queued mail,
+//! leases, the sending budget),
 //! `suppressions` (hashed do-not-mail entries). Rate-limit counters live with the limiter.
 
 pub mod intake;
 pub mod migrations;
+pub mod outbox;
 pub mod subscribers;
 pub mod suppressions;
 

@@ -75,3 +75,79 @@ pub fn queue_confirmation(tx: &Transaction<'_>, subscriber_id: &str, now: UnixSe
         .execute(params![subscriber_id, now])?;
     Ok(queued == 1)
 }
+
+/// A row as the mail worker needs it. No `Debug`: it holds the address.
+#[allow(missing_debug_implementations)]
+pub struct MailTarget {
+    pub id: String,
+    pub list_id: String,
+    pub email: String,
+    pub status: Status,
+    pub confirmation_sent_at: Option<UnixSeconds>,
+}
+
+pub fn mail_target(conn: &rusqlite::Connection, id: &str) -> rusqlite::Result<Option<MailTarget>> {
+    conn.prepare_cached("SELECT id, list_id, email, status, confirmation_sent_at FROM subscribers WHERE id = ?1")?
+        .query_row([id], |row| {
+            let status: String = row.get(3)?;
+            Ok(MailTarget {
+                id: row.get(0)?,
+                list_id: row.get(1)?,
+                email: row.get(2)?,
+                status: if status == "confirmed" {
+                    Status::Confirmed
+                } else {
+                    Status::Pending
+                },
+                confirmation_sent_at: row.get(4)?,
+            })
+        })
+        .optional()
+}
+
+/// Compare-and-set: stores a new confirm token hash and send time only if the row is still
+/// pending with the send time the worker read. Returns whether this worker won.
+pub fn stamp_confirmation(
+    conn: &rusqlite::Connection,
+    id: &str,
+    previous_sent_at: Option<UnixSeconds>,
+    confirm_hash: &str,
+    now: UnixSeconds,
+    expires_at: UnixSeconds,
+) -> rusqlite::Result<bool> {
+    let changed = conn
+        .prepare_cached(
+            "UPDATE subscribers SET confirm_hash = ?3, confirm_expires_at = ?5, confirmation_sent_at = ?4
+             WHERE id = ?1 AND status = 'pending' AND confirmation_sent_at IS ?2",
+        )?
+        .execute(params![id, previous_sent_at, confirm_hash, now, expires_at])?;
+    Ok(changed == 1)
+}
+
+/// Undoes [`stamp_confirmation`] after a failed send, so the cooldown and the retry see the
+/// state before it. The new hash is cleared too: its token never left this process.
+pub fn unstamp_confirmation(
+    conn: &rusqlite::Connection,
+    id: &str,
+    stamped_at: UnixSeconds,
+    previous_sent_at: Option<UnixSeconds>,
+    confirm_hash: &str,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "UPDATE subscribers SET confirmation_sent_at = ?3, confirm_hash = NULL, confirm_expires_at = NULL
+         WHERE id = ?1 AND confirmation_sent_at = ?2 AND confirm_hash = ?4",
+    )?
+    .execute(params![id, stamped_at, previous_sent_at, confirm_hash])?;
+    Ok(())
+}
+
+/// Deletes a pending row that never got a confirmation mail (its queued mail goes with it).
+/// Returns whether a row was deleted.
+pub fn delete_never_mailed(conn: &rusqlite::Connection, id: &str) -> rusqlite::Result<bool> {
+    let deleted = conn
+        .prepare_cached(
+            "DELETE FROM subscribers WHERE id = ?1 AND status = 'pending' AND confirmation_sent_at IS NULL",
+        )?
+        .execute([id])?;
+    Ok(deleted == 1)
+}

@@ -1,0 +1,38 @@
+//! Telling the operator that a confirmation could never be delivered (SPEC §5): an error-level
+//! log line, and a JSON POST to `mail.alert_webhook` if set — with the list, the SMTP code and
+//! the recipient's domain, never the address.
+
+use serde::Serialize;
+
+use crate::config::Config;
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Alert {
+    pub event: &'static str,
+    pub list: String,
+    /// `null` when the server never answered (connection failures until the window ended).
+    pub smtp_code: Option<u16>,
+    pub recipient_domain: String,
+    pub detail: String,
+}
+
+pub async fn send(config: &Config, client: &reqwest::Client, alert: &Alert) {
+    tracing::error!(
+        list = %alert.list,
+        smtp_code = alert.smtp_code,
+        recipient_domain = %alert.recipient_domain,
+        detail = %alert.detail,
+        "a confirmation mail could not be delivered; the pending signup was removed"
+    );
+    let Some(webhook) = &config.mail.alert_webhook else {
+        return;
+    };
+    match client.post(webhook.as_str()).json(alert).send().await {
+        Ok(response) if response.status().is_success() => {}
+        Ok(response) => tracing::warn!(
+            status = response.status().as_u16(),
+            "the alert webhook refused the alert"
+        ),
+        Err(error) => tracing::warn!(error = %error.without_url(), "cannot reach the alert webhook"),
+    }
+}

@@ -1,0 +1,264 @@
+//! The mails signupd sends (SPEC §5): confirmation and welcome, each multipart/alternative with
+//! a plain-text and an HTML part from askama templates (`templates/email/`). No tracking, no
+//! remote images. Headers: `Message-ID` on the sender's domain, `Date`, the list's `From` and
+//! `Reply-To`, `Auto-Submitted: auto-generated` (RFC 3834: auto-responders must not answer),
+//! `List-Id`, and on the welcome mail `List-Unsubscribe` with `List-Unsubscribe-Post`
+//! (RFC 8058).
+//!
+//! Visitor input never reaches a header's display name (lettre panics on CR/LF there;
+//! DEPENDENCIES trap 5): the recipient is a bare address, already validated by `EmailAddress`.
+
+use askama::Template;
+use lettre::Message;
+use lettre::message::header::{HeaderName, HeaderValue};
+use lettre::message::{Mailbox, MultiPart};
+
+use crate::clock::UnixSeconds;
+use crate::config::{Config, ListConfig};
+
+#[derive(Template)]
+#[template(path = "email/confirm.txt", escape = "none")]
+struct ConfirmText<'a> {
+    list_name: &'a str,
+    confirm_url: &'a str,
+    manage_url: &'a str,
+    expires: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "email/confirm.html")]
+struct ConfirmHtml<'a> {
+    subject: &'a str,
+    list_name: &'a str,
+    confirm_url: &'a str,
+    manage_url: &'a str,
+    expires: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "email/welcome.txt", escape = "none")]
+struct WelcomeText<'a> {
+    list_name: &'a str,
+    manage_url: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "email/welcome.html")]
+struct WelcomeHtml<'a> {
+    subject: &'a str,
+    list_name: &'a str,
+    manage_url: &'a str,
+}
+
+/// Links that go into a mail. Holds raw tokens: no `Debug`, never logged.
+#[allow(missing_debug_implementations)]
+pub struct Links {
+    pub base: String,
+}
+
+impl Links {
+    pub fn new(config: &Config) -> Self {
+        Self {
+            base: config.server.public_url.as_str().trim_end_matches('/').to_owned(),
+        }
+    }
+
+    pub fn confirm(&self, token: &str) -> String {
+        format!("{}/confirm?token={token}", self.base)
+    }
+
+    pub fn manage(&self, token: &str) -> String {
+        format!("{}/manage?token={token}", self.base)
+    }
+
+    pub fn unsubscribe(&self, token: &str) -> String {
+        format!("{}/api/unsubscribe?token={token}", self.base)
+    }
+}
+
+/// A confirmation mail for `to`, with the confirm link (`confirm_token`) expiring at
+/// `expires_at` and the manage link (`removal_token`).
+pub fn confirmation(
+    config: &Config,
+    list: &ListConfig,
+    to: &str,
+    confirm_token: &str,
+    removal_token: &str,
+    expires_at: UnixSeconds,
+) -> anyhow::Result<Message> {
+    let links = Links::new(config);
+    let confirm_url = links.confirm(confirm_token);
+    let manage_url = links.manage(removal_token);
+    let expires = format_utc(expires_at);
+    let text = ConfirmText {
+        list_name: &list.name,
+        confirm_url: &confirm_url,
+        manage_url: &manage_url,
+        expires: &expires,
+    }
+    .render()?;
+    let html = ConfirmHtml {
+        subject: &list.confirm_subject,
+        list_name: &list.name,
+        confirm_url: &confirm_url,
+        manage_url: &manage_url,
+        expires: &expires,
+    }
+    .render()?;
+    build(config, list, to, &list.confirm_subject, text, html, None)
+}
+
+/// A welcome mail, with the manage link and one-click unsubscribe headers.
+pub fn welcome(
+    config: &Config,
+    list: &ListConfig,
+    to: &str,
+    manage_token: &str,
+    unsubscribe_token: &str,
+) -> anyhow::Result<Message> {
+    let links = Links::new(config);
+    let manage_url = links.manage(manage_token);
+    let text = WelcomeText {
+        list_name: &list.name,
+        manage_url: &manage_url,
+    }
+    .render()?;
+    let html = WelcomeHtml {
+        subject: &list.welcome_subject,
+        list_name: &list.name,
+        manage_url: &manage_url,
+    }
+    .render()?;
+    build(
+        config,
+        list,
+        to,
+        &list.welcome_subject,
+        text,
+        html,
+        Some(links.unsubscribe(unsubscribe_token)),
+    )
+}
+
+/// A plain test mail for `signupd send-test-mail`.
+pub fn test_mail(config: &Config, list: &ListConfig, to: &str) -> anyhow::Result<Message> {
+    let text = format!(
+        "This is a test mail from signupd for the list \"{}\".\nIf you can read it, mail delivery works.\n",
+        list.name
+    );
+    let html = format!(
+        "<!doctype html><html lang=\"en\"><body><p>This is a test mail from signupd for the list <strong>{}</strong>.</p>\
+         <p>If you can read it, mail delivery works.</p></body></html>",
+        askama::filters::escape(&list.name, askama::filters::Html)?
+    );
+    build(config, list, to, "signupd test mail", text, html, None)
+}
+
+fn build(
+    config: &Config,
+    list: &ListConfig,
+    to: &str,
+    subject: &str,
+    text: String,
+    html: String,
+    unsubscribe_url: Option<String>,
+) -> anyhow::Result<Message> {
+    let to: Mailbox = Mailbox::new(None, to.parse()?);
+    let sender_domain = list.from.email.domain().to_owned();
+    let mut builder = Message::builder()
+        .from(list.from.clone())
+        .to(to)
+        .subject(subject)
+        .date_now()
+        .message_id(Some(format!("<{}@{}>", uuid::Uuid::new_v4().simple(), sender_domain)))
+        .raw_header(raw("Auto-Submitted", "auto-generated".into()))
+        .raw_header(raw("List-Id", list_id_header(config, list)));
+    if let Some(reply_to) = &list.reply_to {
+        builder = builder.reply_to(reply_to.clone());
+    }
+    if let Some(url) = unsubscribe_url {
+        builder = builder
+            .raw_header(raw("List-Unsubscribe", format!("<{url}>")))
+            .raw_header(raw("List-Unsubscribe-Post", "List-Unsubscribe=One-Click".into()));
+    }
+    Ok(builder.multipart(MultiPart::alternative_plain_html(text, html))?)
+}
+
+fn raw(name: &'static str, value: String) -> HeaderValue {
+    HeaderValue::new(HeaderName::new_from_ascii_str(name), value)
+}
+
+/// RFC 2919: `List-Id: Name <list-id.host>`; the name is configured text without control
+/// characters, quoted so punctuation in it cannot break the header.
+fn list_id_header(config: &Config, list: &ListConfig) -> String {
+    let host = config.server.public_url.host_str().unwrap_or("localhost");
+    let name = list.name.replace(['"', '\\'], "");
+    format!("\"{name}\" <{}.{host}>", list.id)
+}
+
+fn format_utc(at: UnixSeconds) -> String {
+    chrono::DateTime::from_timestamp(at, 0).map_or_else(
+        || "a later time".to_owned(),
+        |t| t.format("%-d %B %Y, %H:%M UTC").to_string(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The formatted mail with quoted-printable soft line breaks and `=3D` undone, enough to
+    /// search for links.
+    fn readable(message: &Message) -> String {
+        String::from_utf8(message.formatted()).unwrap().replace("=\r\n", "").replace("=3D", "=")
+    }
+
+    fn config() -> Config {
+        Config::from_toml(
+            "[server]\npublic_url = \"https://signup.example.com\"\n[[lists]]\nid = \"news\"\nname = \"News & Notes\"\nreply_to = \"Help <help@example.com>\"",
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn the_confirmation_has_both_parts_links_and_headers() {
+        let config = config();
+        let list = &config.lists[0];
+        let message = confirmation(
+            &config,
+            list,
+            "ann@example.com",
+            "CONFIRMTOKEN",
+            "REMOVALTOKEN",
+            1_767_225_600,
+        )
+        .unwrap();
+        let text = readable(&message);
+        assert!(text.contains("multipart/alternative"));
+        assert!(text.contains("text/plain"));
+        assert!(text.contains("text/html"));
+        assert!(text.contains("https://signup.example.com/confirm?token=CONFIRMTOKEN"));
+        assert!(text.contains("https://signup.example.com/manage?token=REMOVALTOKEN"));
+        assert!(text.contains("1 January 2026, 00:00 UTC"));
+        assert!(text.contains("Auto-Submitted: auto-generated"));
+        assert!(text.contains("List-Id: \"News & Notes\" <news.signup.example.com>"));
+        assert!(text.contains("Reply-To: Help <help@example.com>"));
+        assert!(text.contains("Message-ID: <"));
+        assert!(text.contains("@example.com>"));
+        assert!(
+            !text.contains("List-Unsubscribe"),
+            "confirmation mails are not list mail"
+        );
+        assert!(!text.contains("<img"), "no remote images");
+    }
+
+    #[test]
+    fn the_welcome_mail_offers_one_click_unsubscribe() {
+        let config = config();
+        let message = welcome(&config, &config.lists[0], "ann@example.com", "MANAGE", "UNSUB").unwrap();
+        let text = readable(&message);
+        assert!(text.contains("List-Unsubscribe: <https://signup.example.com/api/unsubscribe?token=UNSUB>"));
+        assert!(text.contains("List-Unsubscribe-Post: List-Unsubscribe=One-Click"));
+        assert!(text.contains("https://signup.example.com/manage?token=MANAGE"));
+    }
+}
