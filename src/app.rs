@@ -25,6 +25,7 @@ use crate::mail::{self, Transport};
 use crate::middleware::{access_log, security_headers};
 use crate::ratelimit::RateLimiter;
 use crate::routes;
+use crate::scheduler;
 use crate::secrets::{self, Secrets, SecretsPlan};
 use crate::signup::{self, IntakeWriter};
 use crate::storage::Db;
@@ -55,7 +56,7 @@ pub struct BuildOptions {
     pub clock: Arc<dyn Clock>,
     /// `$CREDENTIALS_DIRECTORY` (systemd `LoadCredential=`).
     pub credentials_dir: Option<PathBuf>,
-    /// Run the intake worker (and later the mail worker and scheduler) in the background. Tests
+    /// Run the intake worker, the mail worker and the cleanup scheduler in the background. Tests
     /// turn this off and drive the queues with `try_execute_task`, so they never race them.
     pub background_workers: bool,
 }
@@ -144,6 +145,14 @@ impl Application {
         } else {
             Vec::new()
         };
+        let mut scheduler = if self.background_workers {
+            if let Err(error) = scheduler::run_cleanup(&self.state).await {
+                tracing::error!(error = format!("{error:#}"), "start-up cleanup failed");
+            }
+            Some(scheduler::start(self.state.clone()).await?)
+        } else {
+            None
+        };
 
         let handle = self.server.handle();
         let server = self.server;
@@ -159,6 +168,9 @@ impl Application {
             }
         };
 
+        if let Some(scheduler) = scheduler.as_mut() {
+            scheduler.shutdown().await.context("cannot stop the scheduler")?;
+        }
         // The mail worker finishes the mail in flight before it looks at the signal again.
         let _ = stop_workers.send(true);
         for (name, worker) in workers {

@@ -31,6 +31,15 @@ pub enum Command {
     Migrate,
     /// Print a new random secret (for token_secret_file or hash_key_file).
     GenSecret,
+    /// Send one mail through the configured transport and report the SMTP result.
+    SendTestMail {
+        /// Recipient address.
+        #[arg(long, value_name = "ADDR")]
+        to: String,
+        /// The list whose sender and name to use (default: the first list).
+        #[arg(long, value_name = "ID")]
+        list: Option<String>,
+    },
 }
 
 #[cfg(test)]

@@ -7,7 +7,9 @@ use std::path::Path;
 use anyhow::Context;
 
 use crate::app::{self, Application};
-use crate::config::Config;
+use crate::config::{Config, SmtpSecurity};
+use crate::domain::EmailAddress;
+use crate::mail::{self, Delivered, SendError, Transport};
 use crate::secrets;
 use crate::telemetry;
 
@@ -57,6 +59,65 @@ pub async fn migrate(config_path: Option<&Path>) -> anyhow::Result<()> {
 pub fn gen_secret() -> anyhow::Result<()> {
     writeln!(std::io::stdout(), "{}", secrets::generate_secret_text()?)?;
     Ok(())
+}
+
+/// `signupd send-test-mail --to ADDR [--list ID]`: one mail through the configured transport,
+/// with the outcome in plain words and a hint for the usual mistakes.
+pub async fn send_test_mail(config_path: Option<&Path>, to: &str, list: Option<&str>) -> anyhow::Result<()> {
+    let config = load_config(config_path)?;
+    let to = EmailAddress::parse(to).map_err(|error| anyhow::anyhow!("--to: {error}"))?;
+    let list = match list {
+        Some(id) => config
+            .list(id)
+            .ok_or_else(|| anyhow::anyhow!("--list: no list with id {id:?}"))?,
+        None => config
+            .lists
+            .first()
+            .ok_or_else(|| anyhow::anyhow!("no list configured"))?,
+    };
+    let transport = Transport::from_config(&config.mail)?;
+    let message = mail::message::test_mail(&config, list, to.as_ref())?;
+    match transport.send(message).await {
+        Ok(Delivered::Smtp { code }) => {
+            writeln!(
+                std::io::stdout(),
+                "sent: the SMTP server accepted the mail for {} ({code})",
+                to.masked()
+            )?;
+            Ok(())
+        }
+        Ok(Delivered::File { path }) => {
+            writeln!(
+                std::io::stdout(),
+                "written to {} (mail.transport = \"file\")",
+                path.display()
+            )?;
+            Ok(())
+        }
+        Err(error) => Err(anyhow::anyhow!("{}{}", error.detail, smtp_hint(&config, &error))),
+    }
+}
+
+/// What usually causes this failure, in the operator's terms.
+fn smtp_hint(config: &Config, error: &SendError) -> String {
+    let smtp = &config.mail.smtp;
+    let hint = match (error.code, smtp.port, smtp.security) {
+        (Some(535 | 534 | 530), _, _) => {
+            "authentication was refused: check mail.smtp.username and the password".to_owned()
+        }
+        (Some(code), _, _) if code >= 500 => {
+            "the server refused the mail for good: check the sender address (lists[].from) is allowed on this relay"
+                .to_owned()
+        }
+        (Some(_), _, _) => "a temporary refusal: try again later; signupd retries such failures by itself".to_owned(),
+        (None, 465, SmtpSecurity::StartTls) => "port 465 usually needs security = \"tls\"".to_owned(),
+        (None, 587 | 25, SmtpSecurity::Tls) => format!("port {} usually needs security = \"starttls\"", smtp.port),
+        (None, _, _) => format!(
+            "check that {}:{} is reachable and that mail.smtp.security matches the port",
+            smtp.host, smtp.port
+        ),
+    };
+    format!(" (hint: {hint})")
 }
 
 fn load_config(path: Option<&Path>) -> anyhow::Result<Config> {

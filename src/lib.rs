@@ -16,6 +16,7 @@
 //! - [`domain`]: types valid by construction (`ListId`, `EmailAddress`).
 //! - [`ratelimit`]: who the client is (trusted proxies, Cloudflare ranges) and the persistent
 //!   per-network counters.
+//! - [`scheduler`]: the hourly cleanup (tokio-cron-scheduler), also run once at start.
 //! - [`signup`]: group-committed intake of signup requests and the state table worker.
 //! - [`tokens`]: token derivation and the hashes that are stored instead of tokens.
 //! - [`clock`]: injected time, so tests never sleep.
@@ -31,6 +32,7 @@ pub mod mail;
 pub mod middleware;
 pub mod ratelimit;
 pub mod routes;
+pub mod scheduler;
 pub mod secrets;
 pub mod signup;
 pub mod storage;

@@ -17,6 +17,7 @@ async fn main() -> ExitCode {
         Command::CheckConfig => commands::check_config(config),
         Command::Migrate => commands::migrate(config).await,
         Command::GenSecret => commands::gen_secret(),
+        Command::SendTestMail { to, list } => commands::send_test_mail(config, &to, list.as_deref()).await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -210,7 +210,10 @@ mod tests {
     /// The formatted mail with quoted-printable soft line breaks and `=3D` undone, enough to
     /// search for links.
     fn readable(message: &Message) -> String {
-        String::from_utf8(message.formatted()).unwrap().replace("=\r\n", "").replace("=3D", "=")
+        String::from_utf8(message.formatted())
+            .unwrap()
+            .replace("=\r\n", "")
+            .replace("=3D", "=")
     }
 
     fn config() -> Config {
