@@ -29,6 +29,7 @@ use crate::scheduler;
 use crate::secrets::{self, Secrets, SecretsPlan};
 use crate::signup::{self, IntakeWriter};
 use crate::storage::Db;
+use crate::tokens::Keyring;
 
 /// How long a stopping server waits for in-flight requests.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
@@ -48,6 +49,8 @@ pub struct AppState {
     pub mail_wakeup: Arc<Notify>,
     /// For the alert webhook.
     pub http_client: reqwest::Client,
+    /// Signs and verifies unsubscribe tokens.
+    pub keyring: Arc<Keyring>,
 }
 
 /// What differs between production and a test harness.
@@ -206,12 +209,13 @@ pub async fn prepare(config: Config, options: BuildOptions) -> anyhow::Result<Ap
     Ok(AppState {
         config,
         db,
-        secrets: Arc::new(secrets),
+        secrets: Arc::new(secrets.clone()),
         clock: options.clock,
         intake,
         transport,
         mail_wakeup: Arc::new(Notify::new()),
         http_client,
+        keyring: Arc::new(Keyring::new(&secrets.token_secret, &secrets.verify_only)),
     })
 }
 

@@ -217,7 +217,8 @@ async fn send_welcome(state: &AppState, item: Claimed, now: UnixSeconds) -> anyh
         return Ok(MailOutcome::Skipped);
     };
     let removal = RemovalToken::derive(&state.secrets.hash_key, &target.id);
-    let message = message::welcome(&config, list, &target.email, removal.expose(), removal.expose())?;
+    let unsubscribe = state.keyring.sign_unsubscribe(&target.list_id, &target.id, now);
+    let message = message::welcome(&config, list, &target.email, removal.expose(), &unsubscribe)?;
     match state.transport.send(message).await {
         Ok(delivered) => {
             log_delivered(&delivered, "welcome", &target);

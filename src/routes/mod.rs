@@ -1,6 +1,9 @@
 //! HTTP routes, one file per endpoint family (GET page and POST action side by side).
 
+mod confirm;
+mod form;
 mod health;
+mod manage;
 pub mod pages;
 mod signup;
 
@@ -16,6 +19,14 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/signup", read().to(pages::signup_form))
         .route("/check-inbox", read().to(pages::check_inbox))
         .route("/static/style.css", read().to(pages::stylesheet))
+        .route("/confirm", read().to(confirm::confirm_page))
+        .route("/confirmed", read().to(confirm::confirmed_page))
+        .route("/manage", read().to(manage::manage_page))
+        .route("/removed", read().to(manage::removed_page))
+        .route("/api/confirm", web::post().to(confirm::confirm))
+        .route("/api/manage", web::post().to(manage::manage))
+        .route("/api/unsubscribe", web::post().to(manage::one_click))
+        .route("/api/unsubscribe", read().to(manage::unsubscribe_redirect))
         .service(
             web::resource("/api/signup")
                 .route(web::post().to(signup::signup))

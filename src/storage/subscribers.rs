@@ -151,3 +151,116 @@ pub fn delete_never_mailed(conn: &rusqlite::Connection, id: &str) -> rusqlite::R
         .execute([id])?;
     Ok(deleted == 1)
 }
+
+/// What the confirm page may say about a token, read without writing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfirmView {
+    pub list_id: String,
+    pub status: Status,
+    pub expires_at: Option<UnixSeconds>,
+}
+
+pub fn find_by_confirm_hash(conn: &rusqlite::Connection, hash: &str) -> rusqlite::Result<Option<ConfirmView>> {
+    conn.prepare_cached("SELECT list_id, status, confirm_expires_at FROM subscribers WHERE confirm_hash = ?1")?
+        .query_row([hash], |row| {
+            let status: String = row.get(1)?;
+            Ok(ConfirmView {
+                list_id: row.get(0)?,
+                status: if status == "confirmed" {
+                    Status::Confirmed
+                } else {
+                    Status::Pending
+                },
+                expires_at: row.get(2)?,
+            })
+        })
+        .optional()
+}
+
+/// A row that was just confirmed. No `Debug`: it holds the address.
+#[allow(missing_debug_implementations)]
+pub struct JustConfirmed {
+    pub id: String,
+    pub list_id: String,
+    pub email: String,
+}
+
+/// The one atomic transition pending → confirmed (SPEC §4.2). With `retyped_email`, the row's
+/// address must match too. The confirm hash stays until the link's lifetime ends, so a repeated
+/// POST can be recognised as already done.
+pub fn confirm(
+    conn: &rusqlite::Connection,
+    hash: &str,
+    now: UnixSeconds,
+    method: &str,
+    retyped_email: Option<&str>,
+) -> rusqlite::Result<Option<JustConfirmed>> {
+    conn.prepare_cached(
+        "UPDATE subscribers
+         SET status = 'confirmed', confirmed_at = ?2, confirm_method = ?3,
+             confirm_delay_secs = ?2 - confirmation_sent_at
+         WHERE status = 'pending' AND confirm_hash = ?1 AND confirm_expires_at >= ?2
+           AND (?4 IS NULL OR email = ?4)
+         RETURNING id, list_id, email",
+    )?
+    .query_row(params![hash, now, method, retyped_email], |row| {
+        Ok(JustConfirmed {
+            id: row.get(0)?,
+            list_id: row.get(1)?,
+            email: row.get(2)?,
+        })
+    })
+    .optional()
+}
+
+/// The row a removal token (by hash) or an unsubscribe token (by id) names.
+pub struct Removable {
+    pub id: String,
+    pub list_id: String,
+    pub email: String,
+    pub status: Status,
+}
+
+impl std::fmt::Debug for Removable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Removable")
+            .field("id", &self.id)
+            .field("list_id", &self.list_id)
+            .finish_non_exhaustive()
+    }
+}
+
+pub fn find_removable(
+    conn: &rusqlite::Connection,
+    by_removal_hash: Option<&str>,
+    by_id: Option<&str>,
+) -> rusqlite::Result<Option<Removable>> {
+    conn.prepare_cached(
+        "SELECT id, list_id, email, status FROM subscribers
+         WHERE (?1 IS NOT NULL AND removal_hash = ?1) OR (?2 IS NOT NULL AND id = ?2)",
+    )?
+    .query_row(params![by_removal_hash, by_id], |row| {
+        let status: String = row.get(3)?;
+        Ok(Removable {
+            id: row.get(0)?,
+            list_id: row.get(1)?,
+            email: row.get(2)?,
+            status: if status == "confirmed" {
+                Status::Confirmed
+            } else {
+                Status::Pending
+            },
+        })
+    })
+    .optional()
+}
+
+/// Deletes a row everywhere at once: the row, its queued mail (by cascade) and any intake item
+/// for the same address.
+pub fn delete_everywhere(conn: &rusqlite::Connection, row: &Removable) -> rusqlite::Result<()> {
+    conn.prepare_cached("DELETE FROM subscribers WHERE id = ?1")?
+        .execute([&row.id])?;
+    conn.prepare_cached("DELETE FROM intake WHERE list_id = ?1 AND email = ?2")?
+        .execute([&row.list_id, &row.email])?;
+    Ok(())
+}

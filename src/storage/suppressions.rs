@@ -42,3 +42,26 @@ pub fn find(tx: &Transaction<'_>, hash: &str) -> rusqlite::Result<Option<Reason>
             })
         })
 }
+
+/// Records (or updates) a suppression.
+pub fn record(
+    conn: &rusqlite::Connection,
+    hash: &str,
+    reason: Reason,
+    now: crate::clock::UnixSeconds,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO suppressions (hash, reason, created_at) VALUES (?1, ?2, ?3)
+         ON CONFLICT (hash) DO UPDATE SET reason = excluded.reason, created_at = excluded.created_at",
+    )?
+    .execute(rusqlite::params![hash, reason.as_str(), now])?;
+    Ok(())
+}
+
+/// Lifts an `unsubscribed` suppression (a new confirmation). A `not_me` one is never lifted here:
+/// no confirmation mail is sent to such an address in the first place.
+pub fn lift_unsubscribed(conn: &rusqlite::Connection, hash: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached("DELETE FROM suppressions WHERE hash = ?1 AND reason = 'unsubscribed'")?
+        .execute([hash])?;
+    Ok(())
+}

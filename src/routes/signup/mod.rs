@@ -16,8 +16,6 @@
 //! an absolute http(s) URL whose origin is in the list's `allowed_origins`; otherwise it is
 //! ignored.
 
-mod body;
-
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::{Method, StatusCode};
 use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, web};
@@ -27,9 +25,9 @@ use crate::app::AppState;
 use crate::config::{Config, ListConfig};
 use crate::domain::EmailAddress;
 use crate::ratelimit::{ClientNet, client_ip};
+use crate::routes::form::{self as body, BodyError, BodyKind};
 use crate::routes::pages::{self, SignupPage};
 use crate::signup::{IntakeOutcome, SignupRequest};
-use body::{BodyError, BodyKind};
 
 /// What a client should wait before retrying after a storage failure.
 const STORAGE_RETRY_AFTER_SECS: u64 = 30;

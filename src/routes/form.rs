@@ -1,6 +1,7 @@
-//! Reading a signup request body (SPEC §4.1 step 1): the three accepted content types, the size
-//! limit, and the field names they share. Unknown fields are ignored; a body with more than
-//! [`MAX_FIELDS`] fields is refused, so a flood of fields costs nothing to answer.
+//! Reading request bodies: the three content types signupd accepts (SPEC §4.1 step 1), the
+//! size limit, and the fields of each form. Unknown fields are ignored; a body with more than
+//! [`MAX_FIELDS`] fields is refused, so a flood of fields costs nothing to answer. Shared by the
+//! signup, confirm, manage and one-click unsubscribe endpoints.
 
 use actix_web::HttpRequest;
 use actix_web::http::header;
@@ -103,6 +104,33 @@ pub async fn parse(kind: BodyKind, req: &HttpRequest, body: Bytes) -> Result<Sig
     }
 }
 
+/// The fields of an urlencoded or multipart body, in order; JSON is not a form here.
+pub async fn form_fields(kind: BodyKind, req: &HttpRequest, body: Bytes) -> Result<Vec<(String, String)>, BodyError> {
+    match kind {
+        BodyKind::UrlEncoded => {
+            let fields: Vec<(String, String)> = url::form_urlencoded::parse(&body)
+                .take(MAX_FIELDS + 1)
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect();
+            if fields.len() > MAX_FIELDS {
+                Err(BodyError::Malformed)
+            } else {
+                Ok(fields)
+            }
+        }
+        BodyKind::Multipart => multipart_fields(req, body).await,
+        BodyKind::Json => Err(BodyError::UnsupportedMediaType),
+    }
+}
+
+/// The first value of `name` among `fields`.
+pub fn field<'a>(fields: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    fields
+        .iter()
+        .find(|(key, _)| key == name)
+        .map(|(_, value)| value.as_str())
+}
+
 /// Percent-decoded bytes that are not UTF-8 become U+FFFD, which no valid address contains,
 /// so they end as `invalid_email` rather than a parse error.
 fn parse_urlencoded(body: &[u8]) -> Result<SignupFields, BodyError> {
@@ -136,6 +164,14 @@ fn parse_json(body: &[u8]) -> Result<SignupFields, BodyError> {
 }
 
 async fn parse_multipart(req: &HttpRequest, body: Bytes) -> Result<SignupFields, BodyError> {
+    let mut fields = SignupFields::default();
+    for (name, value) in multipart_fields(req, body).await? {
+        fields.set(&name, value);
+    }
+    Ok(fields)
+}
+
+async fn multipart_fields(req: &HttpRequest, body: Bytes) -> Result<Vec<(String, String)>, BodyError> {
     let content_type = req
         .headers()
         .get(header::CONTENT_TYPE)
@@ -144,16 +180,14 @@ async fn parse_multipart(req: &HttpRequest, body: Bytes) -> Result<SignupFields,
     let boundary = multer::parse_boundary(content_type).map_err(|_| BodyError::Malformed)?;
     let stream = futures_util::stream::once(async move { Ok::<Bytes, std::io::Error>(body) });
     let mut multipart = multer::Multipart::new(stream, boundary);
-    let mut fields = SignupFields::default();
-    let mut count = 0;
+    let mut fields = Vec::new();
     while let Some(field) = multipart.next_field().await.map_err(|_| BodyError::Malformed)? {
-        count += 1;
-        if count > MAX_FIELDS {
+        if fields.len() >= MAX_FIELDS {
             return Err(BodyError::Malformed);
         }
         let name = field.name().unwrap_or_default().to_owned();
         let bytes = field.bytes().await.map_err(|_| BodyError::Malformed)?;
-        fields.set(&name, String::from_utf8_lossy(&bytes).into_owned());
+        fields.push((name, String::from_utf8_lossy(&bytes).into_owned()));
     }
     Ok(fields)
 }

@@ -1,0 +1,257 @@
+//! Confirmation (SPEC §4.2). Mail scanners open every link with GET and HEAD, some render it and
+//! a few press buttons, so: `GET /confirm` only reads (to say "confirm", "already confirmed" or
+//! "expired") and shows one button; only `POST /api/confirm`, with the token in its body (a token
+//! in the query string is ignored), changes anything — in one atomic
+//! `UPDATE … WHERE status = 'pending' AND confirm_hash = ? AND confirm_expires_at >= now
+//! RETURNING …`. With `confirm_mode = "retype"` the POST must also carry the address, which a
+//! scanner cannot know.
+//!
+//! A repeat POST of a token that already confirmed its row, within the link's lifetime, ends at
+//! the same `/confirmed` page: a person who clicks after a scanner did sees success.
+
+use actix_web::http::StatusCode;
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse, web};
+use askama::Template;
+
+use crate::app::AppState;
+use crate::clock::UnixSeconds;
+use crate::config::{ConfirmMode, ListConfig};
+use crate::domain::EmailAddress;
+use crate::routes::form::{self, BodyKind};
+use crate::routes::pages::{self, MessagePage, html};
+use crate::storage::subscribers::{self, ConfirmView, Status};
+use crate::storage::{outbox, suppressions};
+use crate::tokens::{is_opaque, sha256_hex};
+
+#[derive(Template)]
+#[template(path = "pages/confirm.html")]
+struct ConfirmPage<'a> {
+    list: &'a ListConfig,
+    token: &'a str,
+    retype: bool,
+    error: Option<&'a str>,
+}
+
+impl std::fmt::Debug for ConfirmPage<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConfirmPage")
+            .field("list", &self.list.id)
+            .finish_non_exhaustive()
+    }
+}
+
+pub fn query_param(req: &HttpRequest, name: &str) -> Option<String> {
+    url::form_urlencoded::parse(req.query_string().as_bytes())
+        .find(|(key, _)| key == name)
+        .map(|(_, value)| value.into_owned())
+}
+
+fn malformed() -> HttpResponse {
+    html(
+        StatusCode::BAD_REQUEST,
+        &MessagePage {
+            title: "This link is incomplete",
+            message: "The link seems to be cut off or changed. Open it again from the mail, or copy the whole address into your browser.",
+            link: None,
+            link_text: "",
+        },
+    )
+}
+
+fn expired(list: Option<&ListConfig>) -> HttpResponse {
+    let signup = list.map_or_else(|| "/".to_owned(), |list| format!("/signup?list={}", list.id));
+    html(
+        StatusCode::GONE,
+        &MessagePage {
+            title: "This link has expired",
+            message: "The confirmation link is no longer valid: it expired, was replaced by a newer mail, or was already used. You can sign up again.",
+            link: Some(&signup),
+            link_text: "Sign up again",
+        },
+    )
+}
+
+fn confirmed_redirect(list_id: &str) -> HttpResponse {
+    HttpResponse::SeeOther()
+        .insert_header((header::LOCATION, format!("/confirmed?list={list_id}")))
+        .finish()
+}
+
+/// Whether a view's link still works at `now`.
+fn live(view: &ConfirmView, now: UnixSeconds) -> bool {
+    view.expires_at.is_some_and(|expires| expires >= now)
+}
+
+async fn view(state: &AppState, hash: String) -> anyhow::Result<Option<ConfirmView>> {
+    state
+        .db
+        .run(move |conn| Ok::<_, anyhow::Error>(subscribers::find_by_confirm_hash(conn, &hash)?))
+        .await
+}
+
+/// `GET /confirm?token=T`: reads, never writes.
+pub async fn confirm_page(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    let Some(token) = query_param(&req, "token").filter(|token| is_opaque(token)) else {
+        return malformed();
+    };
+    let now = state.clock.now();
+    let found = match view(&state, sha256_hex(token.as_bytes())).await {
+        Ok(found) => found,
+        Err(error) => return storage_error(&error),
+    };
+    let Some((view, list)) = found.and_then(|view| state.config.list(&view.list_id).map(|list| (view, list))) else {
+        return expired(None);
+    };
+    match view.status {
+        Status::Pending if live(&view, now) => html(
+            StatusCode::OK,
+            &ConfirmPage {
+                list,
+                token: &token,
+                retype: list.confirm_mode == ConfirmMode::Retype,
+                error: None,
+            },
+        ),
+        Status::Confirmed if live(&view, now) => html(
+            StatusCode::OK,
+            &MessagePage {
+                title: "Already confirmed",
+                message: &format!(
+                    "This address is already signed up for {}. Nothing more to do.",
+                    list.name
+                ),
+                link: None,
+                link_text: "",
+            },
+        ),
+        _ => expired(Some(list)),
+    }
+}
+
+/// `POST /api/confirm` with the form body `token=T` (and `email` in retype mode).
+pub async fn confirm(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
+    let fields = match read_form(&req, payload, state.config.server.max_body_bytes).await {
+        Some(fields) => fields,
+        None => return malformed(),
+    };
+    let Some(token) = form::field(&fields, "token")
+        .filter(|token| is_opaque(token))
+        .map(str::to_owned)
+    else {
+        return malformed();
+    };
+    let hash = sha256_hex(token.as_bytes());
+    let now = state.clock.now();
+    let before = match view(&state, hash.clone()).await {
+        Ok(before) => before,
+        Err(error) => return storage_error(&error),
+    };
+    let Some((before, list)) = before.and_then(|view| state.config.list(&view.list_id).map(|list| (view, list))) else {
+        return expired(None);
+    };
+    if before.status == Status::Confirmed && live(&before, now) {
+        return confirmed_redirect(list.id.as_ref());
+    }
+    let retype = list.confirm_mode == ConfirmMode::Retype;
+    let retyped = if retype {
+        match form::field(&fields, "email").map(EmailAddress::parse) {
+            Some(Ok(email)) => Some(email.as_ref().to_owned()),
+            _ => return retype_again(list, &token),
+        }
+    } else {
+        None
+    };
+
+    let config = state.config.clone();
+    let hash_key = state.secrets.hash_key.clone();
+    let method = if retype { "retype" } else { "button" };
+    let result = state
+        .db
+        .run(move |conn| -> anyhow::Result<Option<String>> {
+            let tx = crate::storage::immediate(conn)?;
+            let Some(row) = subscribers::confirm(&tx, &hash, now, method, retyped.as_deref())? else {
+                return Ok(None);
+            };
+            if config.list(&row.list_id).is_some_and(|list| list.welcome_mail) {
+                outbox::queue_welcome(&tx, &row.id, now)?;
+            }
+            suppressions::lift_unsubscribed(&tx, &suppressions::hash(&hash_key, &row.list_id, &row.email))?;
+            tx.commit()?;
+            Ok(Some(row.list_id))
+        })
+        .await;
+    match result {
+        Ok(Some(list_id)) => {
+            tracing::info!(list = %list_id, method, "signup confirmed");
+            state.mail_wakeup.notify_one();
+            confirmed_redirect(&list_id)
+        }
+        Ok(None) => {
+            // Lost a race with a concurrent POST, a wrong retyped address, or an expired link.
+            match view(&state, sha256_hex(token.as_bytes())).await {
+                Ok(Some(after)) if after.status == Status::Confirmed && live(&after, now) => {
+                    confirmed_redirect(list.id.as_ref())
+                }
+                Ok(Some(after)) if retype && after.status == Status::Pending && live(&after, now) => {
+                    retype_again(list, &token)
+                }
+                Ok(_) => expired(Some(list)),
+                Err(error) => storage_error(&error),
+            }
+        }
+        Err(error) => storage_error(&error),
+    }
+}
+
+fn retype_again(list: &ListConfig, token: &str) -> HttpResponse {
+    html(
+        StatusCode::BAD_REQUEST,
+        &ConfirmPage {
+            list,
+            token,
+            retype: true,
+            error: Some("That is not the address this link was sent to. Please type it again."),
+        },
+    )
+}
+
+/// The urlencoded or multipart fields of a small form body; `None` if unreadable.
+pub async fn read_form(req: &HttpRequest, payload: web::Payload, limit: usize) -> Option<Vec<(String, String)>> {
+    let kind = form::body_kind(req).ok().filter(|kind| *kind != BodyKind::Json)?;
+    let body = form::read_limited(req, payload, limit).await.ok()?;
+    form::form_fields(kind, req, body).await.ok()
+}
+
+pub fn storage_error(error: &anyhow::Error) -> HttpResponse {
+    tracing::error!(error = format!("{error:#}"), "database unavailable");
+    html(
+        StatusCode::SERVICE_UNAVAILABLE,
+        &MessagePage {
+            title: "Please try again",
+            message: "This could not be done just now. Please try again in a minute.",
+            link: None,
+            link_text: "",
+        },
+    )
+}
+
+/// `GET /confirmed?list=ID`.
+pub async fn confirmed_page(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    let name = pages::list_param(&req)
+        .and_then(|id| state.config.list(&id))
+        .map(|list| list.name.clone());
+    let message = match &name {
+        Some(name) => format!("Thank you. Your address is now signed up for {name}."),
+        None => "Thank you. Your address is now signed up.".to_owned(),
+    };
+    html(
+        StatusCode::OK,
+        &MessagePage {
+            title: "You are signed up",
+            message: &message,
+            link: None,
+            link_text: "",
+        },
+    )
+}

@@ -1,0 +1,209 @@
+//! Removal and unsubscribe (SPEC §4.3). `GET /manage` shows one "Remove my address" button and
+//! never writes; `POST /api/manage` removes; `POST /api/unsubscribe?token=T` with the body
+//! `List-Unsubscribe=One-Click` is RFC 8058 one-click unsubscribe and acts at once; `GET
+//! /api/unsubscribe` only redirects to the manage page.
+//!
+//! Both removal tokens (43 characters, looked up by hash) and signed unsubscribe tokens (verified
+//! by signature, naming list and row) are accepted. Removing deletes the row, its queued mail and
+//! any intake item for the address in one transaction, and records a suppression hash:
+//! `not_me` if the row was still pending, `unsubscribed` if it was confirmed. A repeat, or a
+//! well-formed token that matches nothing, ends the same way: it reveals nothing.
+
+use actix_web::http::StatusCode;
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse, web};
+use askama::Template;
+
+use super::confirm::{query_param, read_form, storage_error};
+use crate::app::AppState;
+use crate::routes::form;
+use crate::routes::pages::{self, MessagePage, html};
+use crate::storage::subscribers::{self, Removable, Status};
+use crate::storage::suppressions::{self, Reason};
+use crate::tokens::{TokenForm, sha256_hex};
+
+#[derive(Template)]
+#[template(path = "pages/manage.html")]
+struct ManagePage<'a> {
+    list_name: Option<&'a str>,
+    token: &'a str,
+}
+
+impl std::fmt::Debug for ManagePage<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ManagePage")
+            .field("list_name", &self.list_name)
+            .finish_non_exhaustive()
+    }
+}
+
+fn malformed() -> HttpResponse {
+    html(
+        StatusCode::BAD_REQUEST,
+        &MessagePage {
+            title: "This link is incomplete",
+            message: "The link seems to be cut off or changed. Open it again from the mail.",
+            link: None,
+            link_text: "",
+        },
+    )
+}
+
+/// The row a token names, if any, and the list id the token itself names (unsubscribe tokens).
+async fn lookup(state: &AppState, form: &TokenForm) -> anyhow::Result<(Option<Removable>, Option<String>)> {
+    let (by_hash, by_id, claimed_list) = match form {
+        TokenForm::Opaque(token) => (Some(sha256_hex(token.as_bytes())), None, None),
+        TokenForm::Unsubscribe(claims) => (None, Some(claims.subscriber_id.clone()), Some(claims.list_id.clone())),
+    };
+    let expected_list = claimed_list.clone();
+    let row = state
+        .db
+        .run(move |conn| {
+            Ok::<_, anyhow::Error>(subscribers::find_removable(conn, by_hash.as_deref(), by_id.as_deref())?)
+        })
+        .await?
+        // A signed token names its list too; both must agree.
+        .filter(|row| expected_list.as_ref().is_none_or(|list| *list == row.list_id));
+    Ok((row, claimed_list))
+}
+
+/// Removes the row a token names; returns the list id to show, if known.
+async fn remove(state: &AppState, form: &TokenForm) -> anyhow::Result<Option<String>> {
+    let (row, claimed_list) = lookup(state, form).await?;
+    let Some(row) = row else {
+        return Ok(claimed_list);
+    };
+    let hash_key = state.secrets.hash_key.clone();
+    let now = state.clock.now();
+    let list_id = row.list_id.clone();
+    let reason = if row.status == Status::Confirmed {
+        Reason::Unsubscribed
+    } else {
+        Reason::NotMe
+    };
+    state
+        .db
+        .run(move |conn| {
+            let tx = crate::storage::immediate(conn)?;
+            subscribers::delete_everywhere(&tx, &row)?;
+            suppressions::record(
+                &tx,
+                &suppressions::hash(&hash_key, &row.list_id, &row.email),
+                reason,
+                now,
+            )?;
+            tx.commit()?;
+            Ok::<_, anyhow::Error>(())
+        })
+        .await?;
+    tracing::info!(list = %list_id, reason = reason.as_str(), "address removed");
+    Ok(Some(list_id))
+}
+
+fn parse_token(state: &AppState, token: Option<&str>) -> Option<TokenForm> {
+    TokenForm::parse(token?, &state.keyring).ok()
+}
+
+/// `GET /manage?token=T`: reads, never writes.
+pub async fn manage_page(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    let raw = query_param(&req, "token");
+    let Some(form) = parse_token(&state, raw.as_deref()) else {
+        return malformed();
+    };
+    let (row, claimed_list) = match lookup(&state, &form).await {
+        Ok(found) => found,
+        Err(error) => return storage_error(&error),
+    };
+    let list_id = row.map(|row| row.list_id).or(claimed_list);
+    let list_name = list_id
+        .and_then(|id| state.config.list(&id))
+        .map(|list| list.name.as_str());
+    html(
+        StatusCode::OK,
+        &ManagePage {
+            list_name,
+            token: raw.as_deref().unwrap_or_default(),
+        },
+    )
+}
+
+/// `POST /api/manage` with the form body `token=T`.
+pub async fn manage(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
+    let fields = read_form(&req, payload, state.config.server.max_body_bytes)
+        .await
+        .unwrap_or_default();
+    let Some(form) = parse_token(&state, form::field(&fields, "token")) else {
+        return malformed();
+    };
+    match remove(&state, &form).await {
+        Ok(list_id) => {
+            let location = list_id.map_or_else(|| "/removed".to_owned(), |id| format!("/removed?list={id}"));
+            HttpResponse::SeeOther()
+                .insert_header((header::LOCATION, location))
+                .finish()
+        }
+        Err(error) => storage_error(&error),
+    }
+}
+
+fn plain(status: StatusCode, text: &'static str) -> HttpResponse {
+    HttpResponse::build(status)
+        .content_type("text/plain; charset=utf-8")
+        .body(text)
+}
+
+/// `POST /api/unsubscribe?token=T` with `List-Unsubscribe=One-Click`: RFC 8058 one-click. The
+/// mail provider posts without cookies or a browser (RFC 8058 §3.1), so the answer is plain text
+/// and acts at once.
+pub async fn one_click(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
+    let fields = read_form(&req, payload, state.config.server.max_body_bytes)
+        .await
+        .unwrap_or_default();
+    if form::field(&fields, "List-Unsubscribe") != Some("One-Click") {
+        return plain(
+            StatusCode::BAD_REQUEST,
+            "Expected the body List-Unsubscribe=One-Click (RFC 8058).",
+        );
+    }
+    let Some(form) = parse_token(&state, query_param(&req, "token").as_deref()) else {
+        return plain(StatusCode::BAD_REQUEST, "Invalid unsubscribe link.");
+    };
+    match remove(&state, &form).await {
+        Ok(_) => plain(StatusCode::OK, "Unsubscribed"),
+        Err(error) => {
+            tracing::error!(error = format!("{error:#}"), "one-click unsubscribe failed");
+            plain(StatusCode::SERVICE_UNAVAILABLE, "Please try again later.")
+        }
+    }
+}
+
+/// `GET /api/unsubscribe?token=T`: never acts; shows the manage page instead.
+pub async fn unsubscribe_redirect(req: HttpRequest) -> HttpResponse {
+    let token = query_param(&req, "token").unwrap_or_default();
+    let query: String = url::form_urlencoded::Serializer::new(String::new())
+        .append_pair("token", &token)
+        .finish();
+    HttpResponse::SeeOther()
+        .insert_header((header::LOCATION, format!("/manage?{query}")))
+        .finish()
+}
+
+/// `GET /removed?list=ID`.
+pub async fn removed_page(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    let name = pages::list_param(&req)
+        .and_then(|id| state.config.list(&id))
+        .map(|list| list.name.clone());
+    let message = match &name {
+        Some(name) => format!("Your address was removed from {name}. You will get no more mail from it."),
+        None => "Your address was removed. You will get no more mail from this list.".to_owned(),
+    };
+    html(
+        StatusCode::OK,
+        &MessagePage {
+            title: "Address removed",
+            message: &message,
+            link: None,
+            link_text: "",
+        },
+    )
+}
