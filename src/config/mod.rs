@@ -109,6 +109,22 @@ pub struct MailConfig {
     pub retry_base: Duration,
     pub alert_webhook: Option<Url>,
     pub smtp: SmtpConfig,
+    /// DKIM signing, for operators who send without a signing relay.
+    pub dkim: Option<DkimConfig>,
+}
+
+#[derive(Debug, Clone)]
+pub struct DkimConfig {
+    pub selector: String,
+    pub domain: String,
+    pub private_key_file: PathBuf,
+    pub algorithm: DkimAlgorithm,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DkimAlgorithm {
+    Rsa,
+    Ed25519,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -352,7 +368,7 @@ impl Config {
         if transport == MailTransportKind::Smtp {
             problems.check("mail.smtp.host", parse::smtp_host(&m.smtp.host, security));
         }
-        let mail = MailConfig {
+        let mut mail = MailConfig {
             transport,
             file_dir: problems.check_or_default("mail.file_dir", parse::path(&m.file_dir)),
             max_mails_per_hour: problems
@@ -369,7 +385,40 @@ impl Config {
                 password: parse::non_empty(&m.smtp.password),
                 timeout: problems.check_or_default("mail.smtp.timeout", parse::positive_duration(&m.smtp.timeout)),
             },
+            dkim: None,
         };
+
+        let d = &m.dkim;
+        let dkim_algorithm = problems.check(
+            "mail.dkim.algorithm",
+            parse::one_of(
+                &d.algorithm,
+                &[("rsa", DkimAlgorithm::Rsa), ("ed25519", DkimAlgorithm::Ed25519)],
+            ),
+        );
+        let dkim = if d.selector.is_empty() && d.domain.is_empty() && d.private_key_file.is_empty() {
+            None
+        } else {
+            for (key, value) in [
+                ("selector", &d.selector),
+                ("domain", &d.domain),
+                ("private_key_file", &d.private_key_file),
+            ] {
+                if value.is_empty() {
+                    problems.push(
+                        format!("mail.dkim.{key}"),
+                        "must be set when DKIM signing is configured",
+                    );
+                }
+            }
+            Some(DkimConfig {
+                selector: d.selector.clone(),
+                domain: d.domain.clone(),
+                private_key_file: PathBuf::from(&d.private_key_file),
+                algorithm: dkim_algorithm.unwrap_or(DkimAlgorithm::Rsa),
+            })
+        };
+        mail.dkim = dkim;
 
         problems.check("cleanup.schedule", parse::cron_schedule(&raw.cleanup.schedule));
         let cleanup = CleanupConfig {

@@ -114,6 +114,7 @@ pub struct RawMail {
     pub retry_base: String,
     pub alert_webhook: String,
     pub smtp: RawSmtp,
+    pub dkim: RawDkim,
 }
 
 impl Default for RawMail {
@@ -125,6 +126,7 @@ impl Default for RawMail {
             retry_base: "30s".into(),
             alert_webhook: String::new(),
             smtp: RawSmtp::default(),
+            dkim: RawDkim::default(),
         }
     }
 }
@@ -167,6 +169,27 @@ impl Default for RawSmtp {
             password_file: String::new(),
             password: String::new(),
             timeout: "10s".into(),
+        }
+    }
+}
+
+/// Optional DKIM signing; off while `selector` is empty.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawDkim {
+    pub selector: String,
+    pub domain: String,
+    pub private_key_file: String,
+    pub algorithm: String,
+}
+
+impl Default for RawDkim {
+    fn default() -> Self {
+        Self {
+            selector: String::new(),
+            domain: String::new(),
+            private_key_file: String::new(),
+            algorithm: "rsa".into(),
         }
     }
 }

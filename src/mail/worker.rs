@@ -193,11 +193,17 @@ async fn send_confirmation(state: &AppState, item: Claimed, now: UnixSeconds) ->
             Ok(MailOutcome::Sent)
         }
         Err(error) => {
-            let (id, hash) = (target.id.clone(), token.hash());
+            let (id, hash, previous_link) = (target.id.clone(), token.hash(), target.previous_link.clone());
             state
                 .db
                 .run(move |conn| {
-                    Ok::<_, anyhow::Error>(subscribers::unstamp_confirmation(conn, &id, now, previous, &hash)?)
+                    Ok::<_, anyhow::Error>(subscribers::unstamp_confirmation(
+                        conn,
+                        &id,
+                        now,
+                        &hash,
+                        &previous_link,
+                    )?)
                 })
                 .await?;
             let window_ends = item.created_at.saturating_add(ttl);

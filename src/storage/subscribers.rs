@@ -84,25 +84,44 @@ pub struct MailTarget {
     pub email: String,
     pub status: Status,
     pub confirmation_sent_at: Option<UnixSeconds>,
+    /// The link already mailed, restored if a resend fails.
+    pub previous_link: PreviousLink,
+}
+
+/// The send time, confirm hash and expiry a row had before a resend was stamped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreviousLink {
+    pub sent_at: Option<UnixSeconds>,
+    pub confirm_hash: Option<String>,
+    pub expires_at: Option<UnixSeconds>,
 }
 
 pub fn mail_target(conn: &rusqlite::Connection, id: &str) -> rusqlite::Result<Option<MailTarget>> {
-    conn.prepare_cached("SELECT id, list_id, email, status, confirmation_sent_at FROM subscribers WHERE id = ?1")?
-        .query_row([id], |row| {
-            let status: String = row.get(3)?;
-            Ok(MailTarget {
-                id: row.get(0)?,
-                list_id: row.get(1)?,
-                email: row.get(2)?,
-                status: if status == "confirmed" {
-                    Status::Confirmed
-                } else {
-                    Status::Pending
-                },
-                confirmation_sent_at: row.get(4)?,
-            })
+    conn.prepare_cached(
+        "SELECT id, list_id, email, status, confirmation_sent_at, confirm_hash, confirm_expires_at
+         FROM subscribers WHERE id = ?1",
+    )?
+    .query_row([id], |row| {
+        let status: String = row.get(3)?;
+        let sent_at: Option<UnixSeconds> = row.get(4)?;
+        Ok(MailTarget {
+            id: row.get(0)?,
+            list_id: row.get(1)?,
+            email: row.get(2)?,
+            status: if status == "confirmed" {
+                Status::Confirmed
+            } else {
+                Status::Pending
+            },
+            confirmation_sent_at: sent_at,
+            previous_link: PreviousLink {
+                sent_at,
+                confirm_hash: row.get(5)?,
+                expires_at: row.get(6)?,
+            },
         })
-        .optional()
+    })
+    .optional()
 }
 
 /// Compare-and-set: stores a new confirm token hash and send time only if the row is still
@@ -124,20 +143,28 @@ pub fn stamp_confirmation(
     Ok(changed == 1)
 }
 
-/// Undoes [`stamp_confirmation`] after a failed send, so the cooldown and the retry see the
-/// state before it. The new hash is cleared too: its token never left this process.
+/// Undoes [`stamp_confirmation`] after a failed send: the send time, confirm hash and expiry
+/// the row had before come back, so the link already mailed keeps working (SPEC §3: a token
+/// stops working only when a new one was actually sent) and the cooldown sees the old time.
 pub fn unstamp_confirmation(
     conn: &rusqlite::Connection,
     id: &str,
     stamped_at: UnixSeconds,
-    previous_sent_at: Option<UnixSeconds>,
-    confirm_hash: &str,
+    stamped_hash: &str,
+    previous: &PreviousLink,
 ) -> rusqlite::Result<()> {
     conn.prepare_cached(
-        "UPDATE subscribers SET confirmation_sent_at = ?3, confirm_hash = NULL, confirm_expires_at = NULL
-         WHERE id = ?1 AND confirmation_sent_at = ?2 AND confirm_hash = ?4",
+        "UPDATE subscribers SET confirmation_sent_at = ?4, confirm_hash = ?5, confirm_expires_at = ?6
+         WHERE id = ?1 AND confirmation_sent_at = ?2 AND confirm_hash = ?3",
     )?
-    .execute(params![id, stamped_at, previous_sent_at, confirm_hash])?;
+    .execute(params![
+        id,
+        stamped_at,
+        stamped_hash,
+        previous.sent_at,
+        previous.confirm_hash,
+        previous.expires_at
+    ])?;
     Ok(())
 }
 

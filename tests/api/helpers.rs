@@ -65,6 +65,7 @@ pub async fn spawn_app_in(dir: TempDir, extra: &str) -> TestApp {
     let options = BuildOptions {
         clock: Arc::new(clock.clone()),
         credentials_dir: None,
+        background_workers: false,
     };
     let application = Application::build_with(config, options).await.expect("the app builds");
     let address = format!("http://127.0.0.1:{}", application.port());

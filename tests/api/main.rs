@@ -5,9 +5,14 @@
 #![allow(clippy::unwrap_used, reason = "a failed unwrap is a failed test, with its location")]
 
 mod cli;
+mod confirm;
 mod health;
 mod helpers;
+mod mail;
+mod manage;
+mod scanner;
 mod signup;
 mod signup_abuse;
 mod signup_input;
+mod smtp_server;
 mod startup;

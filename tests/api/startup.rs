@@ -61,6 +61,7 @@ async fn credentials_directory_secrets_are_used_when_present() {
     let options = BuildOptions {
         clock: Arc::new(SystemClock),
         credentials_dir: Some(credentials.path().to_owned()),
+        background_workers: false,
     };
     let app = Application::build_with(config, options).await.unwrap();
     assert_eq!(app.state().secrets.token_secret.expose(), "c".repeat(40).as_bytes());
@@ -109,6 +110,7 @@ async fn failed_starts_name_the_problem_and_write_nothing() {
         let options = BuildOptions {
             clock: Arc::new(SystemClock),
             credentials_dir: None,
+            background_workers: false,
         };
         let error = format!("{:#}", Application::build_with(config, options).await.unwrap_err());
         assert!(
@@ -136,6 +138,7 @@ async fn a_data_dir_that_cannot_be_created_is_named() {
     let options = BuildOptions {
         clock: Arc::new(SystemClock),
         credentials_dir: None,
+        background_workers: false,
     };
     let error = format!("{:#}", Application::build_with(config, options).await.unwrap_err());
     assert!(
@@ -159,6 +162,7 @@ async fn a_database_from_a_newer_signupd_is_refused_untouched() {
     let options = BuildOptions {
         clock: Arc::new(SystemClock),
         credentials_dir: None,
+        background_workers: false,
     };
     let error = format!("{:#}", Application::build_with(config, options).await.unwrap_err());
     assert!(error.contains("schema version 99"), "{error}");

@@ -1,0 +1,187 @@
+//! A real SMTP server on 127.0.0.1 for the mail tests (`mailin-embedded`): it records every
+//! message it accepts and can be scripted to refuse recipients or to answer the end of `DATA`
+//! with a queue of reply codes (`[451, 451, 250]`).
+//!
+//! The server binds before it serves, so a test never waits for it to start. It cannot be
+//! stopped (mailin has no shutdown); its threads end with the test binary. "Server down" is a
+//! port that nobody listens on: [`free_port`] learns one, and [`SmtpServer::start_on`] starts
+//! the server there later.
+
+use std::collections::VecDeque;
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use mailin_embedded::response::OK;
+use mailin_embedded::{Handler, Response, Server, SslConfig};
+
+/// What the server has seen and what it is told to answer; shared by every connection.
+#[derive(Debug, Default)]
+struct Script {
+    /// Raw bytes of every accepted message (dot-unstuffed, CRLF line ends).
+    received: Vec<Vec<u8>>,
+    /// Every message whose data arrived, accepted or not.
+    data_attempts: usize,
+    /// Reply codes for the end of `DATA`, consumed one per message; 250 when empty.
+    data_answers: VecDeque<u16>,
+    /// A code with which every `RCPT TO` is refused (a permanent 550, say).
+    rcpt_answer: Option<u16>,
+}
+
+/// A running test SMTP server.
+#[derive(Debug, Clone)]
+pub struct SmtpServer {
+    pub port: u16,
+    script: Arc<Mutex<Script>>,
+}
+
+impl SmtpServer {
+    /// A server on a fresh port that accepts everything.
+    pub fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the test SMTP server");
+        Self::serve(listener)
+    }
+
+    /// A server on `port`, which a test learned from [`free_port`] and kept closed until now.
+    pub fn start_on(port: u16) -> Self {
+        let mut last_error = None;
+        // The port was free a moment ago; another socket could have taken it in between, which
+        // a few more attempts cannot fix, but a slow release of the old listener can.
+        for _ in 0..20 {
+            match TcpListener::bind(("127.0.0.1", port)) {
+                Ok(listener) => return Self::serve(listener),
+                Err(error) => {
+                    last_error = Some(error);
+                    std::thread::yield_now();
+                }
+            }
+        }
+        panic!("cannot bind the test SMTP server to port {port}: {last_error:?}");
+    }
+
+    fn serve(listener: TcpListener) -> Self {
+        let port = listener.local_addr().expect("a bound address").port();
+        let script = Arc::new(Mutex::new(Script::default()));
+        let handler = Recorder {
+            script: script.clone(),
+            message: Vec::new(),
+            recipients: Vec::new(),
+            refused_data: false,
+        };
+        let mut server = Server::new(handler);
+        server
+            .with_name("smtp.test")
+            .with_num_threads(16)
+            .with_ssl(SslConfig::None)
+            .expect("no TLS")
+            .with_tcp_listener(listener);
+        std::thread::Builder::new()
+            .name(format!("test-smtp-{port}"))
+            .spawn(move || {
+                let _ = server.serve();
+            })
+            .expect("spawn the test SMTP server");
+        Self { port, script }
+    }
+
+    /// The `[mail]` configuration that sends to this server.
+    pub fn config(&self) -> String {
+        smtp_config(self.port)
+    }
+
+    /// Answers the end of the next messages' `DATA` with `codes`, in order (then 250).
+    pub fn answer_data_with(&self, codes: &[u16]) {
+        self.script().data_answers.extend(codes);
+    }
+
+    /// Refuses every recipient with `code` from now on.
+    pub fn refuse_recipients_with(&self, code: u16) {
+        self.script().rcpt_answer = Some(code);
+    }
+
+    /// Every message the server accepted, as raw bytes.
+    pub fn received(&self) -> Vec<Vec<u8>> {
+        self.script().received.clone()
+    }
+
+    /// How many messages reached the end of `DATA`, accepted or refused.
+    pub fn data_attempts(&self) -> usize {
+        self.script().data_attempts
+    }
+
+    fn script(&self) -> MutexGuard<'_, Script> {
+        self.script.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// `[mail]` for an SMTP relay on 127.0.0.1:`port` without TLS (allowed for loopback only).
+pub fn smtp_config(port: u16) -> String {
+    format!(
+        "[mail]\ntransport = \"smtp\"\nretry_base = \"30s\"\n\
+         [mail.smtp]\nhost = \"127.0.0.1\"\nport = {port}\nsecurity = \"none\"\ntimeout = \"5s\"\n"
+    )
+}
+
+/// A port on 127.0.0.1 that nothing listens on (connections are refused) until a test starts
+/// a server there.
+pub fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind to learn a free port");
+    listener.local_addr().expect("a bound address").port()
+}
+
+/// One per connection (mailin clones the handler for each); the script is shared.
+#[derive(Debug, Clone)]
+struct Recorder {
+    script: Arc<Mutex<Script>>,
+    message: Vec<u8>,
+    recipients: Vec<String>,
+    /// mailin stays in its DATA state after a refused end of data (a mailin quirk: RFC 5321
+    /// says the transaction ends), so the client's next command would be read as message text
+    /// and never answered; lettre would wait for its `QUIT` reply until its timeout.
+    refused_data: bool,
+}
+
+impl Recorder {
+    fn script(&self) -> MutexGuard<'_, Script> {
+        self.script.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl Handler for Recorder {
+    fn rcpt(&mut self, to: &str) -> Response {
+        match self.script().rcpt_answer {
+            // Real servers quote the recipient; signupd must not store or forward it.
+            Some(code) => Response::custom(code, format!("5.1.1 <{to}>: Recipient address rejected: no such user")),
+            None => OK,
+        }
+    }
+
+    fn data_start(&mut self, _domain: &str, _from: &str, _is8bit: bool, to: &[String]) -> Response {
+        self.message.clear();
+        self.recipients = to.to_vec();
+        self.refused_data = false;
+        OK
+    }
+
+    fn data(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        if self.refused_data {
+            // The client's next command after a refused message (see `refused_data`): answer it
+            // with an error reply (mailin turns this into 554) so the client is not left waiting.
+            return Err(std::io::Error::other("command after a refused message"));
+        }
+        self.message.extend_from_slice(buf);
+        Ok(())
+    }
+
+    fn data_end(&mut self) -> Response {
+        let mut script = self.script.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        script.data_attempts += 1;
+        let code = script.data_answers.pop_front().unwrap_or(250);
+        if (200..300).contains(&code) {
+            script.received.push(std::mem::take(&mut self.message));
+            return OK;
+        }
+        self.refused_data = true;
+        let to = self.recipients.join(", ");
+        Response::custom(code, format!("4.2.0 mailbox of {to} is busy, try again later"))
+    }
+}
