@@ -11,6 +11,7 @@ mod helpers;
 mod mail;
 mod manage;
 mod scanner;
+mod send_test_mail;
 mod signup;
 mod signup_abuse;
 mod signup_input;
