@@ -53,6 +53,15 @@ pub struct AppState {
     pub keyring: Arc<Keyring>,
 }
 
+impl AppState {
+    /// Wakes every idle mail worker, and leaves a permit for one that is about to wait, so new
+    /// mail is never left for the idle poll.
+    pub fn wake_mail_workers(&self) {
+        self.mail_wakeup.notify_waiters();
+        self.mail_wakeup.notify_one();
+    }
+}
+
 /// What differs between production and a test harness.
 #[derive(Debug, Clone)]
 pub struct BuildOptions {
@@ -128,26 +137,15 @@ impl Application {
         let until_stopped = |mut stopped: tokio::sync::watch::Receiver<bool>| async move {
             let _ = stopped.wait_for(|stop| *stop).await;
         };
-        let workers = if self.background_workers {
-            vec![
-                (
-                    "intake worker",
-                    tokio::spawn(signup::run_worker(
-                        self.state.clone(),
-                        until_stopped(workers_stopped.clone()),
-                    )),
-                ),
-                (
-                    "mail worker",
-                    tokio::spawn(mail::run_worker(
-                        self.state.clone(),
-                        until_stopped(workers_stopped.clone()),
-                    )),
-                ),
-            ]
-        } else {
-            Vec::new()
-        };
+        let mut workers = Vec::new();
+        if self.background_workers {
+            let intake = signup::run_worker(self.state.clone(), until_stopped(workers_stopped.clone()));
+            workers.push(("intake worker", tokio::spawn(intake)));
+            for _ in 0..mail::WORKERS {
+                let mail = mail::run_worker(self.state.clone(), until_stopped(workers_stopped.clone()));
+                workers.push(("mail worker", tokio::spawn(mail)));
+            }
+        }
         let mut scheduler = if self.background_workers {
             if let Err(error) = scheduler::run_cleanup(&self.state).await {
                 tracing::error!(error = format!("{error:#}"), "start-up cleanup failed");

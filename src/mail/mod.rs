@@ -10,4 +10,4 @@ pub mod transport;
 pub mod worker;
 
 pub use transport::{Delivered, SendError, Transport};
-pub use worker::{MailOutcome, run_worker, try_execute_task};
+pub use worker::{MailOutcome, WORKERS, run_worker, try_execute_task};

@@ -1,9 +1,12 @@
 //! The mail worker: turns `outbox` items into sent mail (SPEC §5), after the request that caused
 //! them was answered.
 //!
-//! One item at a time: claim it with a lease, mint the tokens, stamp the row (compare-and-set on
-//! the send time it read, so two workers or a resend race can never send twice within the
-//! cooldown), send, then delete the item. Outcomes:
+//! Per item, two transactions around the send: the first claims the item with a lease, reads its
+//! row and, for a confirmation, stamps the new token's hash and send time (compare-and-set on the
+//! send time it read, so two workers or a resend race can never send twice within the cooldown);
+//! the second deletes the item and counts the budget. Several workers run side by side
+//! ([`WORKERS`]): the lease keeps them off each other's items, and the SMTP pool gives each its
+//! connection. Outcomes:
 //!
 //! - sent → item deleted; the budget counts it.
 //! - temporary failure (4xx, connection, timeout) → the stamp is undone, the item retries after
@@ -19,16 +22,20 @@
 use std::time::Duration;
 
 use ring::rand::{SecureRandom, SystemRandom};
+use rusqlite::Connection;
 
 use super::alert::{self, Alert};
 use super::message;
 use super::transport::{Delivered, SendError};
 use crate::app::AppState;
 use crate::clock::UnixSeconds;
+use crate::config::Config;
 use crate::storage::outbox::{self, Claimed, MailKind};
 use crate::storage::subscribers::{self, MailTarget, Status};
 use crate::tokens::{ConfirmToken, RemovalToken};
 
+/// Mail workers run side by side by `serve`; each sends one mail at a time.
+pub const WORKERS: usize = 4;
 /// The longest wait between two attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(3600);
 /// How often an idle worker looks for due retries.
@@ -51,40 +58,112 @@ pub enum MailOutcome {
     BudgetExhausted,
 }
 
-/// Sends the next due mail, if any. Tests call this directly, with the background worker off.
+/// A claimed item, ready to send.
+enum Prepared {
+    Empty,
+    Budget,
+    /// Nothing to send; the item was deleted in the same transaction.
+    Skipped,
+    Confirm {
+        item: Claimed,
+        target: MailTarget,
+        token: ConfirmToken,
+        expires_at: UnixSeconds,
+    },
+    Welcome {
+        item: Claimed,
+        target: MailTarget,
+    },
+}
+
+/// Sends the next due mail, if any. Tests call this directly, with the background workers off.
 pub async fn try_execute_task(state: &AppState) -> anyhow::Result<MailOutcome> {
     let now = state.clock.now();
-    let max = i64::from(state.config.mail.max_mails_per_hour);
     let lease = now + lease_secs(state);
-    let claimed = state
+    // Minted before the transaction, used only if the item is a confirmation that wins its
+    // compare-and-set; otherwise it is dropped unseen.
+    let token = ConfirmToken::mint()?;
+    let config = state.config.clone();
+    let prepared = state
         .db
-        .run(move |conn| -> anyhow::Result<Option<Claimed>> {
-            if outbox::sent_this_hour(conn, now)? >= max {
-                let due: bool = conn.query_row(
-                    "SELECT EXISTS (SELECT 1 FROM outbox WHERE next_attempt_at <= ?1 AND (lease_until IS NULL OR lease_until <= ?1))",
-                    [now],
-                    |row| row.get(0),
-                )?;
-                return if due { Err(BudgetSpent.into()) } else { Ok(None) };
-            }
-            Ok(outbox::claim_due(conn, now, lease)?)
-        })
-        .await;
-    let claimed = match claimed {
-        Ok(Some(claimed)) => claimed,
-        Ok(None) => return Ok(MailOutcome::EmptyQueue),
-        Err(error) if error.is::<BudgetSpent>() => return Ok(MailOutcome::BudgetExhausted),
-        Err(error) => return Err(error),
-    };
-    match claimed.kind {
-        MailKind::Confirm => send_confirmation(state, claimed, now).await,
-        MailKind::Welcome => send_welcome(state, claimed, now).await,
+        .run(move |conn| prepare(conn, &config, now, lease, token))
+        .await?;
+    match prepared {
+        Prepared::Empty => Ok(MailOutcome::EmptyQueue),
+        Prepared::Budget => Ok(MailOutcome::BudgetExhausted),
+        Prepared::Skipped => Ok(MailOutcome::Skipped),
+        Prepared::Confirm {
+            item,
+            target,
+            token,
+            expires_at,
+        } => send_confirmation(state, item, target, token, expires_at, now).await,
+        Prepared::Welcome { item, target } => send_welcome(state, item, target, now).await,
     }
 }
 
-#[derive(Debug, thiserror::Error)]
-#[error("the hourly mail budget is spent")]
-struct BudgetSpent;
+/// One transaction: budget check, claim, read the row, and for a confirmation the stamp.
+fn prepare(
+    conn: &mut Connection,
+    config: &Config,
+    now: UnixSeconds,
+    lease: UnixSeconds,
+    token: ConfirmToken,
+) -> anyhow::Result<Prepared> {
+    let tx = crate::storage::immediate(conn)?;
+    if outbox::sent_this_hour(&tx, now)? >= i64::from(config.mail.max_mails_per_hour) {
+        return Ok(if outbox::any_due(&tx, now)? {
+            Prepared::Budget
+        } else {
+            Prepared::Empty
+        });
+    }
+    let Some(item) = outbox::claim_due(&tx, now, lease)? else {
+        return Ok(Prepared::Empty);
+    };
+    let target =
+        subscribers::mail_target(&tx, &item.subscriber_id)?.filter(|target| config.list(&target.list_id).is_some());
+    let prepared = match (item.kind, target) {
+        (MailKind::Confirm, Some(target)) if target.status == Status::Pending => {
+            let cooldown = secs(config.signup.resend_cooldown);
+            let recently_mailed = target
+                .confirmation_sent_at
+                .is_some_and(|sent| now.saturating_sub(sent) < cooldown);
+            let expires_at = now.saturating_add(secs(config.signup.confirm_ttl));
+            if !recently_mailed
+                && subscribers::stamp_confirmation(
+                    &tx,
+                    &target.id,
+                    target.confirmation_sent_at,
+                    &token.hash(),
+                    now,
+                    expires_at,
+                )?
+            {
+                Prepared::Confirm {
+                    item,
+                    target,
+                    token,
+                    expires_at,
+                }
+            } else {
+                outbox::delete(&tx, item.id)?;
+                Prepared::Skipped
+            }
+        }
+        (MailKind::Welcome, Some(target)) if target.status == Status::Confirmed => Prepared::Welcome { item, target },
+        _ => {
+            outbox::delete(&tx, item.id)?;
+            Prepared::Skipped
+        }
+    };
+    tx.commit()?;
+    Ok(prepared)
+}
+
+fn secs(duration: Duration) -> i64 {
+    i64::try_from(duration.as_secs()).unwrap_or(i64::MAX)
+}
 
 /// Runs until `shutdown`; the mail in flight is finished first.
 pub async fn run_worker(state: AppState, shutdown: impl std::future::Future<Output = ()>) {
@@ -114,63 +193,36 @@ pub async fn run_worker(state: AppState, shutdown: impl std::future::Future<Outp
 }
 
 fn lease_secs(state: &AppState) -> i64 {
-    // Long enough for one SMTP conversation, with room for a slow server.
-    i64::try_from(state.config.mail.smtp.timeout.as_secs())
-        .unwrap_or(60)
-        .saturating_mul(4)
-        + 60
+    // Longer than one whole SMTP conversation (capped at 3 × timeout by the transport).
+    secs(state.config.mail.smtp.timeout).saturating_mul(4) + 60
 }
 
-async fn load(state: &AppState, subscriber_id: &str) -> anyhow::Result<Option<MailTarget>> {
-    let id = subscriber_id.to_owned();
+/// After a successful send: the item goes and the budget counts it, in one transaction.
+async fn finish_sent(state: &AppState, item_id: i64, now: UnixSeconds) -> anyhow::Result<()> {
     state
-        .db
-        .run(move |conn| Ok::<_, anyhow::Error>(subscribers::mail_target(conn, &id)?))
-        .await
-}
-
-async fn finish(state: &AppState, item_id: i64) -> anyhow::Result<()> {
-    state
-        .db
-        .run(move |conn| Ok::<_, anyhow::Error>(outbox::delete(conn, item_id)?))
-        .await
-}
-
-async fn send_confirmation(state: &AppState, item: Claimed, now: UnixSeconds) -> anyhow::Result<MailOutcome> {
-    let config = state.config.clone();
-    let Some(target) = load(state, &item.subscriber_id).await? else {
-        finish(state, item.id).await?;
-        return Ok(MailOutcome::Skipped);
-    };
-    let cooldown = i64::try_from(config.signup.resend_cooldown.as_secs()).unwrap_or(i64::MAX);
-    let recently_mailed = target
-        .confirmation_sent_at
-        .is_some_and(|sent| now.saturating_sub(sent) < cooldown);
-    let Some(list) = config
-        .list(&target.list_id)
-        .filter(|_| target.status == Status::Pending && !recently_mailed)
-    else {
-        finish(state, item.id).await?;
-        return Ok(MailOutcome::Skipped);
-    };
-
-    let token = ConfirmToken::mint()?;
-    let ttl = i64::try_from(config.signup.confirm_ttl.as_secs()).unwrap_or(i64::MAX);
-    let expires_at = now.saturating_add(ttl);
-    let (id, previous, hash) = (target.id.clone(), target.confirmation_sent_at, token.hash());
-    let won = state
         .db
         .run(move |conn| {
-            Ok::<_, anyhow::Error>(subscribers::stamp_confirmation(
-                conn, &id, previous, &hash, now, expires_at,
-            )?)
+            let tx = crate::storage::immediate(conn)?;
+            outbox::count_sent(&tx, now)?;
+            outbox::delete(&tx, item_id)?;
+            tx.commit()?;
+            Ok::<_, anyhow::Error>(())
         })
-        .await?;
-    if !won {
-        finish(state, item.id).await?;
-        return Ok(MailOutcome::Skipped);
-    }
+        .await
+}
 
+async fn send_confirmation(
+    state: &AppState,
+    item: Claimed,
+    target: MailTarget,
+    token: ConfirmToken,
+    expires_at: UnixSeconds,
+    now: UnixSeconds,
+) -> anyhow::Result<MailOutcome> {
+    let config = state.config.clone();
+    let Some(list) = config.list(&target.list_id) else {
+        anyhow::bail!("list {} vanished from the configuration", target.list_id);
+    };
     let removal = RemovalToken::derive(&state.secrets.hash_key, &target.id);
     let message = message::confirmation(
         &config,
@@ -183,44 +235,26 @@ async fn send_confirmation(state: &AppState, item: Claimed, now: UnixSeconds) ->
     match state.transport.send(message).await {
         Ok(delivered) => {
             log_delivered(&delivered, "confirmation", &target);
-            state
-                .db
-                .run(move |conn| {
-                    outbox::count_sent(conn, now)?;
-                    Ok::<_, anyhow::Error>(outbox::delete(conn, item.id)?)
-                })
-                .await?;
+            finish_sent(state, item.id, now).await?;
             Ok(MailOutcome::Sent)
         }
         Err(error) => {
-            let (id, hash, previous_link) = (target.id.clone(), token.hash(), target.previous_link.clone());
-            state
-                .db
-                .run(move |conn| {
-                    Ok::<_, anyhow::Error>(subscribers::unstamp_confirmation(
-                        conn,
-                        &id,
-                        now,
-                        &hash,
-                        &previous_link,
-                    )?)
-                })
-                .await?;
-            let window_ends = item.created_at.saturating_add(ttl);
-            handle_failure(state, &item, &target, error, now, window_ends, true).await
+            let window_ends = item.created_at.saturating_add(secs(config.signup.confirm_ttl));
+            let undo = Some((now, token.hash()));
+            handle_failure(state, &item, &target, error, now, window_ends, undo).await
         }
     }
 }
 
-async fn send_welcome(state: &AppState, item: Claimed, now: UnixSeconds) -> anyhow::Result<MailOutcome> {
+async fn send_welcome(
+    state: &AppState,
+    item: Claimed,
+    target: MailTarget,
+    now: UnixSeconds,
+) -> anyhow::Result<MailOutcome> {
     let config = state.config.clone();
-    let target = load(state, &item.subscriber_id).await?;
-    let Some((target, list)) = target
-        .filter(|target| target.status == Status::Confirmed)
-        .and_then(|target| config.list(&target.list_id).map(|list| (target, list)))
-    else {
-        finish(state, item.id).await?;
-        return Ok(MailOutcome::Skipped);
+    let Some(list) = config.list(&target.list_id) else {
+        anyhow::bail!("list {} vanished from the configuration", target.list_id);
     };
     let removal = RemovalToken::derive(&state.secrets.hash_key, &target.id);
     let unsubscribe = state.keyring.sign_unsubscribe(&target.list_id, &target.id, now);
@@ -228,19 +262,12 @@ async fn send_welcome(state: &AppState, item: Claimed, now: UnixSeconds) -> anyh
     match state.transport.send(message).await {
         Ok(delivered) => {
             log_delivered(&delivered, "welcome", &target);
-            state
-                .db
-                .run(move |conn| {
-                    outbox::count_sent(conn, now)?;
-                    Ok::<_, anyhow::Error>(outbox::delete(conn, item.id)?)
-                })
-                .await?;
+            finish_sent(state, item.id, now).await?;
             Ok(MailOutcome::Sent)
         }
         Err(error) => {
-            let ttl = i64::try_from(config.signup.confirm_ttl.as_secs()).unwrap_or(i64::MAX);
-            let window_ends = item.created_at.saturating_add(ttl);
-            handle_failure(state, &item, &target, error, now, window_ends, false).await
+            let window_ends = item.created_at.saturating_add(secs(config.signup.confirm_ttl));
+            handle_failure(state, &item, &target, error, now, window_ends, None).await
         }
     }
 }
@@ -251,14 +278,17 @@ fn log_delivered(delivered: &Delivered, kind: &str, target: &MailTarget) {
         .unwrap_or_default();
     match delivered {
         Delivered::Smtp { code } => {
-            tracing::info!(kind, to = %masked, list = %target.list_id, smtp_code = code, "mail sent")
+            tracing::info!(kind, to = %masked, list = %target.list_id, smtp_code = code, "mail sent");
         }
         Delivered::File { path } => {
-            tracing::info!(kind, to = %masked, list = %target.list_id, file = %path.display(), "mail written to file")
+            tracing::info!(kind, to = %masked, list = %target.list_id, file = %path.display(), "mail written to file");
         }
     }
 }
 
+/// After a failed send, in one transaction: undo the confirmation stamp (`undo`: the stamp's
+/// time and hash), then either schedule a retry or drop the item — and, for a confirmation that
+/// never reached anyone, the row. Alerts go out after the commit.
 async fn handle_failure(
     state: &AppState,
     item: &Claimed,
@@ -266,30 +296,46 @@ async fn handle_failure(
     error: SendError,
     now: UnixSeconds,
     window_ends: UnixSeconds,
-    is_confirmation: bool,
+    undo: Option<(UnixSeconds, String)>,
 ) -> anyhow::Result<MailOutcome> {
     let next = now.saturating_add(backoff_secs(state, item.attempts));
-    if !error.permanent && next < window_ends {
-        let (id, detail) = (item.id, error.detail.clone());
-        state
-            .db
-            .run(move |conn| Ok::<_, anyhow::Error>(outbox::retry_at(conn, id, next, &detail)?))
-            .await?;
-        tracing::warn!(list = %target.list_id, attempt = item.attempts, retry_in_secs = next - now, detail = %error.detail, "mail not sent; will retry");
-        return Ok(MailOutcome::Retrying { detail: error.detail });
-    }
-
-    let (item_id, subscriber_id) = (item.id, target.id.clone());
+    let retry = !error.permanent && next < window_ends;
+    let is_confirmation = undo.is_some();
+    let (item_id, subscriber_id, previous, detail) = (
+        item.id,
+        target.id.clone(),
+        target.previous_link.clone(),
+        error.detail.clone(),
+    );
     let deleted_row = state
         .db
         .run(move |conn| {
             let tx = crate::storage::immediate(conn)?;
-            tx.execute("DELETE FROM outbox WHERE id = ?1", [item_id])?;
-            let deleted = is_confirmation && subscribers::delete_never_mailed(&tx, &subscriber_id)?;
+            if let Some((stamped_at, stamped_hash)) = &undo {
+                subscribers::unstamp_confirmation(&tx, &subscriber_id, *stamped_at, stamped_hash, &previous)?;
+            }
+            let deleted = if retry {
+                outbox::retry_at(&tx, item_id, next, &detail)?;
+                false
+            } else {
+                outbox::delete(&tx, item_id)?;
+                is_confirmation && subscribers::delete_never_mailed(&tx, &subscriber_id)?
+            };
             tx.commit()?;
             Ok::<_, anyhow::Error>(deleted)
         })
         .await?;
+
+    if retry {
+        tracing::warn!(
+            list = %target.list_id,
+            attempt = item.attempts,
+            retry_in_secs = next - now,
+            detail = %error.detail,
+            "mail not sent; will retry"
+        );
+        return Ok(MailOutcome::Retrying { detail: error.detail });
+    }
     let domain = target
         .email
         .rsplit_once('@')

@@ -184,7 +184,7 @@ pub async fn confirm(req: HttpRequest, payload: web::Payload, state: web::Data<A
     match result {
         Ok(Some(list_id)) => {
             tracing::info!(list = %list_id, method, "signup confirmed");
-            state.mail_wakeup.notify_one();
+            state.wake_mail_workers();
             confirmed_redirect(&list_id)
         }
         Ok(None) => {

@@ -55,7 +55,7 @@ pub async fn run_worker(state: AppState, shutdown: impl Future<Output = ()>) {
         loop {
             match try_execute_task(&state).await {
                 Ok(ExecutionOutcome::TaskCompleted) => {
-                    state.mail_wakeup.notify_one();
+                    state.wake_mail_workers();
                     continue;
                 }
                 Ok(ExecutionOutcome::EmptyQueue) => break,

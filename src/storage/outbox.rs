@@ -48,6 +48,14 @@ pub fn claim_due(conn: &Connection, now: UnixSeconds, lease_until: UnixSeconds) 
     .optional()
 }
 
+/// Whether any item is due and unleased (to tell "budget spent" from "nothing to do").
+pub fn any_due(conn: &Connection, now: UnixSeconds) -> rusqlite::Result<bool> {
+    conn.prepare_cached(
+        "SELECT EXISTS (SELECT 1 FROM outbox WHERE next_attempt_at <= ?1 AND (lease_until IS NULL OR lease_until <= ?1))",
+    )?
+    .query_row([now], |row| row.get(0))
+}
+
 pub fn delete(conn: &Connection, id: i64) -> rusqlite::Result<()> {
     conn.prepare_cached("DELETE FROM outbox WHERE id = ?1")?.execute([id])?;
     Ok(())
