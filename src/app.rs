@@ -94,9 +94,7 @@ pub struct Application {
 
 impl std::fmt::Debug for Application {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Application")
-            .field("port", &self.port)
-            .finish_non_exhaustive()
+        f.debug_struct("Application").field("port", &self.port).finish_non_exhaustive()
     }
 }
 
@@ -113,12 +111,7 @@ impl Application {
             TcpListener::bind(listen).with_context(|| format!("cannot listen on {listen} (server.listen)"))?;
         let port = listener.local_addr().context("cannot read the bound address")?.port();
         let server = http_server(listener, state.clone())?;
-        Ok(Self {
-            port,
-            server,
-            state,
-            background_workers,
-        })
+        Ok(Self { port, server, state, background_workers })
     }
 
     /// The bound port (useful when `server.listen` asked for port 0).
@@ -186,13 +179,11 @@ impl Application {
 pub async fn prepare(config: Config, options: BuildOptions) -> anyhow::Result<AppState> {
     let plan = SecretsPlan::resolve(&config, options.credentials_dir.as_deref())?;
     let db = open_database(&config).await?;
-    let secrets = tokio::task::spawn_blocking(move || plan.materialize())
-        .await
-        .context("secret generation was cancelled")??;
+    let secrets =
+        tokio::task::spawn_blocking(move || plan.materialize()).await.context("secret generation was cancelled")??;
     let migrate_db = db.clone();
-    let applied = tokio::task::spawn_blocking(move || migrate_db.migrate())
-        .await
-        .context("migration was cancelled")??;
+    let applied =
+        tokio::task::spawn_blocking(move || migrate_db.migrate()).await.context("migration was cancelled")??;
     if applied > 0 {
         tracing::info!(applied, "applied database migrations");
     }

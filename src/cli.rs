@@ -6,12 +6,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 #[derive(Debug, Parser)]
-#[command(
-    name = "signupd",
-    version,
-    about = "A self-contained double opt-in signup service",
-    propagate_version = true
-)]
+#[command(name = "signupd", version, about = "A self-contained double opt-in signup service", propagate_version = true)]
 pub struct Cli {
     /// Configuration file (TOML). Without one, signupd runs the zero-setup demo.
     #[arg(long, global = true, env = "SIGNUPD_CONFIG", value_name = "PATH")]

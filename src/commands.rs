@@ -44,14 +44,8 @@ pub async fn migrate(config_path: Option<&Path>) -> anyhow::Result<()> {
     let config = load_config(config_path)?;
     telemetry::init(config.server.log_format);
     let db = app::open_database(&config).await?;
-    let applied = tokio::task::spawn_blocking(move || db.migrate())
-        .await
-        .context("migration was cancelled")??;
-    writeln!(
-        std::io::stdout(),
-        "applied {applied} migration(s); schema version {}",
-        crate::storage::LATEST_VERSION
-    )?;
+    let applied = tokio::task::spawn_blocking(move || db.migrate()).await.context("migration was cancelled")??;
+    writeln!(std::io::stdout(), "applied {applied} migration(s); schema version {}", crate::storage::LATEST_VERSION)?;
     Ok(())
 }
 
@@ -67,31 +61,18 @@ pub async fn send_test_mail(config_path: Option<&Path>, to: &str, list: Option<&
     let config = load_config(config_path)?;
     let to = EmailAddress::parse(to).map_err(|error| anyhow::anyhow!("--to: {error}"))?;
     let list = match list {
-        Some(id) => config
-            .list(id)
-            .ok_or_else(|| anyhow::anyhow!("--list: no list with id {id:?}"))?,
-        None => config
-            .lists
-            .first()
-            .ok_or_else(|| anyhow::anyhow!("no list configured"))?,
+        Some(id) => config.list(id).ok_or_else(|| anyhow::anyhow!("--list: no list with id {id:?}"))?,
+        None => config.lists.first().ok_or_else(|| anyhow::anyhow!("no list configured"))?,
     };
     let transport = Transport::from_config(&config.mail)?;
     let message = mail::message::test_mail(&config, list, to.as_ref())?;
     match transport.send(message).await {
         Ok(Delivered::Smtp { code }) => {
-            writeln!(
-                std::io::stdout(),
-                "sent: the SMTP server accepted the mail for {} ({code})",
-                to.masked()
-            )?;
+            writeln!(std::io::stdout(), "sent: the SMTP server accepted the mail for {} ({code})", to.masked())?;
             Ok(())
         }
         Ok(Delivered::File { path }) => {
-            writeln!(
-                std::io::stdout(),
-                "written to {} (mail.transport = \"file\")",
-                path.display()
-            )?;
+            writeln!(std::io::stdout(), "written to {} (mail.transport = \"file\")", path.display())?;
             Ok(())
         }
         Err(error) => Err(anyhow::anyhow!("{}{}", error.detail, smtp_hint(&config, &error))),
@@ -112,10 +93,9 @@ fn smtp_hint(config: &Config, error: &SendError) -> String {
         (Some(_), _, _) => "a temporary refusal: try again later; signupd retries such failures by itself".to_owned(),
         (None, 465, SmtpSecurity::StartTls) => "port 465 usually needs security = \"tls\"".to_owned(),
         (None, 587 | 25, SmtpSecurity::Tls) => format!("port {} usually needs security = \"starttls\"", smtp.port),
-        (None, _, _) => format!(
-            "check that {}:{} is reachable and that mail.smtp.security matches the port",
-            smtp.host, smtp.port
-        ),
+        (None, _, _) => {
+            format!("check that {}:{} is reachable and that mail.smtp.security matches the port", smtp.host, smtp.port)
+        }
     };
     format!(" (hint: {hint})")
 }

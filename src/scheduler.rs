@@ -39,10 +39,8 @@ pub async fn run_cleanup(state: &AppState) -> anyhow::Result<CleanupReport> {
 
 fn cleanup(conn: &mut rusqlite::Connection, now: UnixSeconds) -> anyhow::Result<CleanupReport> {
     let tx = crate::storage::immediate(conn)?;
-    let expired_pending = tx.execute(
-        "DELETE FROM subscribers WHERE status = 'pending' AND confirm_expires_at < ?1",
-        [now],
-    )?;
+    let expired_pending =
+        tx.execute("DELETE FROM subscribers WHERE status = 'pending' AND confirm_expires_at < ?1", [now])?;
     let cleared_confirm_hashes = tx.execute(
         "UPDATE subscribers SET confirm_hash = NULL, confirm_expires_at = NULL
          WHERE status = 'confirmed' AND confirm_expires_at < ?1",
@@ -50,11 +48,7 @@ fn cleanup(conn: &mut rusqlite::Connection, now: UnixSeconds) -> anyhow::Result<
     )?;
     let expired_counters = crate::ratelimit::delete_expired(&tx, now)?;
     tx.commit()?;
-    Ok(CleanupReport {
-        expired_pending,
-        cleared_confirm_hashes,
-        expired_counters,
-    })
+    Ok(CleanupReport { expired_pending, cleared_confirm_hashes, expired_counters })
 }
 
 /// Starts the scheduler with the cleanup job. Stop it with `shutdown`.
@@ -65,10 +59,7 @@ pub async fn start(state: AppState) -> anyhow::Result<JobScheduler> {
         let state = state.clone();
         Box::pin(async move {
             if let Err(error) = run_cleanup(&state).await {
-                tracing::error!(
-                    error = format!("{error:#}"),
-                    "cleanup failed; it runs again at the next tick"
-                );
+                tracing::error!(error = format!("{error:#}"), "cleanup failed; it runs again at the next tick");
             }
         })
     })
@@ -89,27 +80,13 @@ mod tests {
         crate::storage::migrations::migrate(&mut conn).unwrap();
         let insert = "INSERT INTO subscribers (id, list_id, email, status, consent_version, created_at, confirm_hash, confirm_expires_at, removal_hash)
                       VALUES (?1, 'news', ?1, ?2, 'v1', 0, ?3, ?4, ?1)";
-        conn.execute(insert, rusqlite::params!["expired", "pending", "h1", 99])
-            .unwrap();
-        conn.execute(insert, rusqlite::params!["live", "pending", "h2", 101])
-            .unwrap();
-        conn.execute(insert, rusqlite::params!["done", "confirmed", "h3", 99])
-            .unwrap();
-        conn.execute(
-            "INSERT INTO rate_limits (key, count, expires_at) VALUES ('k', 1, 50)",
-            [],
-        )
-        .unwrap();
+        conn.execute(insert, rusqlite::params!["expired", "pending", "h1", 99]).unwrap();
+        conn.execute(insert, rusqlite::params!["live", "pending", "h2", 101]).unwrap();
+        conn.execute(insert, rusqlite::params!["done", "confirmed", "h3", 99]).unwrap();
+        conn.execute("INSERT INTO rate_limits (key, count, expires_at) VALUES ('k', 1, 50)", []).unwrap();
 
         let report = cleanup(&mut conn, 100).unwrap();
-        assert_eq!(
-            report,
-            CleanupReport {
-                expired_pending: 1,
-                cleared_confirm_hashes: 1,
-                expired_counters: 1
-            }
-        );
+        assert_eq!(report, CleanupReport { expired_pending: 1, cleared_confirm_hashes: 1, expired_counters: 1 });
         let left: Vec<String> = conn
             .prepare("SELECT id || ':' || coalesce(confirm_hash, '-') FROM subscribers ORDER BY id")
             .unwrap()

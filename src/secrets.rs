@@ -100,11 +100,7 @@ impl SecretsPlan {
             .enumerate()
             .map(|(i, path)| read_secret(path).with_context(|| format!("secrets.verify_only_secret_files[{i}]")))
             .collect::<anyhow::Result<_>>()?;
-        Ok(Self {
-            token_secret,
-            verify_only,
-            hash_key,
-        })
+        Ok(Self { token_secret, verify_only, hash_key })
     }
 
     /// Creates the generated secret files that do not exist yet, then returns every secret.
@@ -131,11 +127,7 @@ fn resolve_one(
     }
     // A path that cannot even be inspected (its directory missing or not a directory) is left
     // to generate: the data directory check that follows names the real problem.
-    if generated.exists() {
-        read_secret(&generated).map(Resolved::Loaded)
-    } else {
-        Ok(Resolved::Generate(generated))
-    }
+    if generated.exists() { read_secret(&generated).map(Resolved::Loaded) } else { Ok(Resolved::Generate(generated)) }
 }
 
 fn materialize_one(resolved: Resolved) -> anyhow::Result<Secret> {
@@ -167,9 +159,7 @@ pub fn read_secret(path: &Path) -> anyhow::Result<Secret> {
 /// A new secret as text: 48 random bytes, base64url (64 characters).
 pub fn generate_secret_text() -> anyhow::Result<String> {
     let mut bytes = [0u8; GENERATED_RANDOM_BYTES];
-    SystemRandom::new()
-        .fill(&mut bytes)
-        .map_err(|_| anyhow::anyhow!("the system random number generator failed"))?;
+    SystemRandom::new().fill(&mut bytes).map_err(|_| anyhow::anyhow!("the system random number generator failed"))?;
     Ok(URL_SAFE_NO_PAD.encode(bytes))
 }
 
@@ -191,9 +181,7 @@ fn generate_file(path: &Path) -> anyhow::Result<Secret> {
     // The new directory entry must survive a power cut too, or tokens signed with this secret
     // would stop verifying after a reboot.
     if let Some(dir) = path.parent() {
-        fs::File::open(dir)
-            .and_then(|d| d.sync_all())
-            .with_context(|| format!("cannot sync {}", dir.display()))?;
+        fs::File::open(dir).and_then(|d| d.sync_all()).with_context(|| format!("cannot sync {}", dir.display()))?;
     }
     tracing::info!(path = %path.display(), "generated a new secret file");
     Ok(Secret(text.into_bytes()))
@@ -228,10 +216,7 @@ mod tests {
         let path = dir.path().join("sub/token_secret");
         let first = generate_file(&path).unwrap();
         assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
-        assert_eq!(
-            fs::metadata(path.parent().unwrap()).unwrap().permissions().mode() & 0o777,
-            0o700
-        );
+        assert_eq!(fs::metadata(path.parent().unwrap()).unwrap().permissions().mode() & 0o777, 0o700);
         assert_eq!(first.expose().len(), 64);
         assert_eq!(generate_file(&path).unwrap(), first, "an existing file wins");
     }

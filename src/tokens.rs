@@ -125,10 +125,7 @@ impl TokenForm {
 
 /// 43 characters of the base64url alphabet: the shape of confirm and removal tokens.
 pub fn is_opaque(token: &str) -> bool {
-    token.len() == TOKEN_LEN
-        && token
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    token.len() == TOKEN_LEN && token.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 /// What a verified unsubscribe token names.
@@ -155,10 +152,7 @@ impl fmt::Debug for Keyring {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Keyring")
             .field("signing_key_id", &self.signing.0)
-            .field(
-                "verify_only_key_ids",
-                &self.verify_only.iter().map(|(id, _)| id).collect::<Vec<_>>(),
-            )
+            .field("verify_only_key_ids", &self.verify_only.iter().map(|(id, _)| id).collect::<Vec<_>>())
             .finish()
     }
 }
@@ -166,27 +160,13 @@ impl fmt::Debug for Keyring {
 impl Keyring {
     pub fn new(signing: &Secret, verify_only: &[Secret]) -> Self {
         let entry = |secret: &Secret| (key_id(secret), hmac::Key::new(hmac::HMAC_SHA256, secret.expose()));
-        Self {
-            signing: entry(signing),
-            verify_only: verify_only.iter().map(entry).collect(),
-        }
+        Self { signing: entry(signing), verify_only: verify_only.iter().map(entry).collect() }
     }
 
     pub fn sign_unsubscribe(&self, list_id: &str, subscriber_id: &str, issued_at: i64) -> String {
         let (key_id, key) = &self.signing;
-        let parts = [
-            UNSUBSCRIBE_VERSION,
-            key_id,
-            UNSUBSCRIBE_PURPOSE,
-            list_id,
-            subscriber_id,
-            &issued_at.to_string(),
-        ];
-        let body = parts
-            .iter()
-            .map(|part| URL_SAFE_NO_PAD.encode(part.as_bytes()))
-            .collect::<Vec<_>>()
-            .join(".");
+        let parts = [UNSUBSCRIBE_VERSION, key_id, UNSUBSCRIBE_PURPOSE, list_id, subscriber_id, &issued_at.to_string()];
+        let body = parts.iter().map(|part| URL_SAFE_NO_PAD.encode(part.as_bytes())).collect::<Vec<_>>().join(".");
         let signature = hmac::sign(key, body.as_bytes());
         format!("{body}.{}", URL_SAFE_NO_PAD.encode(signature.as_ref()))
     }
@@ -199,12 +179,7 @@ impl Keyring {
         let signature = URL_SAFE_NO_PAD.decode(signature).map_err(|_| BadToken)?;
         let parts: Vec<String> = body
             .split('.')
-            .map(|part| {
-                URL_SAFE_NO_PAD
-                    .decode(part)
-                    .ok()
-                    .and_then(|bytes| String::from_utf8(bytes).ok())
-            })
+            .map(|part| URL_SAFE_NO_PAD.decode(part).ok().and_then(|bytes| String::from_utf8(bytes).ok()))
             .collect::<Option<_>>()
             .ok_or(BadToken)?;
         let [version, key_id, purpose, list_id, subscriber_id, issued_at] = parts.as_slice() else {
@@ -247,11 +222,7 @@ mod tests {
         let claims = ring.verify_unsubscribe(&token).unwrap();
         assert_eq!(
             claims,
-            UnsubscribeClaims {
-                list_id: "news".into(),
-                subscriber_id: "row-1".into(),
-                issued_at: 1_700_000_000
-            }
+            UnsubscribeClaims { list_id: "news".into(), subscriber_id: "row-1".into(), issued_at: 1_700_000_000 }
         );
         assert!(matches!(TokenForm::parse(&token, &ring), Ok(TokenForm::Unsubscribe(_))));
 
@@ -273,15 +244,8 @@ mod tests {
     fn rotation_keeps_old_links_while_the_old_secret_is_listed() {
         let before = keyring(1, &[]);
         let token = before.sign_unsubscribe("news", "row-1", 0);
-        assert!(
-            keyring(2, &[1]).verify_unsubscribe(&token).is_ok(),
-            "old secret in the verify list"
-        );
-        assert_eq!(
-            keyring(2, &[]).verify_unsubscribe(&token),
-            Err(BadToken),
-            "old secret dropped"
-        );
+        assert!(keyring(2, &[1]).verify_unsubscribe(&token).is_ok(), "old secret in the verify list");
+        assert_eq!(keyring(2, &[]).verify_unsubscribe(&token), Err(BadToken), "old secret dropped");
     }
 
     #[test]
@@ -289,13 +253,8 @@ mod tests {
         let ring = keyring(1, &[]);
         let good = "a".repeat(43);
         assert_eq!(TokenForm::parse(&good, &ring), Ok(TokenForm::Opaque(good.clone())));
-        for bad in [
-            "a".repeat(42),
-            "a".repeat(44),
-            format!("{}+", "a".repeat(42)),
-            "' OR 1=1 --".into(),
-            String::new(),
-        ] {
+        for bad in ["a".repeat(42), "a".repeat(44), format!("{}+", "a".repeat(42)), "' OR 1=1 --".into(), String::new()]
+        {
             assert_eq!(TokenForm::parse(&bad, &ring), Err(BadToken), "{bad:?}");
         }
     }
@@ -305,11 +264,7 @@ mod tests {
         let a = ConfirmToken::mint().unwrap();
         let b = ConfirmToken::mint().unwrap();
         assert_eq!(a.expose().len(), TOKEN_LEN);
-        assert!(
-            a.expose()
-                .bytes()
-                .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
-        );
+        assert!(a.expose().bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_'));
         assert_ne!(a, b);
         assert_eq!(a.hash(), sha256_hex(a.expose().as_bytes()));
         assert!(!format!("{a:?}").contains(a.expose()));

@@ -214,11 +214,7 @@ pub struct Problem {
 
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.key.is_empty() {
-            f.write_str(&self.message)
-        } else {
-            write!(f, "{}: {}", self.key, self.message)
-        }
+        if self.key.is_empty() { f.write_str(&self.message) } else { write!(f, "{}: {}", self.key, self.message) }
     }
 }
 
@@ -233,12 +229,7 @@ impl std::error::Error for ConfigError {}
 
 impl ConfigError {
     fn single(key: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            problems: vec![Problem {
-                key: key.into(),
-                message: message.into(),
-            }],
-        }
+        Self { problems: vec![Problem { key: key.into(), message: message.into() }] }
     }
 }
 
@@ -265,9 +256,9 @@ impl Config {
     }
 
     fn extract(figment: Figment, has_file: bool) -> Result<Self, ConfigError> {
-        let raw: RawConfig = figment.extract().map_err(|error| ConfigError {
-            problems: error.into_iter().map(parse::figment_problem).collect(),
-        })?;
+        let raw: RawConfig = figment
+            .extract()
+            .map_err(|error| ConfigError { problems: error.into_iter().map(parse::figment_problem).collect() })?;
         Self::check(raw, has_file)
     }
 
@@ -292,10 +283,8 @@ impl Config {
                 .unwrap_or(HeaderName::from_static("cf-connecting-ip")),
             ipv6_prefix: problems.check_or_default("server.ipv6_prefix", parse::ipv6_prefix(s.ipv6_prefix)),
             max_body_bytes: problems.check_or_default("server.max_body_bytes", parse::max_body_bytes(s.max_body_bytes)),
-            metrics_listen: problems.check_or_default(
-                "server.metrics_listen",
-                parse::optional(&s.metrics_listen, parse::socket_addr),
-            ),
+            metrics_listen: problems
+                .check_or_default("server.metrics_listen", parse::optional(&s.metrics_listen, parse::socket_addr)),
             log_format: problems
                 .check(
                     "server.log_format",
@@ -329,15 +318,10 @@ impl Config {
                 .iter()
                 .enumerate()
                 .filter_map(|(i, rule)| {
-                    let window = problems.check(
-                        &format!("signup.rate_limits[{i}].window"),
-                        parse::positive_duration(&rule.window),
-                    );
+                    let window = problems
+                        .check(&format!("signup.rate_limits[{i}].window"), parse::positive_duration(&rule.window));
                     let max = problems.check(&format!("signup.rate_limits[{i}].max"), parse::at_least_one(rule.max));
-                    Some(RateLimitRule {
-                        window: window?,
-                        max: max?,
-                    })
+                    Some(RateLimitRule { window: window?, max: max? })
                 })
                 .collect(),
         };
@@ -346,10 +330,7 @@ impl Config {
         let transport = problems
             .check(
                 "mail.transport",
-                parse::one_of(
-                    &m.transport,
-                    &[("smtp", MailTransportKind::Smtp), ("file", MailTransportKind::File)],
-                ),
+                parse::one_of(&m.transport, &[("smtp", MailTransportKind::Smtp), ("file", MailTransportKind::File)]),
             )
             .unwrap_or(MailTransportKind::File);
         let security = problems
@@ -357,11 +338,7 @@ impl Config {
                 "mail.smtp.security",
                 parse::one_of(
                     &m.smtp.security,
-                    &[
-                        ("starttls", SmtpSecurity::StartTls),
-                        ("tls", SmtpSecurity::Tls),
-                        ("none", SmtpSecurity::None),
-                    ],
+                    &[("starttls", SmtpSecurity::StartTls), ("tls", SmtpSecurity::Tls), ("none", SmtpSecurity::None)],
                 ),
             )
             .unwrap_or(SmtpSecurity::StartTls);
@@ -391,24 +368,16 @@ impl Config {
         let d = &m.dkim;
         let dkim_algorithm = problems.check(
             "mail.dkim.algorithm",
-            parse::one_of(
-                &d.algorithm,
-                &[("rsa", DkimAlgorithm::Rsa), ("ed25519", DkimAlgorithm::Ed25519)],
-            ),
+            parse::one_of(&d.algorithm, &[("rsa", DkimAlgorithm::Rsa), ("ed25519", DkimAlgorithm::Ed25519)]),
         );
         let dkim = if d.selector.is_empty() && d.domain.is_empty() && d.private_key_file.is_empty() {
             None
         } else {
-            for (key, value) in [
-                ("selector", &d.selector),
-                ("domain", &d.domain),
-                ("private_key_file", &d.private_key_file),
-            ] {
+            for (key, value) in
+                [("selector", &d.selector), ("domain", &d.domain), ("private_key_file", &d.private_key_file)]
+            {
                 if value.is_empty() {
-                    problems.push(
-                        format!("mail.dkim.{key}"),
-                        "must be set when DKIM signing is configured",
-                    );
+                    problems.push(format!("mail.dkim.{key}"), "must be set when DKIM signing is configured");
                 }
             }
             Some(DkimConfig {
@@ -421,23 +390,12 @@ impl Config {
         mail.dkim = dkim;
 
         problems.check("cleanup.schedule", parse::cron_schedule(&raw.cleanup.schedule));
-        let cleanup = CleanupConfig {
-            schedule: raw.cleanup.schedule.clone(),
-        };
+        let cleanup = CleanupConfig { schedule: raw.cleanup.schedule.clone() };
 
         let lists = check_lists(raw.lists.as_deref(), &mut problems);
 
         problems.into_result()?;
-        Ok(Self {
-            server,
-            storage,
-            secrets,
-            signup,
-            mail,
-            cleanup,
-            lists,
-            effective: raw,
-        })
+        Ok(Self { server, storage, secrets, signup, mail, cleanup, lists, effective: raw })
     }
 
     /// The list with this id, if configured.
@@ -458,17 +416,11 @@ impl Config {
 
 fn check_lists(lists: Option<&[RawList]>, problems: &mut parse::Problems) -> Vec<ListConfig> {
     let Some(lists) = lists else {
-        problems.push(
-            "lists",
-            "no list configured; add at least one [[lists]] table with an id",
-        );
+        problems.push("lists", "no list configured; add at least one [[lists]] table with an id");
         return Vec::new();
     };
     if lists.is_empty() {
-        problems.push(
-            "lists",
-            "no list configured; add at least one [[lists]] table with an id",
-        );
+        problems.push("lists", "no list configured; add at least one [[lists]] table with an id");
     }
     let mut seen: Vec<String> = Vec::new();
     lists
@@ -499,10 +451,7 @@ fn check_lists(lists: Option<&[RawList]>, problems: &mut parse::Problems) -> Vec
             let welcome_subject = problems.check(&key("welcome_subject"), parse::display_text(&list.welcome_subject));
             let confirm_mode = problems.check(
                 &key("confirm_mode"),
-                parse::one_of(
-                    &list.confirm_mode,
-                    &[("button", ConfirmMode::Button), ("retype", ConfirmMode::Retype)],
-                ),
+                parse::one_of(&list.confirm_mode, &[("button", ConfirmMode::Button), ("retype", ConfirmMode::Retype)]),
             );
             Some(ListConfig {
                 id: id?,

@@ -19,10 +19,7 @@ pub(super) struct Problems(Vec<Problem>);
 
 impl Problems {
     pub fn push(&mut self, key: impl Into<String>, message: impl Into<String>) {
-        self.0.push(Problem {
-            key: key.into(),
-            message: message.into(),
-        });
+        self.0.push(Problem { key: key.into(), message: message.into() });
     }
 
     pub fn check<T>(&mut self, key: &str, result: Result<T, String>) -> Option<T> {
@@ -36,11 +33,7 @@ impl Problems {
     }
 
     pub fn into_result(self) -> Result<(), ConfigError> {
-        if self.0.is_empty() {
-            Ok(())
-        } else {
-            Err(ConfigError { problems: self.0 })
-        }
+        if self.0.is_empty() { Ok(()) } else { Err(ConfigError { problems: self.0 }) }
     }
 }
 
@@ -56,10 +49,7 @@ pub(super) fn figment_problem(error: figment::Error) -> Problem {
         }
         kind => kind.to_string(),
     };
-    Problem {
-        key: operator_key(&path),
-        message,
-    }
+    Problem { key: operator_key(&path), message }
 }
 
 /// `["lists", "1", "id"]` → `lists[1].id`.
@@ -88,11 +78,7 @@ pub fn optional_path(value: &str) -> Option<PathBuf> {
 
 /// `""` means "off"; anything else must parse.
 pub fn optional<T>(value: &str, parse: fn(&str) -> Result<T, String>) -> Result<Option<T>, String> {
-    if value.is_empty() {
-        Ok(None)
-    } else {
-        parse(value).map(Some)
-    }
+    if value.is_empty() { Ok(None) } else { parse(value).map(Some) }
 }
 
 pub fn path(value: &str) -> Result<PathBuf, String> {
@@ -103,14 +89,10 @@ pub fn path(value: &str) -> Result<PathBuf, String> {
 }
 
 pub fn one_of<T: Copy>(value: &str, choices: &[(&str, T)]) -> Result<T, String> {
-    choices
-        .iter()
-        .find(|(name, _)| *name == value)
-        .map(|(_, v)| *v)
-        .ok_or_else(|| {
-            let names: Vec<String> = choices.iter().map(|(name, _)| format!("{name:?}")).collect();
-            format!("{value:?} is not one of {}", names.join(", "))
-        })
+    choices.iter().find(|(name, _)| *name == value).map(|(_, v)| *v).ok_or_else(|| {
+        let names: Vec<String> = choices.iter().map(|(name, _)| format!("{name:?}")).collect();
+        format!("{value:?} is not one of {}", names.join(", "))
+    })
 }
 
 pub fn duration(value: &str) -> Result<Duration, String> {
@@ -127,11 +109,7 @@ pub fn positive_duration(value: &str) -> Result<Duration, String> {
 }
 
 pub fn at_least_one(value: u32) -> Result<u32, String> {
-    if value == 0 {
-        Err("must be at least 1".into())
-    } else {
-        Ok(value)
-    }
+    if value == 0 { Err("must be at least 1".into()) } else { Ok(value) }
 }
 
 pub fn socket_addr(value: &str) -> Result<SocketAddr, String> {
@@ -149,11 +127,7 @@ pub fn ipv6_prefix(value: u8) -> Result<u8, String> {
 
 pub fn max_body_bytes(value: usize) -> Result<usize, String> {
     const CEILING: usize = 1024 * 1024;
-    if (256..=CEILING).contains(&value) {
-        Ok(value)
-    } else {
-        Err(format!("{value} is outside 256..={CEILING} bytes"))
-    }
+    if (256..=CEILING).contains(&value) { Ok(value) } else { Err(format!("{value} is outside 256..={CEILING} bytes")) }
 }
 
 pub fn header_name(value: &str) -> Result<HeaderName, String> {
@@ -191,9 +165,7 @@ pub fn placeholder_url() -> Url {
 pub fn origin(value: &str) -> Result<String, String> {
     let url = http_url(value)?;
     if url.path() != "/" || url.query().is_some() || url.fragment().is_some() || !url.username().is_empty() {
-        return Err(format!(
-            "{value:?} is not an origin: write scheme://host[:port] with no path"
-        ));
+        return Err(format!("{value:?} is not an origin: write scheme://host[:port] with no path"));
     }
     Ok(url.origin().ascii_serialization())
 }
@@ -213,15 +185,11 @@ pub fn display_text(value: &str) -> Result<String, String> {
 pub fn consent_version(value: &str) -> Result<String, String> {
     let valid = !value.is_empty()
         && value.len() <= 64
-        && value
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
+        && value.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
     if valid {
         Ok(value.to_owned())
     } else {
-        Err(format!(
-            "{value:?} must be 1-64 characters of A-Z, a-z, 0-9, '.', '-', '_'"
-        ))
+        Err(format!("{value:?} must be 1-64 characters of A-Z, a-z, 0-9, '.', '-', '_'"))
     }
 }
 
@@ -277,26 +245,15 @@ mod tests {
         assert_eq!(origin("https://Example.COM").unwrap(), "https://example.com");
         assert_eq!(origin("https://example.com:8443/").unwrap(), "https://example.com:8443");
         assert_eq!(origin("http://example.com:80").unwrap(), "http://example.com");
-        for bad in [
-            "https://example.com/signup",
-            "example.com",
-            "ftp://example.com",
-            "https://a.com/?x=1",
-        ] {
+        for bad in ["https://example.com/signup", "example.com", "ftp://example.com", "https://a.com/?x=1"] {
             assert!(origin(bad).is_err(), "{bad} should be refused");
         }
     }
 
     #[test]
     fn public_url_drops_the_trailing_slash_and_refuses_queries() {
-        assert_eq!(
-            public_url("https://example.com/").unwrap().as_str(),
-            "https://example.com/"
-        );
-        assert_eq!(
-            public_url("https://example.com/signup/").unwrap().as_str(),
-            "https://example.com/signup"
-        );
+        assert_eq!(public_url("https://example.com/").unwrap().as_str(), "https://example.com/");
+        assert_eq!(public_url("https://example.com/signup/").unwrap().as_str(), "https://example.com/signup");
         assert!(public_url("https://example.com/?a=b").is_err());
         assert!(public_url("https://user:pw@example.com").is_err());
         assert!(public_url("/relative").is_err());

@@ -57,9 +57,7 @@ pub struct RawStorage {
 
 impl Default for RawStorage {
     fn default() -> Self {
-        Self {
-            data_dir: "./data".into(),
-        }
+        Self { data_dir: "./data".into() }
     }
 }
 
@@ -85,14 +83,8 @@ impl Default for RawSignup {
             confirm_ttl: "48h".into(),
             resend_cooldown: "10m".into(),
             rate_limits: vec![
-                RawRateLimit {
-                    window: "10m".into(),
-                    max: 3,
-                },
-                RawRateLimit {
-                    window: "1d".into(),
-                    max: 10,
-                },
+                RawRateLimit { window: "10m".into(), max: 3 },
+                RawRateLimit { window: "1d".into(), max: 10 },
             ],
         }
     }
@@ -202,9 +194,7 @@ pub struct RawCleanup {
 
 impl Default for RawCleanup {
     fn default() -> Self {
-        Self {
-            schedule: "0 23 * * * *".into(),
-        }
+        Self { schedule: "0 23 * * * *".into() }
     }
 }
 
@@ -227,10 +217,7 @@ pub struct RawList {
 impl RawList {
     /// The zero-setup demo list, used only when no configuration file is given.
     pub fn demo() -> Self {
-        Self {
-            id: "default".into(),
-            ..Self::default()
-        }
+        Self { id: "default".into(), ..Self::default() }
     }
 }
 

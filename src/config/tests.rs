@@ -33,10 +33,7 @@ fn the_example_file_mentions_every_key() {
         .filter_map(|line| line.split_once(" = ").map(|(key, _)| key.trim()))
         .filter(|key| *key != "password"); // env-only, documented in a comment
     for key in keys {
-        assert!(
-            text.contains(&format!("{key} =")),
-            "config.example.toml does not document `{key}`"
-        );
+        assert!(text.contains(&format!("{key} =")), "config.example.toml does not document `{key}`");
     }
 }
 
@@ -52,73 +49,29 @@ fn zero_setup_has_the_demo_list() {
 #[test]
 fn bad_values_name_their_key() {
     let cases: &[(&str, &str, &str)] = &[
-        (
-            "unknown key",
-            "[server]\nlisten_on = \"x\"",
-            "server.listen_on: unknown key",
-        ),
+        ("unknown key", "[server]\nlisten_on = \"x\"", "server.listen_on: unknown key"),
         ("unknown top-level key", "colour = \"blue\"", "colour: unknown key"),
-        (
-            "unknown list key",
-            "[[lists]]\nid = \"a\"\ncolor = 1",
-            "lists[0].color: unknown key",
-        ),
-        (
-            "bad duration",
-            "[signup]\nconfirm_ttl = \"two days\"",
-            "signup.confirm_ttl: \"two days\" is not a duration",
-        ),
-        (
-            "zero duration",
-            "[mail]\nretry_base = \"0s\"",
-            "mail.retry_base: \"0s\" is too short",
-        ),
-        (
-            "bad rate window",
-            "[signup]\nrate_limits = [{ window = \"x\", max = 3 }]",
-            "signup.rate_limits[0].window",
-        ),
+        ("unknown list key", "[[lists]]\nid = \"a\"\ncolor = 1", "lists[0].color: unknown key"),
+        ("bad duration", "[signup]\nconfirm_ttl = \"two days\"", "signup.confirm_ttl: \"two days\" is not a duration"),
+        ("zero duration", "[mail]\nretry_base = \"0s\"", "mail.retry_base: \"0s\" is too short"),
+        ("bad rate window", "[signup]\nrate_limits = [{ window = \"x\", max = 3 }]", "signup.rate_limits[0].window"),
         (
             "zero rate max",
             "[signup]\nrate_limits = [{ window = \"1m\", max = 0 }]",
             "signup.rate_limits[0].max: must be at least 1",
         ),
-        (
-            "bad URL",
-            "[server]\npublic_url = \"not a url\"",
-            "server.public_url: \"not a url\" is not a URL",
-        ),
-        (
-            "URL with query",
-            "[server]\npublic_url = \"https://a.example/?x=1\"",
-            "server.public_url",
-        ),
-        (
-            "bad listen",
-            "[server]\nlisten = \"localhost\"",
-            "server.listen: \"localhost\" is not an address",
-        ),
+        ("bad URL", "[server]\npublic_url = \"not a url\"", "server.public_url: \"not a url\" is not a URL"),
+        ("URL with query", "[server]\npublic_url = \"https://a.example/?x=1\"", "server.public_url"),
+        ("bad listen", "[server]\nlisten = \"localhost\"", "server.listen: \"localhost\" is not an address"),
         (
             "bad CIDR",
             "[server]\ntrusted_proxies = [\"10.0.0.0/40\"]",
             "server.trusted_proxies: \"10.0.0.0/40\" is not a CIDR",
         ),
-        (
-            "bad header",
-            "[server]\nclient_ip_header = \"bad header\"",
-            "server.client_ip_header",
-        ),
+        ("bad header", "[server]\nclient_ip_header = \"bad header\"", "server.client_ip_header"),
         ("bad prefix", "[server]\nipv6_prefix = 0", "server.ipv6_prefix"),
-        (
-            "tiny body limit",
-            "[server]\nmax_body_bytes = 10",
-            "server.max_body_bytes",
-        ),
-        (
-            "bad log format",
-            "[server]\nlog_format = \"xml\"",
-            "server.log_format: \"xml\" is not one of",
-        ),
+        ("tiny body limit", "[server]\nmax_body_bytes = 10", "server.max_body_bytes"),
+        ("bad log format", "[server]\nlog_format = \"xml\"", "server.log_format: \"xml\" is not one of"),
         (
             "bad cron",
             "[cleanup]\nschedule = \"23 * * * *\"",
@@ -131,11 +84,7 @@ fn bad_values_name_their_key() {
             "mail.smtp.host",
         ),
         ("wrong type", "[mail.smtp]\nport = \"five\"", "mail.smtp.port"),
-        (
-            "bad webhook",
-            "[mail]\nalert_webhook = \"ftp://x\"",
-            "mail.alert_webhook",
-        ),
+        ("bad webhook", "[mail]\nalert_webhook = \"ftp://x\"", "mail.alert_webhook"),
     ];
     for (case, body, expected) in cases {
         let toml = format!("{body}\n{MINIMAL}");
@@ -155,54 +104,27 @@ fn list_problems_name_the_list_index() {
             "[[lists]]\nid = \"news\"\n[[lists]]\nid = \"news\"",
             "lists[1].id: duplicate list id \"news\"",
         ),
-        (
-            "bad list id",
-            "[[lists]]\nid = \"News Letter\"",
-            "lists[0].id: list id \"News Letter\" may contain only",
-        ),
-        (
-            "missing list id",
-            "[[lists]]\nname = \"x\"",
-            "lists[0].id: a list id must not be empty",
-        ),
-        (
-            "bad from",
-            "[[lists]]\nid = \"a\"\nfrom = \"not a mailbox\"",
-            "lists[0].from",
-        ),
+        ("bad list id", "[[lists]]\nid = \"News Letter\"", "lists[0].id: list id \"News Letter\" may contain only"),
+        ("missing list id", "[[lists]]\nname = \"x\"", "lists[0].id: a list id must not be empty"),
+        ("bad from", "[[lists]]\nid = \"a\"\nfrom = \"not a mailbox\"", "lists[0].from"),
         (
             "bad origin",
             "[[lists]]\nid = \"a\"\nallowed_origins = [\"https://a.example/form\"]",
             "lists[0].allowed_origins[0]",
         ),
-        (
-            "bad confirm mode",
-            "[[lists]]\nid = \"a\"\nconfirm_mode = \"click\"",
-            "lists[0].confirm_mode",
-        ),
+        ("bad confirm mode", "[[lists]]\nid = \"a\"\nconfirm_mode = \"click\"", "lists[0].confirm_mode"),
         (
             "empty consent text",
             "[[lists]]\nid = \"a\"\nconsent_text = \"\"",
             "lists[0].consent_text: must not be empty",
         ),
-        (
-            "line break in name",
-            "[[lists]]\nid = \"a\"\nname = \"a\\r\\nBcc: x\"",
-            "lists[0].name",
-        ),
+        ("line break in name", "[[lists]]\nid = \"a\"\nname = \"a\\r\\nBcc: x\"", "lists[0].name"),
         ("empty list array", "lists = []", "lists: no list configured"),
-        (
-            "file without lists",
-            "[server]\nlisten = \"127.0.0.1:1\"",
-            "lists: no list configured",
-        ),
+        ("file without lists", "[server]\nlisten = \"127.0.0.1:1\"", "lists: no list configured"),
     ];
     for (case, toml, expected) in cases {
         let problems = problems_of(toml);
-        assert!(
-            problems.iter().any(|p| p.starts_with(expected)),
-            "{case}: expected {expected:?}, got {problems:?}"
-        );
+        assert!(problems.iter().any(|p| p.starts_with(expected)), "{case}: expected {expected:?}, got {problems:?}");
     }
 }
 

@@ -26,10 +26,7 @@ impl ListId {
         if value.len() > Self::MAX_LEN {
             return Err(ListIdError::TooLong(value.chars().take(Self::MAX_LEN).collect()));
         }
-        if !value
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        {
+        if !value.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') {
             return Err(ListIdError::BadCharacter(value.to_owned()));
         }
         Ok(Self(value.to_owned()))
@@ -64,10 +61,7 @@ mod tests {
         assert_eq!(ListId::parse(""), Err(ListIdError::Empty));
         assert!(matches!(ListId::parse(&"x".repeat(65)), Err(ListIdError::TooLong(_))));
         for bad in ["News", "news letter", "news_letter", "news/../x", "nëws", "a\r\nb"] {
-            assert!(
-                matches!(ListId::parse(bad), Err(ListIdError::BadCharacter(_))),
-                "{bad:?} should be refused"
-            );
+            assert!(matches!(ListId::parse(bad), Err(ListIdError::BadCharacter(_))), "{bad:?} should be refused");
         }
     }
 }

@@ -29,10 +29,7 @@ pub async fn send(config: &Config, client: &reqwest::Client, alert: &Alert) {
     };
     match client.post(webhook.as_str()).json(alert).send().await {
         Ok(response) if response.status().is_success() => {}
-        Ok(response) => tracing::warn!(
-            status = response.status().as_u16(),
-            "the alert webhook refused the alert"
-        ),
+        Ok(response) => tracing::warn!(status = response.status().as_u16(), "the alert webhook refused the alert"),
         Err(error) => tracing::warn!(error = %error.without_url(), "cannot reach the alert webhook"),
     }
 }

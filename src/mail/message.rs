@@ -58,9 +58,7 @@ pub struct Links {
 
 impl Links {
     pub fn new(config: &Config) -> Self {
-        Self {
-            base: config.server.public_url.as_str().trim_end_matches('/').to_owned(),
-        }
+        Self { base: config.server.public_url.as_str().trim_end_matches('/').to_owned() }
     }
 
     pub fn confirm(&self, token: &str) -> String {
@@ -90,13 +88,9 @@ pub fn confirmation(
     let confirm_url = links.confirm(confirm_token);
     let manage_url = links.manage(removal_token);
     let expires = format_utc(expires_at);
-    let text = ConfirmText {
-        list_name: &list.name,
-        confirm_url: &confirm_url,
-        manage_url: &manage_url,
-        expires: &expires,
-    }
-    .render()?;
+    let text =
+        ConfirmText { list_name: &list.name, confirm_url: &confirm_url, manage_url: &manage_url, expires: &expires }
+            .render()?;
     let html = ConfirmHtml {
         subject: &list.confirm_subject,
         list_name: &list.name,
@@ -118,26 +112,10 @@ pub fn welcome(
 ) -> anyhow::Result<Message> {
     let links = Links::new(config);
     let manage_url = links.manage(manage_token);
-    let text = WelcomeText {
-        list_name: &list.name,
-        manage_url: &manage_url,
-    }
-    .render()?;
-    let html = WelcomeHtml {
-        subject: &list.welcome_subject,
-        list_name: &list.name,
-        manage_url: &manage_url,
-    }
-    .render()?;
-    build(
-        config,
-        list,
-        to,
-        &list.welcome_subject,
-        text,
-        html,
-        Some(links.unsubscribe(unsubscribe_token)),
-    )
+    let text = WelcomeText { list_name: &list.name, manage_url: &manage_url }.render()?;
+    let html =
+        WelcomeHtml { subject: &list.welcome_subject, list_name: &list.name, manage_url: &manage_url }.render()?;
+    build(config, list, to, &list.welcome_subject, text, html, Some(links.unsubscribe(unsubscribe_token)))
 }
 
 /// A plain test mail for `signupd send-test-mail`.
@@ -197,10 +175,8 @@ fn list_id_header(config: &Config, list: &ListConfig) -> String {
 }
 
 fn format_utc(at: UnixSeconds) -> String {
-    chrono::DateTime::from_timestamp(at, 0).map_or_else(
-        || "a later time".to_owned(),
-        |t| t.format("%-d %B %Y, %H:%M UTC").to_string(),
-    )
+    chrono::DateTime::from_timestamp(at, 0)
+        .map_or_else(|| "a later time".to_owned(), |t| t.format("%-d %B %Y, %H:%M UTC").to_string())
 }
 
 #[cfg(test)]
@@ -210,10 +186,7 @@ mod tests {
     /// The formatted mail with quoted-printable soft line breaks and `=3D` undone, enough to
     /// search for links.
     fn readable(message: &Message) -> String {
-        String::from_utf8(message.formatted())
-            .unwrap()
-            .replace("=\r\n", "")
-            .replace("=3D", "=")
+        String::from_utf8(message.formatted()).unwrap().replace("=\r\n", "").replace("=3D", "=")
     }
 
     fn config() -> Config {
@@ -227,15 +200,8 @@ mod tests {
     fn the_confirmation_has_both_parts_links_and_headers() {
         let config = config();
         let list = &config.lists[0];
-        let message = confirmation(
-            &config,
-            list,
-            "ann@example.com",
-            "CONFIRMTOKEN",
-            "REMOVALTOKEN",
-            1_767_225_600,
-        )
-        .unwrap();
+        let message =
+            confirmation(&config, list, "ann@example.com", "CONFIRMTOKEN", "REMOVALTOKEN", 1_767_225_600).unwrap();
         let text = readable(&message);
         assert!(text.contains("multipart/alternative"));
         assert!(text.contains("text/plain"));
@@ -248,10 +214,7 @@ mod tests {
         assert!(text.contains("Reply-To: Help <help@example.com>"));
         assert!(text.contains("Message-ID: <"));
         assert!(text.contains("@example.com>"));
-        assert!(
-            !text.contains("List-Unsubscribe"),
-            "confirmation mails are not list mail"
-        );
+        assert!(!text.contains("List-Unsubscribe"), "confirmation mails are not list mail");
         assert!(!text.contains("<img"), "no remote images");
     }
 

@@ -60,10 +60,7 @@ impl std::fmt::Debug for Transport {
             Route::Smtp(_) => "smtp".to_owned(),
             Route::File(dir) => format!("file {}", dir.display()),
         };
-        f.debug_struct("Transport")
-            .field("route", &route)
-            .field("dkim", &self.dkim.is_some())
-            .finish()
+        f.debug_struct("Transport").field("route", &route).field("dkim", &self.dkim.is_some()).finish()
     }
 }
 
@@ -83,12 +80,8 @@ const DKIM_HEADERS: &[&str] = &[
 ];
 
 fn dkim_signer(config: &crate::config::DkimConfig) -> anyhow::Result<DkimConfig> {
-    let key = std::fs::read_to_string(&config.private_key_file).with_context(|| {
-        format!(
-            "mail.dkim.private_key_file: cannot read {}",
-            config.private_key_file.display()
-        )
-    })?;
+    let key = std::fs::read_to_string(&config.private_key_file)
+        .with_context(|| format!("mail.dkim.private_key_file: cannot read {}", config.private_key_file.display()))?;
     let algorithm = match config.algorithm {
         DkimAlgorithm::Rsa => DkimSigningAlgorithm::Rsa,
         DkimAlgorithm::Ed25519 => DkimSigningAlgorithm::Ed25519,
@@ -99,17 +92,8 @@ fn dkim_signer(config: &crate::config::DkimConfig) -> anyhow::Result<DkimConfig>
             config.private_key_file.display()
         )
     })?;
-    let headers = DKIM_HEADERS
-        .iter()
-        .map(|name| HeaderName::new_from_ascii_str(name))
-        .collect();
-    Ok(DkimConfig::new(
-        config.selector.clone(),
-        config.domain.clone(),
-        key,
-        headers,
-        DkimCanonicalization::default(),
-    ))
+    let headers = DKIM_HEADERS.iter().map(|name| HeaderName::new_from_ascii_str(name)).collect();
+    Ok(DkimConfig::new(config.selector.clone(), config.domain.clone(), key, headers, DkimCanonicalization::default()))
 }
 
 impl Transport {
@@ -118,11 +102,7 @@ impl Transport {
         let dkim = mail.dkim.as_ref().map(dkim_signer).transpose()?.map(Arc::new);
         // Greeting, EHLO, STARTTLS, AUTH, MAIL, RCPT, DATA: a few round trips, each bounded.
         let send_timeout = mail.smtp.timeout.saturating_mul(3);
-        Ok(Self {
-            route: Self::route(mail)?,
-            dkim,
-            send_timeout,
-        })
+        Ok(Self { route: Self::route(mail)?, dkim, send_timeout })
     }
 
     fn route(mail: &MailConfig) -> anyhow::Result<Route> {
@@ -138,10 +118,8 @@ impl Transport {
                     // Checked at load time: only to a loopback relay.
                     SmtpSecurity::None => AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(&smtp.host),
                 };
-                let mut builder = builder
-                    .port(smtp.port)
-                    .timeout(Some(smtp.timeout))
-                    .pool_config(PoolConfig::new().max_size(8));
+                let mut builder =
+                    builder.port(smtp.port).timeout(Some(smtp.timeout)).pool_config(PoolConfig::new().max_size(8));
                 if let Some(username) = &smtp.username {
                     let password = match (&smtp.password_file, &smtp.password) {
                         (Some(path), _) => std::fs::read_to_string(path)
@@ -169,9 +147,7 @@ impl Transport {
             // lettre's timeout bounds only the connect; a relay that stalls mid-conversation
             // would hold the worker (and shutdown) forever, so the whole send is bounded too.
             Route::Smtp(transport) => match tokio::time::timeout(self.send_timeout, transport.send(message)).await {
-                Ok(Ok(response)) => Ok(Delivered::Smtp {
-                    code: u16::from(response.code()),
-                }),
+                Ok(Ok(response)) => Ok(Delivered::Smtp { code: u16::from(response.code()) }),
                 Ok(Err(error)) => Err(classify(&error)),
                 Err(_) => Err(temporary("timed out talking to the SMTP server".into())),
             },
@@ -189,11 +165,7 @@ impl Transport {
 }
 
 fn temporary(detail: String) -> SendError {
-    SendError {
-        permanent: false,
-        code: None,
-        detail,
-    }
+    SendError { permanent: false, code: None, detail }
 }
 
 fn classify(error: &lettre::transport::smtp::Error) -> SendError {
@@ -205,11 +177,7 @@ fn classify(error: &lettre::transport::smtp::Error) -> SendError {
         None if error.is_tls() => "TLS handshake with the SMTP server failed".to_owned(),
         None => "could not talk to the SMTP server (connection refused or closed)".to_owned(),
     };
-    SendError {
-        permanent,
-        code,
-        detail,
-    }
+    SendError { permanent, code, detail }
 }
 
 /// A server's reason may quote the recipient (`550 <ann@example.com>: no such user`). Words with
@@ -232,9 +200,7 @@ fn write_eml(dir: &std::path::Path, bytes: &[u8]) -> anyhow::Result<PathBuf> {
         .mode(0o600)
         .open(&path)
         .with_context(|| format!("cannot create {}", path.display()))?;
-    file.write_all(bytes)
-        .and_then(|()| file.sync_all())
-        .with_context(|| format!("cannot write {}", path.display()))?;
+    file.write_all(bytes).and_then(|()| file.sync_all()).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(path)
 }
 
@@ -246,11 +212,7 @@ mod tests {
     async fn dkim_signs_the_list_unsubscribe_headers() {
         let dir = tempfile::tempdir().unwrap();
         // A throwaway Ed25519 key (32 bytes, base64), only for this test.
-        std::fs::write(
-            dir.path().join("dkim.key"),
-            "nWGxne/9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A=",
-        )
-        .unwrap();
+        std::fs::write(dir.path().join("dkim.key"), "nWGxne/9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A=").unwrap();
         let toml = format!(
             "[mail]\nfile_dir = {:?}\n[mail.dkim]\nselector = \"s1\"\ndomain = \"example.com\"\nalgorithm = \"ed25519\"\nprivate_key_file = {:?}\n[[lists]]\nid = \"news\"",
             dir.path().join("mail").display().to_string(),
@@ -259,26 +221,12 @@ mod tests {
         let config = crate::config::Config::from_toml(&toml).unwrap();
         let transport = Transport::from_config(&config.mail).unwrap();
         let mail = crate::mail::message::welcome(&config, &config.lists[0], "ann@example.com", "M", "U").unwrap();
-        let Delivered::File { path } = transport.send(mail).await.unwrap() else {
-            panic!("file transport")
-        };
+        let Delivered::File { path } = transport.send(mail).await.unwrap() else { panic!("file transport") };
         let written = std::fs::read_to_string(path).unwrap();
-        let signature = written
-            .lines()
-            .find(|line| line.starts_with("DKIM-Signature"))
-            .expect("signed");
-        let unfolded: String = written
-            .split("DKIM-Signature")
-            .nth(1)
-            .unwrap()
-            .split("\r\n\r\n")
-            .next()
-            .unwrap()
-            .replace("\r\n", "");
-        assert!(
-            signature.contains("d=example.com") && signature.contains("s=s1"),
-            "{signature}"
-        );
+        let signature = written.lines().find(|line| line.starts_with("DKIM-Signature")).expect("signed");
+        let unfolded: String =
+            written.split("DKIM-Signature").nth(1).unwrap().split("\r\n\r\n").next().unwrap().replace("\r\n", "");
+        assert!(signature.contains("d=example.com") && signature.contains("s=s1"), "{signature}");
         assert!(
             unfolded.contains("List-Unsubscribe:List-Unsubscribe-Post")
                 || unfolded.contains("List-Unsubscribe: List-Unsubscribe-Post"),

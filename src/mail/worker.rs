@@ -84,21 +84,19 @@ pub async fn try_execute_task(state: &AppState) -> anyhow::Result<MailOutcome> {
     // compare-and-set; otherwise it is dropped unseen.
     let token = ConfirmToken::mint()?;
     let config = state.config.clone();
-    let prepared = state
-        .db
-        .run(move |conn| prepare(conn, &config, now, lease, token))
-        .await?;
+    let prepared = state.db.run(move |conn| prepare(conn, &config, now, lease, token)).await?;
     match prepared {
         Prepared::Empty => Ok(MailOutcome::EmptyQueue),
         Prepared::Budget => Ok(MailOutcome::BudgetExhausted),
         Prepared::Skipped => Ok(MailOutcome::Skipped),
-        Prepared::Confirm {
-            item,
-            target,
-            token,
-            expires_at,
-        } => send_confirmation(state, item, target, token, expires_at, now).await,
-        Prepared::Welcome { item, target } => send_welcome(state, item, target, now).await,
+        Prepared::Confirm { item, target, token, expires_at } => {
+            let message = confirmation_mail(state, &target, &token, expires_at)?;
+            deliver(state, item, target, message, Some((now, token.hash())), now).await
+        }
+        Prepared::Welcome { item, target } => {
+            let message = welcome_mail(state, &target, now)?;
+            deliver(state, item, target, message, None, now).await
+        }
     }
 }
 
@@ -112,11 +110,7 @@ fn prepare(
 ) -> anyhow::Result<Prepared> {
     let tx = crate::storage::immediate(conn)?;
     if outbox::sent_this_hour(&tx, now)? >= i64::from(config.mail.max_mails_per_hour) {
-        return Ok(if outbox::any_due(&tx, now)? {
-            Prepared::Budget
-        } else {
-            Prepared::Empty
-        });
+        return Ok(if outbox::any_due(&tx, now)? { Prepared::Budget } else { Prepared::Empty });
     }
     let Some(item) = outbox::claim_due(&tx, now, lease)? else {
         return Ok(Prepared::Empty);
@@ -126,9 +120,7 @@ fn prepare(
     let prepared = match (item.kind, target) {
         (MailKind::Confirm, Some(target)) if target.status == Status::Pending => {
             let cooldown = secs(config.signup.resend_cooldown);
-            let recently_mailed = target
-                .confirmation_sent_at
-                .is_some_and(|sent| now.saturating_sub(sent) < cooldown);
+            let recently_mailed = target.confirmation_sent_at.is_some_and(|sent| now.saturating_sub(sent) < cooldown);
             let expires_at = now.saturating_add(secs(config.signup.confirm_ttl));
             if !recently_mailed
                 && subscribers::stamp_confirmation(
@@ -140,12 +132,7 @@ fn prepare(
                     expires_at,
                 )?
             {
-                Prepared::Confirm {
-                    item,
-                    target,
-                    token,
-                    expires_at,
-                }
+                Prepared::Confirm { item, target, token, expires_at }
             } else {
                 outbox::delete(&tx, item.id)?;
                 Prepared::Skipped
@@ -173,10 +160,7 @@ pub async fn run_worker(state: AppState, shutdown: impl std::future::Future<Outp
             Ok(MailOutcome::EmptyQueue | MailOutcome::BudgetExhausted) => true,
             Ok(_) => false,
             Err(error) => {
-                tracing::error!(
-                    error = format!("{error:#}"),
-                    "mail worker: cannot read the queue; retrying"
-                );
+                tracing::error!(error = format!("{error:#}"), "mail worker: cannot read the queue; retrying");
                 true
             }
         };
@@ -211,71 +195,59 @@ async fn finish_sent(state: &AppState, item_id: i64, now: UnixSeconds) -> anyhow
         .await
 }
 
-async fn send_confirmation(
+/// The mail for a prepared confirmation: a new confirm link and the manage link.
+fn confirmation_mail(
+    state: &AppState,
+    target: &MailTarget,
+    token: &ConfirmToken,
+    expires_at: UnixSeconds,
+) -> anyhow::Result<lettre::Message> {
+    let list = configured_list(state, target)?;
+    let removal = RemovalToken::derive(&state.secrets.hash_key, &target.id);
+    message::confirmation(&state.config, list, &target.email, token.expose(), removal.expose(), expires_at)
+}
+
+/// The mail for a prepared welcome: the manage link and a signed one-click unsubscribe link.
+fn welcome_mail(state: &AppState, target: &MailTarget, now: UnixSeconds) -> anyhow::Result<lettre::Message> {
+    let list = configured_list(state, target)?;
+    let removal = RemovalToken::derive(&state.secrets.hash_key, &target.id);
+    let unsubscribe = state.keyring.sign_unsubscribe(&target.list_id, &target.id, now);
+    message::welcome(&state.config, list, &target.email, removal.expose(), &unsubscribe)
+}
+
+fn configured_list<'a>(state: &'a AppState, target: &MailTarget) -> anyhow::Result<&'a crate::config::ListConfig> {
+    state
+        .config
+        .list(&target.list_id)
+        .ok_or_else(|| anyhow::anyhow!("list {} vanished from the configuration", target.list_id))
+}
+
+/// Sends a prepared mail and settles its item. `undo` is the confirmation stamp (time, hash)
+/// to take back if the send fails.
+async fn deliver(
     state: &AppState,
     item: Claimed,
     target: MailTarget,
-    token: ConfirmToken,
-    expires_at: UnixSeconds,
+    message: lettre::Message,
+    undo: Option<(UnixSeconds, String)>,
     now: UnixSeconds,
 ) -> anyhow::Result<MailOutcome> {
-    let config = state.config.clone();
-    let Some(list) = config.list(&target.list_id) else {
-        anyhow::bail!("list {} vanished from the configuration", target.list_id);
-    };
-    let removal = RemovalToken::derive(&state.secrets.hash_key, &target.id);
-    let message = message::confirmation(
-        &config,
-        list,
-        &target.email,
-        token.expose(),
-        removal.expose(),
-        expires_at,
-    )?;
+    let kind = if undo.is_some() { "confirmation" } else { "welcome" };
     match state.transport.send(message).await {
         Ok(delivered) => {
-            log_delivered(&delivered, "confirmation", &target);
+            log_delivered(&delivered, kind, &target);
             finish_sent(state, item.id, now).await?;
             Ok(MailOutcome::Sent)
         }
         Err(error) => {
-            let window_ends = item.created_at.saturating_add(secs(config.signup.confirm_ttl));
-            let undo = Some((now, token.hash()));
+            let window_ends = item.created_at.saturating_add(secs(state.config.signup.confirm_ttl));
             handle_failure(state, &item, &target, error, now, window_ends, undo).await
         }
     }
 }
 
-async fn send_welcome(
-    state: &AppState,
-    item: Claimed,
-    target: MailTarget,
-    now: UnixSeconds,
-) -> anyhow::Result<MailOutcome> {
-    let config = state.config.clone();
-    let Some(list) = config.list(&target.list_id) else {
-        anyhow::bail!("list {} vanished from the configuration", target.list_id);
-    };
-    let removal = RemovalToken::derive(&state.secrets.hash_key, &target.id);
-    let unsubscribe = state.keyring.sign_unsubscribe(&target.list_id, &target.id, now);
-    let message = message::welcome(&config, list, &target.email, removal.expose(), &unsubscribe)?;
-    match state.transport.send(message).await {
-        Ok(delivered) => {
-            log_delivered(&delivered, "welcome", &target);
-            finish_sent(state, item.id, now).await?;
-            Ok(MailOutcome::Sent)
-        }
-        Err(error) => {
-            let window_ends = item.created_at.saturating_add(secs(config.signup.confirm_ttl));
-            handle_failure(state, &item, &target, error, now, window_ends, None).await
-        }
-    }
-}
-
 fn log_delivered(delivered: &Delivered, kind: &str, target: &MailTarget) {
-    let masked = crate::domain::EmailAddress::parse(&target.email)
-        .map(|e| e.masked())
-        .unwrap_or_default();
+    let masked = crate::domain::EmailAddress::parse(&target.email).map(|e| e.masked()).unwrap_or_default();
     match delivered {
         Delivered::Smtp { code } => {
             tracing::info!(kind, to = %masked, list = %target.list_id, smtp_code = code, "mail sent");
@@ -301,12 +273,8 @@ async fn handle_failure(
     let next = now.saturating_add(backoff_secs(state, item.attempts));
     let retry = !error.permanent && next < window_ends;
     let is_confirmation = undo.is_some();
-    let (item_id, subscriber_id, previous, detail) = (
-        item.id,
-        target.id.clone(),
-        target.previous_link.clone(),
-        error.detail.clone(),
-    );
+    let (item_id, subscriber_id, previous, detail) =
+        (item.id, target.id.clone(), target.previous_link.clone(), error.detail.clone());
     let deleted_row = state
         .db
         .run(move |conn| {
@@ -336,11 +304,7 @@ async fn handle_failure(
         );
         return Ok(MailOutcome::Retrying { detail: error.detail });
     }
-    let domain = target
-        .email
-        .rsplit_once('@')
-        .map(|(_, domain)| domain.to_owned())
-        .unwrap_or_default();
+    let domain = target.email.rsplit_once('@').map(|(_, domain)| domain.to_owned()).unwrap_or_default();
     if deleted_row {
         let alert = Alert {
             event: "confirmation_undeliverable",
@@ -363,10 +327,6 @@ fn backoff_secs(state: &AppState, attempt: i64) -> i64 {
     let exponent = i32::try_from(attempt.saturating_sub(1).clamp(0, 30)).unwrap_or(30);
     let plain = (base * 2f64.powi(exponent)).min(MAX_BACKOFF.as_secs_f64());
     let mut byte = [0u8; 1];
-    let jitter = if SystemRandom::new().fill(&mut byte).is_ok() {
-        f64::from(byte[0]) / 255.0 * 0.4 - 0.2
-    } else {
-        0.0
-    };
+    let jitter = if SystemRandom::new().fill(&mut byte).is_ok() { f64::from(byte[0]) / 255.0 * 0.4 - 0.2 } else { 0.0 };
     (plain * (1.0 + jitter)).round().max(1.0) as i64
 }

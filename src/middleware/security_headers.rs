@@ -17,10 +17,7 @@ pub const HTML_HEADERS: &[(&str, &str)] = &[
         "content-security-policy",
         "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
     ),
-    (
-        "permissions-policy",
-        "camera=(), microphone=(), geolocation=(), payment=(), usb=(), interest-cohort=()",
-    ),
+    ("permissions-policy", "camera=(), microphone=(), geolocation=(), payment=(), usb=(), interest-cohort=()"),
     ("cross-origin-opener-policy", "same-origin"),
 ];
 
@@ -56,26 +53,16 @@ mod tests {
                 .wrap(from_fn(security_headers))
                 .route(
                     "/page",
-                    web::get().to(|| async {
-                        HttpResponse::Ok()
-                            .content_type("text/html; charset=utf-8")
-                            .body("<p>hi</p>")
-                    }),
+                    web::get()
+                        .to(|| async { HttpResponse::Ok().content_type("text/html; charset=utf-8").body("<p>hi</p>") }),
                 )
-                .route(
-                    "/text",
-                    web::get().to(|| async { HttpResponse::Ok().content_type("text/plain").body("ok") }),
-                ),
+                .route("/text", web::get().to(|| async { HttpResponse::Ok().content_type("text/plain").body("ok") })),
         )
         .await;
 
         let page = test::call_service(&app, test::TestRequest::get().uri("/page").to_request()).await;
         for (name, value) in HTML_HEADERS {
-            assert_eq!(
-                page.headers().get(*name).and_then(|v| v.to_str().ok()),
-                Some(*value),
-                "{name}"
-            );
+            assert_eq!(page.headers().get(*name).and_then(|v| v.to_str().ok()), Some(*value), "{name}");
         }
         let text = test::call_service(&app, test::TestRequest::get().uri("/text").to_request()).await;
         assert!(text.headers().get("content-security-policy").is_none());

@@ -24,12 +24,7 @@ pub fn client_ip(peer: IpAddr, headers: &HeaderMap, server: &ServerConfig) -> Ip
     let (Some(value), None) = (values.next(), values.next()) else {
         return peer;
     };
-    value
-        .to_str()
-        .ok()
-        .and_then(|text| text.trim().parse::<IpAddr>().ok())
-        .map(|ip| ip.to_canonical())
-        .unwrap_or(peer)
+    value.to_str().ok().and_then(|text| text.trim().parse::<IpAddr>().ok()).map(|ip| ip.to_canonical()).unwrap_or(peer)
 }
 
 /// The network a client is counted by: one IPv4 address, or an IPv6 prefix (default /64: one
@@ -62,18 +57,13 @@ mod tests {
     use actix_web::http::header::{HeaderName, HeaderValue};
 
     fn server(extra: &str) -> ServerConfig {
-        Config::from_toml(&format!("[server]\n{extra}\n[[lists]]\nid = \"a\""))
-            .unwrap()
-            .server
+        Config::from_toml(&format!("[server]\n{extra}\n[[lists]]\nid = \"a\"")).unwrap().server
     }
 
     fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
         let mut map = HeaderMap::new();
         for (name, value) in pairs {
-            map.append(
-                HeaderName::from_bytes(name.as_bytes()).unwrap(),
-                HeaderValue::from_str(value).unwrap(),
-            );
+            map.append(HeaderName::from_bytes(name.as_bytes()).unwrap(), HeaderValue::from_str(value).unwrap());
         }
         map
     }
@@ -82,22 +72,14 @@ mod tests {
 
     #[test]
     fn an_untrusted_peer_is_the_client_whatever_it_claims() {
-        let ip = client_ip(
-            PEER.parse().unwrap(),
-            &headers(&[("cf-connecting-ip", "203.0.113.7")]),
-            &server(""),
-        );
+        let ip = client_ip(PEER.parse().unwrap(), &headers(&[("cf-connecting-ip", "203.0.113.7")]), &server(""));
         assert_eq!(ip.to_string(), PEER);
     }
 
     #[test]
     fn a_trusted_peer_names_the_client() {
         let config = server("trusted_proxies = [\"127.0.0.1\"]");
-        let ip = client_ip(
-            PEER.parse().unwrap(),
-            &headers(&[("CF-Connecting-IP", " 203.0.113.7 ")]),
-            &config,
-        );
+        let ip = client_ip(PEER.parse().unwrap(), &headers(&[("CF-Connecting-IP", " 203.0.113.7 ")]), &config);
         assert_eq!(ip.to_string(), "203.0.113.7");
     }
 
@@ -108,32 +90,18 @@ mod tests {
             ("no header", &[]),
             ("a list", &[("cf-connecting-ip", "203.0.113.7, 198.51.100.1")]),
             ("garbage", &[("cf-connecting-ip", "not-an-ip")]),
-            (
-                "two headers",
-                &[
-                    ("cf-connecting-ip", "203.0.113.7"),
-                    ("cf-connecting-ip", "198.51.100.1"),
-                ],
-            ),
+            ("two headers", &[("cf-connecting-ip", "203.0.113.7"), ("cf-connecting-ip", "198.51.100.1")]),
             ("x-forwarded-for is not read", &[("x-forwarded-for", "203.0.113.7")]),
         ];
         for (case, pairs) in cases {
-            assert_eq!(
-                client_ip(PEER.parse().unwrap(), &headers(pairs), &config).to_string(),
-                PEER,
-                "{case}"
-            );
+            assert_eq!(client_ip(PEER.parse().unwrap(), &headers(pairs), &config).to_string(), PEER, "{case}");
         }
     }
 
     #[test]
     fn an_operator_may_name_x_forwarded_for() {
         let config = server("trusted_proxies = [\"127.0.0.1\"]\nclient_ip_header = \"X-Forwarded-For\"");
-        let ip = client_ip(
-            PEER.parse().unwrap(),
-            &headers(&[("x-forwarded-for", "203.0.113.7")]),
-            &config,
-        );
+        let ip = client_ip(PEER.parse().unwrap(), &headers(&[("x-forwarded-for", "203.0.113.7")]), &config);
         assert_eq!(ip.to_string(), "203.0.113.7");
     }
 
@@ -145,9 +113,6 @@ mod tests {
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_eq!(a.to_string(), "2001:db8::/64");
-        assert_eq!(
-            ClientNet::of("::ffff:203.0.113.7".parse().unwrap(), 64).to_string(),
-            "203.0.113.7/32"
-        );
+        assert_eq!(ClientNet::of("::ffff:203.0.113.7".parse().unwrap(), 64).to_string(), "203.0.113.7/32");
     }
 }

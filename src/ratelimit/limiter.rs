@@ -33,10 +33,7 @@ pub struct RateLimiter {
 
 impl RateLimiter {
     pub fn new(rules: Vec<RateLimitRule>, hash_key: &Secret) -> Self {
-        Self {
-            rules,
-            key: hmac::Key::new(hmac::HMAC_SHA256, hash_key.expose()),
-        }
+        Self { rules, key: hmac::Key::new(hmac::HMAC_SHA256, hash_key.expose()) }
     }
 
     /// Checks every rule for `client` at `now`; if all have room, counts the request in each.
@@ -62,22 +59,14 @@ impl RateLimiter {
             let count: i64 = tx
                 .prepare_cached("SELECT count FROM rate_limits WHERE key = ?1 AND expires_at > ?2")?
                 .query_row(params![key, now], |row| row.get(0))
-                .or_else(|error| {
-                    if error == rusqlite::Error::QueryReturnedNoRows {
-                        Ok(0)
-                    } else {
-                        Err(error)
-                    }
-                })?;
+                .or_else(|error| if error == rusqlite::Error::QueryReturnedNoRows { Ok(0) } else { Err(error) })?;
             if count >= i64::from(*max) {
                 let wait = (expires_at - now).max(1);
                 retry_after = Some(retry_after.map_or(wait, |longest| longest.max(wait)));
             }
         }
         if let Some(wait) = retry_after {
-            return Ok(Decision::Limited {
-                retry_after_secs: u64::try_from(wait).unwrap_or(1),
-            });
+            return Ok(Decision::Limited { retry_after_secs: u64::try_from(wait).unwrap_or(1) });
         }
         for (key, expires_at, _) in &windows {
             tx.prepare_cached(
@@ -114,14 +103,8 @@ mod tests {
 
     fn limiter() -> RateLimiter {
         let rules = vec![
-            RateLimitRule {
-                window: Duration::from_secs(600),
-                max: 3,
-            },
-            RateLimitRule {
-                window: Duration::from_secs(86_400),
-                max: 10,
-            },
+            RateLimitRule { window: Duration::from_secs(600), max: 3 },
+            RateLimitRule { window: Duration::from_secs(86_400), max: 10 },
         ];
         RateLimiter::new(rules, &crate::secrets::Secret::from_bytes(vec![7; 32]))
     }
@@ -142,21 +125,10 @@ mod tests {
         for i in 0..3 {
             assert_eq!(attempt(&mut conn, &limiter, &client, start + i), Decision::Allowed);
         }
-        assert_eq!(
-            attempt(&mut conn, &limiter, &client, start + 100),
-            Decision::Limited { retry_after_secs: 500 }
-        );
+        assert_eq!(attempt(&mut conn, &limiter, &client, start + 100), Decision::Limited { retry_after_secs: 500 });
         let other = ClientNet::of("203.0.113.8".parse().unwrap(), 64);
-        assert_eq!(
-            attempt(&mut conn, &limiter, &other, start + 100),
-            Decision::Allowed,
-            "budgets are per client"
-        );
-        assert_eq!(
-            attempt(&mut conn, &limiter, &client, start + 600),
-            Decision::Allowed,
-            "a new window has room"
-        );
+        assert_eq!(attempt(&mut conn, &limiter, &other, start + 100), Decision::Allowed, "budgets are per client");
+        assert_eq!(attempt(&mut conn, &limiter, &client, start + 600), Decision::Allowed, "a new window has room");
     }
 
     #[test]

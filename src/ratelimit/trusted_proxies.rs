@@ -27,9 +27,7 @@ impl TrustedProxies {
             } else if let Ok(ip) = entry.parse::<IpAddr>() {
                 networks.push(IpNet::from(ip));
             } else {
-                return Err(format!(
-                    "{entry:?} is not a CIDR like \"10.0.0.0/8\", an IP address, or \"cloudflare\""
-                ));
+                return Err(format!("{entry:?} is not a CIDR like \"10.0.0.0/8\", an IP address, or \"cloudflare\""));
             }
         }
         Ok(Self { networks })

@@ -35,9 +35,7 @@ struct ConfirmPage<'a> {
 
 impl std::fmt::Debug for ConfirmPage<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ConfirmPage")
-            .field("list", &self.list.id)
-            .finish_non_exhaustive()
+        f.debug_struct("ConfirmPage").field("list", &self.list.id).finish_non_exhaustive()
     }
 }
 
@@ -73,9 +71,7 @@ fn expired(list: Option<&ListConfig>) -> HttpResponse {
 }
 
 fn confirmed_redirect(list_id: &str) -> HttpResponse {
-    HttpResponse::SeeOther()
-        .insert_header((header::LOCATION, format!("/confirmed?list={list_id}")))
-        .finish()
+    HttpResponse::SeeOther().insert_header((header::LOCATION, format!("/confirmed?list={list_id}"))).finish()
 }
 
 /// Whether a view's link still works at `now`.
@@ -84,10 +80,7 @@ fn live(view: &ConfirmView, now: UnixSeconds) -> bool {
 }
 
 async fn view(state: &AppState, hash: String) -> anyhow::Result<Option<ConfirmView>> {
-    state
-        .db
-        .run(move |conn| Ok::<_, anyhow::Error>(subscribers::find_by_confirm_hash(conn, &hash)?))
-        .await
+    state.db.run(move |conn| Ok::<_, anyhow::Error>(subscribers::find_by_confirm_hash(conn, &hash)?)).await
 }
 
 /// `GET /confirm?token=T`: reads, never writes.
@@ -106,21 +99,13 @@ pub async fn confirm_page(req: HttpRequest, state: web::Data<AppState>) -> HttpR
     match view.status {
         Status::Pending if live(&view, now) => html(
             StatusCode::OK,
-            &ConfirmPage {
-                list,
-                token: &token,
-                retype: list.confirm_mode == ConfirmMode::Retype,
-                error: None,
-            },
+            &ConfirmPage { list, token: &token, retype: list.confirm_mode == ConfirmMode::Retype, error: None },
         ),
         Status::Confirmed if live(&view, now) => html(
             StatusCode::OK,
             &MessagePage {
                 title: "Already confirmed",
-                message: &format!(
-                    "This address is already signed up for {}. Nothing more to do.",
-                    list.name
-                ),
+                message: &format!("This address is already signed up for {}. Nothing more to do.", list.name),
                 link: None,
                 link_text: "",
             },
@@ -135,10 +120,7 @@ pub async fn confirm(req: HttpRequest, payload: web::Payload, state: web::Data<A
         Some(fields) => fields,
         None => return malformed(),
     };
-    let Some(token) = form::field(&fields, "token")
-        .filter(|token| is_opaque(token))
-        .map(str::to_owned)
-    else {
+    let Some(token) = form::field(&fields, "token").filter(|token| is_opaque(token)).map(str::to_owned) else {
         return malformed();
     };
     let hash = sha256_hex(token.as_bytes());
@@ -238,20 +220,10 @@ pub fn storage_error(error: &anyhow::Error) -> HttpResponse {
 
 /// `GET /confirmed?list=ID`.
 pub async fn confirmed_page(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    let name = pages::list_param(&req)
-        .and_then(|id| state.config.list(&id))
-        .map(|list| list.name.clone());
+    let name = pages::list_param(&req).and_then(|id| state.config.list(&id)).map(|list| list.name.clone());
     let message = match &name {
         Some(name) => format!("Thank you. Your address is now signed up for {name}."),
         None => "Thank you. Your address is now signed up.".to_owned(),
     };
-    html(
-        StatusCode::OK,
-        &MessagePage {
-            title: "You are signed up",
-            message: &message,
-            link: None,
-            link_text: "",
-        },
-    )
+    html(StatusCode::OK, &MessagePage { title: "You are signed up", message: &message, link: None, link_text: "" })
 }

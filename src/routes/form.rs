@@ -61,11 +61,7 @@ impl SignupFields {
 
 /// The body's kind from `Content-Type`, ignoring parameters and case.
 pub fn body_kind(req: &HttpRequest) -> Result<BodyKind, BodyError> {
-    let value = req
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
+    let value = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
     let essence = value.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
     match essence.as_str() {
         "application/x-www-form-urlencoded" => Ok(BodyKind::UrlEncoded),
@@ -77,11 +73,8 @@ pub fn body_kind(req: &HttpRequest) -> Result<BodyKind, BodyError> {
 
 /// Reads at most `limit` bytes; a larger body (declared or actual) is refused without reading it all.
 pub async fn read_limited(req: &HttpRequest, mut payload: web::Payload, limit: usize) -> Result<Bytes, BodyError> {
-    let declared = req
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
+    let declared =
+        req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|length| length > limit as u64) {
         return Err(BodyError::TooLarge);
     }
@@ -112,11 +105,7 @@ pub async fn form_fields(kind: BodyKind, req: &HttpRequest, body: Bytes) -> Resu
                 .take(MAX_FIELDS + 1)
                 .map(|(k, v)| (k.into_owned(), v.into_owned()))
                 .collect();
-            if fields.len() > MAX_FIELDS {
-                Err(BodyError::Malformed)
-            } else {
-                Ok(fields)
-            }
+            if fields.len() > MAX_FIELDS { Err(BodyError::Malformed) } else { Ok(fields) }
         }
         BodyKind::Multipart => multipart_fields(req, body).await,
         BodyKind::Json => Err(BodyError::UnsupportedMediaType),
@@ -125,10 +114,7 @@ pub async fn form_fields(kind: BodyKind, req: &HttpRequest, body: Bytes) -> Resu
 
 /// The first value of `name` among `fields`.
 pub fn field<'a>(fields: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    fields
-        .iter()
-        .find(|(key, _)| key == name)
-        .map(|(_, value)| value.as_str())
+    fields.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str())
 }
 
 /// Percent-decoded bytes that are not UTF-8 become U+FFFD, which no valid address contains,
@@ -172,11 +158,7 @@ async fn parse_multipart(req: &HttpRequest, body: Bytes) -> Result<SignupFields,
 }
 
 async fn multipart_fields(req: &HttpRequest, body: Bytes) -> Result<Vec<(String, String)>, BodyError> {
-    let content_type = req
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
+    let content_type = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
     let boundary = multer::parse_boundary(content_type).map_err(|_| BodyError::Malformed)?;
     let stream = futures_util::stream::once(async move { Ok::<Bytes, std::io::Error>(body) });
     let mut multipart = multer::Multipart::new(stream, boundary);

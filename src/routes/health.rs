@@ -12,9 +12,7 @@ pub async fn healthz() -> HttpResponse {
 
 pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
     if state.db.is_ready().await {
-        HttpResponse::Ok()
-            .content_type("text/plain; charset=utf-8")
-            .body("ready")
+        HttpResponse::Ok().content_type("text/plain; charset=utf-8").body("ready")
     } else {
         HttpResponse::ServiceUnavailable()
             .content_type("text/plain; charset=utf-8")

@@ -31,9 +31,7 @@ struct ManagePage<'a> {
 
 impl std::fmt::Debug for ManagePage<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ManagePage")
-            .field("list_name", &self.list_name)
-            .finish_non_exhaustive()
+        f.debug_struct("ManagePage").field("list_name", &self.list_name).finish_non_exhaustive()
     }
 }
 
@@ -76,22 +74,13 @@ async fn remove(state: &AppState, form: &TokenForm) -> anyhow::Result<Option<Str
     let hash_key = state.secrets.hash_key.clone();
     let now = state.clock.now();
     let list_id = row.list_id.clone();
-    let reason = if row.status == Status::Confirmed {
-        Reason::Unsubscribed
-    } else {
-        Reason::NotMe
-    };
+    let reason = if row.status == Status::Confirmed { Reason::Unsubscribed } else { Reason::NotMe };
     state
         .db
         .run(move |conn| {
             let tx = crate::storage::immediate(conn)?;
             subscribers::delete_everywhere(&tx, &row)?;
-            suppressions::record(
-                &tx,
-                &suppressions::hash(&hash_key, &row.list_id, &row.email),
-                reason,
-                now,
-            )?;
+            suppressions::record(&tx, &suppressions::hash(&hash_key, &row.list_id, &row.email), reason, now)?;
             tx.commit()?;
             Ok::<_, anyhow::Error>(())
         })
@@ -115,55 +104,36 @@ pub async fn manage_page(req: HttpRequest, state: web::Data<AppState>) -> HttpRe
         Err(error) => return storage_error(&error),
     };
     let list_id = row.map(|row| row.list_id).or(claimed_list);
-    let list_name = list_id
-        .and_then(|id| state.config.list(&id))
-        .map(|list| list.name.as_str());
-    html(
-        StatusCode::OK,
-        &ManagePage {
-            list_name,
-            token: raw.as_deref().unwrap_or_default(),
-        },
-    )
+    let list_name = list_id.and_then(|id| state.config.list(&id)).map(|list| list.name.as_str());
+    html(StatusCode::OK, &ManagePage { list_name, token: raw.as_deref().unwrap_or_default() })
 }
 
 /// `POST /api/manage` with the form body `token=T`.
 pub async fn manage(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
-    let fields = read_form(&req, payload, state.config.server.max_body_bytes)
-        .await
-        .unwrap_or_default();
+    let fields = read_form(&req, payload, state.config.server.max_body_bytes).await.unwrap_or_default();
     let Some(form) = parse_token(&state, form::field(&fields, "token")) else {
         return malformed();
     };
     match remove(&state, &form).await {
         Ok(list_id) => {
             let location = list_id.map_or_else(|| "/removed".to_owned(), |id| format!("/removed?list={id}"));
-            HttpResponse::SeeOther()
-                .insert_header((header::LOCATION, location))
-                .finish()
+            HttpResponse::SeeOther().insert_header((header::LOCATION, location)).finish()
         }
         Err(error) => storage_error(&error),
     }
 }
 
 fn plain(status: StatusCode, text: &'static str) -> HttpResponse {
-    HttpResponse::build(status)
-        .content_type("text/plain; charset=utf-8")
-        .body(text)
+    HttpResponse::build(status).content_type("text/plain; charset=utf-8").body(text)
 }
 
 /// `POST /api/unsubscribe?token=T` with `List-Unsubscribe=One-Click`: RFC 8058 one-click. The
 /// mail provider posts without cookies or a browser (RFC 8058 §3.1), so the answer is plain text
 /// and acts at once.
 pub async fn one_click(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
-    let fields = read_form(&req, payload, state.config.server.max_body_bytes)
-        .await
-        .unwrap_or_default();
+    let fields = read_form(&req, payload, state.config.server.max_body_bytes).await.unwrap_or_default();
     if form::field(&fields, "List-Unsubscribe") != Some("One-Click") {
-        return plain(
-            StatusCode::BAD_REQUEST,
-            "Expected the body List-Unsubscribe=One-Click (RFC 8058).",
-        );
+        return plain(StatusCode::BAD_REQUEST, "Expected the body List-Unsubscribe=One-Click (RFC 8058).");
     }
     let Some(form) = parse_token(&state, query_param(&req, "token").as_deref()) else {
         return plain(StatusCode::BAD_REQUEST, "Invalid unsubscribe link.");
@@ -180,30 +150,16 @@ pub async fn one_click(req: HttpRequest, payload: web::Payload, state: web::Data
 /// `GET /api/unsubscribe?token=T`: never acts; shows the manage page instead.
 pub async fn unsubscribe_redirect(req: HttpRequest) -> HttpResponse {
     let token = query_param(&req, "token").unwrap_or_default();
-    let query: String = url::form_urlencoded::Serializer::new(String::new())
-        .append_pair("token", &token)
-        .finish();
-    HttpResponse::SeeOther()
-        .insert_header((header::LOCATION, format!("/manage?{query}")))
-        .finish()
+    let query: String = url::form_urlencoded::Serializer::new(String::new()).append_pair("token", &token).finish();
+    HttpResponse::SeeOther().insert_header((header::LOCATION, format!("/manage?{query}"))).finish()
 }
 
 /// `GET /removed?list=ID`.
 pub async fn removed_page(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    let name = pages::list_param(&req)
-        .and_then(|id| state.config.list(&id))
-        .map(|list| list.name.clone());
+    let name = pages::list_param(&req).and_then(|id| state.config.list(&id)).map(|list| list.name.clone());
     let message = match &name {
         Some(name) => format!("Your address was removed from {name}. You will get no more mail from it."),
         None => "Your address was removed. You will get no more mail from this list.".to_owned(),
     };
-    html(
-        StatusCode::OK,
-        &MessagePage {
-            title: "Address removed",
-            message: &message,
-            link: None,
-            link_text: "",
-        },
-    )
+    html(StatusCode::OK, &MessagePage { title: "Address removed", message: &message, link: None, link_text: "" })
 }

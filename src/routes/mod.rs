@@ -30,11 +30,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(
             web::resource("/api/signup")
                 .route(web::post().to(signup::signup))
-                .route(
-                    web::route()
-                        .method(actix_web::http::Method::OPTIONS)
-                        .to(signup::preflight),
-                )
+                .route(web::route().method(actix_web::http::Method::OPTIONS).to(signup::preflight))
                 .default_service(web::to(signup::method_not_allowed)),
         );
 }

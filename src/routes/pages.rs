@@ -22,9 +22,7 @@ pub struct SignupPage<'a> {
 
 impl std::fmt::Debug for SignupPage<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SignupPage")
-            .field("list", &self.list.id)
-            .finish_non_exhaustive()
+        f.debug_struct("SignupPage").field("list", &self.list.id).finish_non_exhaustive()
     }
 }
 
@@ -53,14 +51,10 @@ pub struct MessagePage<'a> {
 /// a plain 500 and the log gets the detail.
 pub fn html(status: StatusCode, page: &impl Template) -> HttpResponse {
     match page.render() {
-        Ok(body) => HttpResponse::build(status)
-            .content_type("text/html; charset=utf-8")
-            .body(body),
+        Ok(body) => HttpResponse::build(status).content_type("text/html; charset=utf-8").body(body),
         Err(error) => {
             tracing::error!(error = %error, "cannot render a page");
-            HttpResponse::InternalServerError()
-                .content_type("text/plain; charset=utf-8")
-                .body("internal error")
+            HttpResponse::InternalServerError().content_type("text/plain; charset=utf-8").body("internal error")
         }
     }
 }
@@ -83,20 +77,8 @@ pub fn default_list(config: &Config) -> Option<&ListConfig> {
 /// `GET /`: the form of the only list, or a choice of lists.
 pub async fn index(state: web::Data<AppState>) -> HttpResponse {
     match default_list(&state.config) {
-        Some(list) => html(
-            StatusCode::OK,
-            &SignupPage {
-                list,
-                email: "",
-                error: None,
-            },
-        ),
-        None => html(
-            StatusCode::OK,
-            &ListsPage {
-                lists: &state.config.lists,
-            },
-        ),
+        Some(list) => html(StatusCode::OK, &SignupPage { list, email: "", error: None }),
+        None => html(StatusCode::OK, &ListsPage { lists: &state.config.lists }),
     }
 }
 
@@ -106,23 +88,14 @@ pub async fn signup_form(req: HttpRequest, state: web::Data<AppState>) -> HttpRe
         return index(state).await;
     };
     match state.config.list(&id) {
-        Some(list) => html(
-            StatusCode::OK,
-            &SignupPage {
-                list,
-                email: "",
-                error: None,
-            },
-        ),
+        Some(list) => html(StatusCode::OK, &SignupPage { list, email: "", error: None }),
         None => not_found(),
     }
 }
 
 /// `GET /check-inbox?list=ID`: the same page for every address.
 pub async fn check_inbox(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    let list_name = list_param(&req)
-        .and_then(|id| state.config.list(&id))
-        .map(|list| list.name.as_str());
+    let list_name = list_param(&req).and_then(|id| state.config.list(&id)).map(|list| list.name.as_str());
     html(StatusCode::OK, &CheckInboxPage { list_name })
 }
 

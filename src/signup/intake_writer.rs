@@ -71,16 +71,8 @@ impl IntakeWriter {
     pub fn start(db: Db, config: Arc<Config>, limiter: RateLimiter, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
         let (sender, receiver) = mpsc::channel(CHANNEL_CAPACITY);
         let accepted = Arc::new(Notify::new());
-        let writer = Writer {
-            db,
-            config,
-            limiter,
-            clock,
-            accepted: accepted.clone(),
-        };
-        std::thread::Builder::new()
-            .name("signupd-intake".into())
-            .spawn(move || writer.run(receiver))?;
+        let writer = Writer { db, config, limiter, clock, accepted: accepted.clone() };
+        std::thread::Builder::new().name("signupd-intake".into()).spawn(move || writer.run(receiver))?;
         Ok(Self { sender, accepted })
     }
 
@@ -88,10 +80,7 @@ impl IntakeWriter {
     /// commit.
     pub async fn submit(&self, request: SignupRequest) -> Result<IntakeOutcome, IntakeError> {
         let (reply, answer) = oneshot::channel();
-        self.sender
-            .send(Job { request, reply })
-            .await
-            .map_err(|_| IntakeError::Stopped)?;
+        self.sender.send(Job { request, reply }).await.map_err(|_| IntakeError::Stopped)?;
         match answer.await {
             Ok(Ok(outcome)) => Ok(outcome),
             Ok(Err(error)) => Err(IntakeError::Storage(anyhow::anyhow!("{error:#}"))),
@@ -134,11 +123,7 @@ impl Writer {
                     }
                 }
                 Err(error) => {
-                    tracing::error!(
-                        error = format!("{error:#}"),
-                        requests = batch.len(),
-                        "cannot store signups"
-                    );
+                    tracing::error!(error = format!("{error:#}"), requests = batch.len(), "cannot store signups");
                     let error = Arc::new(error);
                     for job in batch.drain(..) {
                         let _ = job.reply.send(Err(error.clone()));
@@ -164,13 +149,7 @@ impl Writer {
                         .config
                         .list(request.list_id.as_ref())
                         .ok_or_else(|| anyhow::anyhow!("list {} is not configured", request.list_id))?;
-                    intake::append(
-                        &tx,
-                        list.id.as_ref(),
-                        request.email.as_ref(),
-                        &list.consent_version,
-                        now,
-                    )?;
+                    intake::append(&tx, list.id.as_ref(), request.email.as_ref(), &list.consent_version, now)?;
                     if !consent_recorded.contains(&list.id.as_ref()) {
                         intake::record_consent_text(
                             &tx,

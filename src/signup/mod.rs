@@ -39,11 +39,7 @@ pub async fn try_execute_task(state: &AppState) -> anyhow::Result<ExecutionOutco
         .db
         .run(move |conn| state_table::apply_oldest(conn, &config, &secrets.hash_key, now, WORKER_BATCH))
         .await?;
-    Ok(if applied.is_empty() {
-        ExecutionOutcome::EmptyQueue
-    } else {
-        ExecutionOutcome::TaskCompleted
-    })
+    Ok(if applied.is_empty() { ExecutionOutcome::EmptyQueue } else { ExecutionOutcome::TaskCompleted })
 }
 
 /// The background intake worker: drains the queue whenever the writer signals new items, until
@@ -60,10 +56,7 @@ pub async fn run_worker(state: AppState, shutdown: impl Future<Output = ()>) {
                 }
                 Ok(ExecutionOutcome::EmptyQueue) => break,
                 Err(error) => {
-                    tracing::error!(
-                        error = format!("{error:#}"),
-                        "intake worker: cannot apply signups; retrying"
-                    );
+                    tracing::error!(error = format!("{error:#}"), "intake worker: cannot apply signups; retrying");
                     break;
                 }
             }

@@ -111,12 +111,7 @@ mod tests {
         let mut conn = Connection::open(dir.path().join("db")).unwrap();
         storage::migrations::migrate(&mut conn).unwrap();
         let config = Config::from_toml("[[lists]]\nid = \"news\"").unwrap();
-        Fixture {
-            _dir: dir,
-            conn,
-            config,
-            key: Secret::from_bytes(vec![9; 32]),
-        }
+        Fixture { _dir: dir, conn, config, key: Secret::from_bytes(vec![9; 32]) }
     }
 
     impl Fixture {
@@ -138,9 +133,7 @@ mod tests {
 
         /// What the mail worker does when it sends: stamp the send time, dequeue.
         fn send_confirmation(&self, now: UnixSeconds) {
-            self.conn
-                .execute("UPDATE subscribers SET confirmation_sent_at = ?1", [now])
-                .unwrap();
+            self.conn.execute("UPDATE subscribers SET confirmation_sent_at = ?1", [now]).unwrap();
             self.conn.execute("DELETE FROM outbox", []).unwrap();
         }
     }
@@ -158,32 +151,14 @@ mod tests {
     fn repeats_before_the_first_mail_or_within_the_cooldown_do_nothing() {
         let mut f = fixture();
         f.submit("ann@example.com", 1_000);
-        let removal_hash: String = f
-            .conn
-            .query_row("SELECT removal_hash FROM subscribers", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(
-            f.submit("ann@example.com", 1_001),
-            Action::Nothing,
-            "first mail still queued"
-        );
+        let removal_hash: String = f.conn.query_row("SELECT removal_hash FROM subscribers", [], |r| r.get(0)).unwrap();
+        assert_eq!(f.submit("ann@example.com", 1_001), Action::Nothing, "first mail still queued");
         f.send_confirmation(1_002);
-        assert_eq!(
-            f.submit("ann@example.com", 1_002 + 599),
-            Action::Nothing,
-            "within the 10-minute cooldown"
-        );
+        assert_eq!(f.submit("ann@example.com", 1_002 + 599), Action::Nothing, "within the 10-minute cooldown");
         assert_eq!(f.count("SELECT count(*) FROM outbox"), 0);
         assert_eq!(f.submit("ann@example.com", 1_002 + 600), Action::QueuedResend);
-        assert_eq!(
-            f.submit("ann@example.com", 1_002 + 601),
-            Action::Nothing,
-            "one queued confirmation at most"
-        );
-        let after: String = f
-            .conn
-            .query_row("SELECT removal_hash FROM subscribers", [], |r| r.get(0))
-            .unwrap();
+        assert_eq!(f.submit("ann@example.com", 1_002 + 601), Action::Nothing, "one queued confirmation at most");
+        let after: String = f.conn.query_row("SELECT removal_hash FROM subscribers", [], |r| r.get(0)).unwrap();
         assert_eq!(after, removal_hash, "duplicates never change the removal hash");
         assert_eq!(f.count("SELECT count(*) FROM subscribers"), 1);
     }
@@ -192,24 +167,16 @@ mod tests {
     fn confirmed_and_not_me_addresses_get_nothing() {
         let mut f = fixture();
         f.submit("ann@example.com", 1_000);
-        f.conn
-            .execute("UPDATE subscribers SET status = 'confirmed'", [])
-            .unwrap();
+        f.conn.execute("UPDATE subscribers SET status = 'confirmed'", []).unwrap();
         f.conn.execute("DELETE FROM outbox", []).unwrap();
         assert_eq!(f.submit("ann@example.com", 100_000), Action::Nothing);
 
         let hash = suppressions::hash(&f.key, "news", "bob@example.com");
         f.conn
-            .execute(
-                "INSERT INTO suppressions (hash, reason, created_at) VALUES (?1, 'not_me', 0)",
-                [&hash],
-            )
+            .execute("INSERT INTO suppressions (hash, reason, created_at) VALUES (?1, 'not_me', 0)", [&hash])
             .unwrap();
         assert_eq!(f.submit("bob@example.com", 100_000), Action::Nothing);
-        assert_eq!(
-            f.count("SELECT count(*) FROM subscribers WHERE email = 'bob@example.com'"),
-            0
-        );
+        assert_eq!(f.count("SELECT count(*) FROM subscribers WHERE email = 'bob@example.com'"), 0);
         assert_eq!(f.count("SELECT count(*) FROM outbox"), 0);
     }
 
@@ -218,16 +185,9 @@ mod tests {
         let mut f = fixture();
         let hash = suppressions::hash(&f.key, "news", "cat@example.com");
         f.conn
-            .execute(
-                "INSERT INTO suppressions (hash, reason, created_at) VALUES (?1, 'unsubscribed', 0)",
-                [&hash],
-            )
+            .execute("INSERT INTO suppressions (hash, reason, created_at) VALUES (?1, 'unsubscribed', 0)", [&hash])
             .unwrap();
         assert_eq!(f.submit("cat@example.com", 1_000), Action::InsertedPending);
-        assert_eq!(
-            f.count("SELECT count(*) FROM suppressions"),
-            1,
-            "lifted only by confirming"
-        );
+        assert_eq!(f.count("SELECT count(*) FROM suppressions"), 1, "lifted only by confirming");
     }
 }

@@ -61,12 +61,6 @@ pub fn record_consent_text(
         "INSERT OR IGNORE INTO consent_texts (list_id, consent_version, text_sha256, consent_text, first_used_at)
          VALUES (?1, ?2, ?3, ?4, ?5)",
     )?
-    .execute(params![
-        list_id,
-        version,
-        crate::tokens::sha256_hex(text.as_bytes()),
-        text,
-        now
-    ])?;
+    .execute(params![list_id, version, crate::tokens::sha256_hex(text.as_bytes()), text, now])?;
     Ok(())
 }

@@ -27,9 +27,8 @@ pub enum MigrationError {
 
 /// The schema version stored in the file (0 for a new database).
 pub fn schema_version(conn: &Connection) -> Result<usize, MigrationError> {
-    let version: i64 = conn
-        .pragma_query_value(None, "user_version", |row| row.get(0))
-        .map_err(MigrationError::Version)?;
+    let version: i64 =
+        conn.pragma_query_value(None, "user_version", |row| row.get(0)).map_err(MigrationError::Version)?;
     Ok(usize::try_from(version).unwrap_or(usize::MAX))
 }
 
@@ -72,17 +71,7 @@ mod tests {
             .unwrap()
             .collect::<Result<_, _>>()
             .unwrap();
-        assert_eq!(
-            tables,
-            [
-                "consent_texts",
-                "intake",
-                "outbox",
-                "rate_limits",
-                "subscribers",
-                "suppressions"
-            ]
-        );
+        assert_eq!(tables, ["consent_texts", "intake", "outbox", "rate_limits", "subscribers", "suppressions"]);
     }
 
     #[test]

@@ -62,10 +62,7 @@ impl Db {
             .connection_timeout(BUSY_TIMEOUT)
             .build(manager)
             .with_context(|| format!("cannot open database {}", path.display()))?;
-        Ok(Self {
-            pool,
-            path: path.to_owned(),
-        })
+        Ok(Self { pool, path: path.to_owned() })
     }
 
     pub fn path(&self) -> &Path {
@@ -140,12 +137,7 @@ pub fn immediate(conn: &mut Connection) -> rusqlite::Result<Transaction<'_>> {
 /// and `-shm` files the database file's permissions.
 fn create_private_file(path: &Path) -> anyhow::Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-    {
+    match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path) {
         Ok(_) => Ok(()),
         Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
         Err(error) => Err(error).with_context(|| format!("cannot create database {}", path.display())),
@@ -157,9 +149,7 @@ fn configure_connection(conn: &mut Connection) -> rusqlite::Result<()> {
     // journal_mode answers with a row; WAL is persistent, the others are per connection.
     let mode: String = conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))?;
     if !mode.eq_ignore_ascii_case("wal") {
-        return Err(rusqlite::Error::InvalidParameterName(format!(
-            "journal_mode is {mode}, WAL is required"
-        )));
+        return Err(rusqlite::Error::InvalidParameterName(format!("journal_mode is {mode}, WAL is required")));
     }
     conn.pragma_update(None, "synchronous", "FULL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;

@@ -35,11 +35,7 @@ pub fn claim_due(conn: &Connection, now: UnixSeconds, lease_until: UnixSeconds) 
         let kind: String = row.get(1)?;
         Ok(Claimed {
             id: row.get(0)?,
-            kind: if kind == "welcome" {
-                MailKind::Welcome
-            } else {
-                MailKind::Confirm
-            },
+            kind: if kind == "welcome" { MailKind::Welcome } else { MailKind::Confirm },
             subscriber_id: row.get(2)?,
             created_at: row.get(3)?,
             attempts: row.get(4)?,
@@ -80,9 +76,7 @@ pub fn queue_welcome(conn: &Connection, subscriber_id: &str, now: UnixSeconds) -
 
 /// Queue depth and the oldest item's creation time.
 pub fn depth(conn: &Connection) -> rusqlite::Result<(i64, Option<UnixSeconds>)> {
-    conn.query_row("SELECT count(*), min(created_at) FROM outbox", [], |row| {
-        Ok((row.get(0)?, row.get(1)?))
-    })
+    conn.query_row("SELECT count(*), min(created_at) FROM outbox", [], |row| Ok((row.get(0)?, row.get(1)?)))
 }
 
 /// Mails sent in the hour bucket containing `now` (the `max_mails_per_hour` budget). Kept in

@@ -10,6 +10,16 @@ pub enum Status {
     Confirmed,
 }
 
+impl rusqlite::types::FromSql for Status {
+    fn column_result(value: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+        match value.as_str()? {
+            "pending" => Ok(Self::Pending),
+            "confirmed" => Ok(Self::Confirmed),
+            other => Err(rusqlite::types::FromSqlError::Other(format!("unknown status {other:?}").into())),
+        }
+    }
+}
+
 /// What the state table needs to know about an existing row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Existing {
@@ -22,16 +32,7 @@ pub struct Existing {
 pub fn find(tx: &Transaction<'_>, list_id: &str, email: &str) -> rusqlite::Result<Option<Existing>> {
     tx.prepare_cached("SELECT id, status, confirmation_sent_at FROM subscribers WHERE list_id = ?1 AND email = ?2")?
         .query_row(params![list_id, email], |row| {
-            let status: String = row.get(1)?;
-            Ok(Existing {
-                id: row.get(0)?,
-                status: if status == "confirmed" {
-                    Status::Confirmed
-                } else {
-                    Status::Pending
-                },
-                confirmation_sent_at: row.get(2)?,
-            })
+            Ok(Existing { id: row.get(0)?, status: row.get(1)?, confirmation_sent_at: row.get(2)? })
         })
         .optional()
 }
@@ -52,14 +53,7 @@ pub fn insert_pending(tx: &Transaction<'_>, row: &NewPending<'_>) -> rusqlite::R
         "INSERT INTO subscribers (id, list_id, email, status, consent_version, created_at, removal_hash)
          VALUES (?1, ?2, ?3, 'pending', ?4, ?5, ?6)",
     )?
-    .execute(params![
-        row.id,
-        row.list_id,
-        row.email,
-        row.consent_version,
-        row.created_at,
-        row.removal_hash
-    ])?;
+    .execute(params![row.id, row.list_id, row.email, row.consent_version, row.created_at, row.removal_hash])?;
     Ok(())
 }
 
@@ -102,23 +96,14 @@ pub fn mail_target(conn: &rusqlite::Connection, id: &str) -> rusqlite::Result<Op
          FROM subscribers WHERE id = ?1",
     )?
     .query_row([id], |row| {
-        let status: String = row.get(3)?;
         let sent_at: Option<UnixSeconds> = row.get(4)?;
         Ok(MailTarget {
             id: row.get(0)?,
             list_id: row.get(1)?,
             email: row.get(2)?,
-            status: if status == "confirmed" {
-                Status::Confirmed
-            } else {
-                Status::Pending
-            },
+            status: row.get(3)?,
             confirmation_sent_at: sent_at,
-            previous_link: PreviousLink {
-                sent_at,
-                confirm_hash: row.get(5)?,
-                expires_at: row.get(6)?,
-            },
+            previous_link: PreviousLink { sent_at, confirm_hash: row.get(5)?, expires_at: row.get(6)? },
         })
     })
     .optional()
@@ -189,18 +174,7 @@ pub struct ConfirmView {
 
 pub fn find_by_confirm_hash(conn: &rusqlite::Connection, hash: &str) -> rusqlite::Result<Option<ConfirmView>> {
     conn.prepare_cached("SELECT list_id, status, confirm_expires_at FROM subscribers WHERE confirm_hash = ?1")?
-        .query_row([hash], |row| {
-            let status: String = row.get(1)?;
-            Ok(ConfirmView {
-                list_id: row.get(0)?,
-                status: if status == "confirmed" {
-                    Status::Confirmed
-                } else {
-                    Status::Pending
-                },
-                expires_at: row.get(2)?,
-            })
-        })
+        .query_row([hash], |row| Ok(ConfirmView { list_id: row.get(0)?, status: row.get(1)?, expires_at: row.get(2)? }))
         .optional()
 }
 
@@ -231,11 +205,7 @@ pub fn confirm(
          RETURNING id, list_id, email",
     )?
     .query_row(params![hash, now, method, retyped_email], |row| {
-        Ok(JustConfirmed {
-            id: row.get(0)?,
-            list_id: row.get(1)?,
-            email: row.get(2)?,
-        })
+        Ok(JustConfirmed { id: row.get(0)?, list_id: row.get(1)?, email: row.get(2)? })
     })
     .optional()
 }
@@ -250,10 +220,7 @@ pub struct Removable {
 
 impl std::fmt::Debug for Removable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Removable")
-            .field("id", &self.id)
-            .field("list_id", &self.list_id)
-            .finish_non_exhaustive()
+        f.debug_struct("Removable").field("id", &self.id).field("list_id", &self.list_id).finish_non_exhaustive()
     }
 }
 
@@ -267,17 +234,7 @@ pub fn find_removable(
          WHERE (?1 IS NOT NULL AND removal_hash = ?1) OR (?2 IS NOT NULL AND id = ?2)",
     )?
     .query_row(params![by_removal_hash, by_id], |row| {
-        let status: String = row.get(3)?;
-        Ok(Removable {
-            id: row.get(0)?,
-            list_id: row.get(1)?,
-            email: row.get(2)?,
-            status: if status == "confirmed" {
-                Status::Confirmed
-            } else {
-                Status::Pending
-            },
-        })
+        Ok(Removable { id: row.get(0)?, list_id: row.get(1)?, email: row.get(2)?, status: row.get(3)? })
     })
     .optional()
 }
@@ -285,9 +242,7 @@ pub fn find_removable(
 /// Deletes a row everywhere at once: the row, its queued mail (by cascade) and any intake item
 /// for the same address.
 pub fn delete_everywhere(conn: &rusqlite::Connection, row: &Removable) -> rusqlite::Result<()> {
-    conn.prepare_cached("DELETE FROM subscribers WHERE id = ?1")?
-        .execute([&row.id])?;
-    conn.prepare_cached("DELETE FROM intake WHERE list_id = ?1 AND email = ?2")?
-        .execute([&row.list_id, &row.email])?;
+    conn.prepare_cached("DELETE FROM subscribers WHERE id = ?1")?.execute([&row.id])?;
+    conn.prepare_cached("DELETE FROM intake WHERE list_id = ?1 AND email = ?2")?.execute([&row.list_id, &row.email])?;
     Ok(())
 }

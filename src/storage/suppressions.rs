@@ -32,15 +32,7 @@ pub fn find(tx: &Transaction<'_>, hash: &str) -> rusqlite::Result<Option<Reason>
     tx.prepare_cached("SELECT reason FROM suppressions WHERE hash = ?1")?
         .query_row([hash], |row| row.get::<_, String>(0))
         .optional()
-        .map(|reason| {
-            reason.map(|r| {
-                if r == "not_me" {
-                    Reason::NotMe
-                } else {
-                    Reason::Unsubscribed
-                }
-            })
-        })
+        .map(|reason| reason.map(|r| if r == "not_me" { Reason::NotMe } else { Reason::Unsubscribed }))
 }
 
 /// Records (or updates) a suppression.
@@ -61,7 +53,6 @@ pub fn record(
 /// Lifts an `unsubscribed` suppression (a new confirmation). A `not_me` one is never lifted here:
 /// no confirmation mail is sent to such an address in the first place.
 pub fn lift_unsubscribed(conn: &rusqlite::Connection, hash: &str) -> rusqlite::Result<()> {
-    conn.prepare_cached("DELETE FROM suppressions WHERE hash = ?1 AND reason = 'unsubscribed'")?
-        .execute([hash])?;
+    conn.prepare_cached("DELETE FROM suppressions WHERE hash = ?1 AND reason = 'unsubscribed'")?.execute([hash])?;
     Ok(())
 }

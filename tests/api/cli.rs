@@ -9,16 +9,8 @@ use crate::helpers::{files_under, signupd, write_config};
 
 #[test]
 fn check_config_accepts_the_example_file() {
-    let output = signupd()
-        .args(["check-config", "--config", "config.example.toml"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let output = signupd().args(["check-config", "--config", "config.example.toml"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert!(stdout.contains("listen = \"127.0.0.1:8080\""), "{stdout}");
 }
@@ -26,39 +18,18 @@ fn check_config_accepts_the_example_file() {
 #[test]
 fn check_config_reports_bad_keys_with_exit_code_1() {
     let cases = [
-        (
-            "unknown key",
-            "[server]\nlissten = \"x\"",
-            "server.lissten: unknown key",
-        ),
-        (
-            "bad duration",
-            "[signup]\nresend_cooldown = \"soon\"",
-            "signup.resend_cooldown",
-        ),
+        ("unknown key", "[server]\nlissten = \"x\"", "server.lissten: unknown key"),
+        ("bad duration", "[signup]\nresend_cooldown = \"soon\"", "signup.resend_cooldown"),
         ("bad URL", "[server]\npublic_url = \"example.com\"", "server.public_url"),
-        (
-            "duplicate list id",
-            "[[lists]]\nid = \"a\"\n[[lists]]\nid = \"a\"",
-            "lists[1].id: duplicate list id \"a\"",
-        ),
-        (
-            "bad CIDR",
-            "[server]\ntrusted_proxies = [\"1.2.3.4/99\"]",
-            "server.trusted_proxies",
-        ),
+        ("duplicate list id", "[[lists]]\nid = \"a\"\n[[lists]]\nid = \"a\"", "lists[1].id: duplicate list id \"a\""),
+        ("bad CIDR", "[server]\ntrusted_proxies = [\"1.2.3.4/99\"]", "server.trusted_proxies"),
         ("bad cron", "[cleanup]\nschedule = \"hourly\"", "cleanup.schedule"),
         ("missing lists", "lists = []", "lists: no list configured"),
     ];
     for (name, extra, expected) in cases {
         let dir = tempfile::tempdir().unwrap();
         let path = write_config(dir.path(), extra);
-        let output = signupd()
-            .arg("check-config")
-            .arg("--config")
-            .arg(&path)
-            .output()
-            .unwrap();
+        let output = signupd().arg("check-config").arg("--config").arg(&path).output().unwrap();
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(1), "{name}: {stderr}");
         assert!(stderr.contains(expected), "{name}: expected {expected:?} in {stderr:?}");
@@ -74,19 +45,13 @@ fn serve_with_a_bad_config_exits_1_and_writes_nothing() {
     let output = signupd().arg("serve").arg("--config").arg(&path).output().unwrap();
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.contains("secrets.token_secret_file: cannot read /nonexistent/secret"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("secrets.token_secret_file: cannot read /nonexistent/secret"), "{stderr}");
     assert_eq!(files_under(dir.path()), ["signupd.toml"]);
 }
 
 #[test]
 fn a_missing_config_file_is_named() {
-    let output = signupd()
-        .args(["check-config", "--config", "/nonexistent/signupd.toml"])
-        .output()
-        .unwrap();
+    let output = signupd().args(["check-config", "--config", "/nonexistent/signupd.toml"]).output().unwrap();
     assert_eq!(output.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&output.stderr).contains("cannot read config file /nonexistent/signupd.toml"));
 }
@@ -95,10 +60,7 @@ fn a_missing_config_file_is_named() {
 fn usage_errors_exit_2() {
     assert_eq!(signupd().arg("frobnicate").output().unwrap().status.code(), Some(2));
     assert_eq!(signupd().output().unwrap().status.code(), Some(2));
-    assert_eq!(
-        signupd().args(["serve", "--bogus"]).output().unwrap().status.code(),
-        Some(2)
-    );
+    assert_eq!(signupd().args(["serve", "--bogus"]).output().unwrap().status.code(), Some(2));
     let version = signupd().arg("--version").output().unwrap();
     assert_eq!(version.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&version.stdout).starts_with("signupd "));
@@ -116,12 +78,7 @@ fn environment_overrides_the_file() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
     assert!(stdout.contains("confirm_ttl = \"12h\""), "{stdout}");
     assert!(!stdout.contains("hunter2"), "the password is redacted");
     assert!(stdout.contains("password = \"[redacted]\""), "{stdout}");
@@ -129,11 +86,7 @@ fn environment_overrides_the_file() {
 
 #[test]
 fn environment_values_are_checked_and_named_too() {
-    let output = signupd()
-        .arg("check-config")
-        .env("SIGNUPD_SERVER__IPV6_PREFIX", "200")
-        .output()
-        .unwrap();
+    let output = signupd().arg("check-config").env("SIGNUPD_SERVER__IPV6_PREFIX", "200").output().unwrap();
     assert_eq!(output.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&output.stderr).contains("server.ipv6_prefix"));
 }
@@ -144,12 +97,7 @@ fn gen_secret_prints_a_fresh_64_character_secret() {
     let second = signupd().arg("gen-secret").output().unwrap();
     let first = String::from_utf8(first.stdout).unwrap();
     assert_eq!(first.trim_end().len(), 64);
-    assert!(
-        first
-            .trim_end()
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-    );
+    assert!(first.trim_end().bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
     assert_ne!(first, String::from_utf8(second.stdout).unwrap());
 }
 
@@ -158,12 +106,7 @@ fn migrate_applies_then_is_a_no_op() {
     let dir = tempfile::tempdir().unwrap();
     let path = write_config(dir.path(), "");
     let first = signupd().arg("migrate").arg("--config").arg(&path).output().unwrap();
-    assert_eq!(
-        first.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&first.stderr)
-    );
+    assert_eq!(first.status.code(), Some(0), "{}", String::from_utf8_lossy(&first.stderr));
     assert!(String::from_utf8_lossy(&first.stdout).starts_with("applied 1 migration(s)"));
     let second = signupd().arg("migrate").arg("--config").arg(&path).output().unwrap();
     assert!(String::from_utf8_lossy(&second.stdout).starts_with("applied 0 migration(s)"));
@@ -205,9 +148,7 @@ fn serve(config: &std::path::Path, extra_env: &[(&str, &str)]) -> Served {
         .split("port")
         .nth(1)
         .and_then(|rest| {
-            rest.trim_start_matches(|c: char| !c.is_ascii_digit())
-                .split(|c: char| !c.is_ascii_digit())
-                .next()
+            rest.trim_start_matches(|c: char| !c.is_ascii_digit()).split(|c: char| !c.is_ascii_digit()).next()
         })
         .and_then(|digits| digits.parse().ok())
         .unwrap_or_else(|| panic!("no port in {line:?}"));
@@ -231,10 +172,7 @@ impl Served {
 
     fn terminate(mut self) -> std::process::ExitStatus {
         let pid = self.child.id().to_string();
-        let killed = std::process::Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap();
+        let killed = std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap();
         assert!(killed.success());
         self.child.wait().unwrap()
     }
@@ -243,11 +181,7 @@ impl Served {
 fn get(port: u16, path_and_query: &str) -> u16 {
     use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    write!(
-        stream,
-        "GET {path_and_query} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
+    write!(stream, "GET {path_and_query} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").unwrap();
     let mut response = String::new();
     stream.read_to_string(&mut response).unwrap();
     response.split(' ').nth(1).and_then(|code| code.parse().ok()).unwrap()
@@ -297,10 +231,7 @@ fn serve_starts_with_the_example_config() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let data_str = data.display().to_string();
-    let served = serve(
-        std::path::Path::new("config.example.toml"),
-        &[("SIGNUPD_STORAGE__DATA_DIR", &data_str)],
-    );
+    let served = serve(std::path::Path::new("config.example.toml"), &[("SIGNUPD_STORAGE__DATA_DIR", &data_str)]);
     assert_eq!(get(served.port, "/readyz"), 200);
     assert!(data.join("signupd.sqlite3").exists());
     assert_eq!(served.terminate().code(), Some(0));

@@ -54,11 +54,7 @@ pub struct SentMail {
 impl SentMail {
     fn read(path: &PathBuf) -> Self {
         let raw = std::fs::read_to_string(path).unwrap();
-        let text = raw
-            .replace("=\r\n", "")
-            .replace("=3D", "=")
-            .replace("\r\n ", " ")
-            .replace("\r\n\t", " ");
+        let text = raw.replace("=\r\n", "").replace("=3D", "=").replace("\r\n ", " ").replace("\r\n\t", " ");
         Self { text }
     }
 
@@ -105,9 +101,7 @@ impl SentMail {
             .and_then(|rest| rest.split_once('>'))
             .map(|(url, _)| url.replace(' ', ""))
             .unwrap_or_else(|| panic!("List-Unsubscribe: <url>, got {value:?}"));
-        url.strip_prefix(PUBLIC_URL)
-            .unwrap_or_else(|| panic!("{url} starts with the public URL"))
-            .to_owned()
+        url.strip_prefix(PUBLIC_URL).unwrap_or_else(|| panic!("{url} starts with the public URL")).to_owned()
     }
 }
 
@@ -173,12 +167,7 @@ pub async fn confirmed_and_welcomed(app: &TestApp, email: &str) -> Welcome {
         .strip_prefix("/api/unsubscribe?token=")
         .unwrap_or_else(|| panic!("an unsubscribe URL: {unsubscribe_path}"))
         .to_owned();
-    Welcome {
-        confirm,
-        removal: mails[0].manage_token(),
-        unsubscribe_path,
-        signed,
-    }
+    Welcome { confirm, removal: mails[0].manage_token(), unsubscribe_path, signed }
 }
 
 /// A browser form post of `fields` to `path`.
@@ -208,12 +197,7 @@ pub fn with_token(path: &str, token: &str) -> String {
 
 /// The `Location` of a `303 See Other`.
 pub fn location(response: &Response) -> String {
-    assert_eq!(
-        response.status().as_u16(),
-        303,
-        "a redirect to {:?}",
-        header(response, "location")
-    );
+    assert_eq!(response.status().as_u16(), 303, "a redirect to {:?}", header(response, "location"));
     header(response, "location").expect("a Location header")
 }
 
@@ -255,11 +239,7 @@ pub fn confirmation(app: &TestApp, email: &str) -> Confirmation {
 /// The status of `email`'s row in `news`, or `None` if it has none.
 pub fn status_of(app: &TestApp, email: &str) -> Option<String> {
     db(app)
-        .query_row(
-            "SELECT status FROM subscribers WHERE list_id = 'news' AND email = ?1",
-            [email],
-            |row| row.get(0),
-        )
+        .query_row("SELECT status FROM subscribers WHERE list_id = 'news' AND email = ?1", [email], |row| row.get(0))
         .optional()
         .unwrap()
 }
@@ -313,20 +293,14 @@ async fn the_confirm_page_shows_one_button_posting_the_token_and_writes_nothing(
     // Assert
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("News"), "names the list: {body}");
-    assert!(
-        body.contains(r#"<form method="post" action="/api/confirm">"#),
-        "a form posting to /api/confirm: {body}"
-    );
+    assert!(body.contains(r#"<form method="post" action="/api/confirm">"#), "a form posting to /api/confirm: {body}");
     assert!(
         body.contains(&format!(r#"<input type="hidden" name="token" value="{token}">"#)),
         "the token in a hidden field: {body}"
     );
     assert_eq!(body.matches("<button").count(), 1, "one button: {body}");
     assert!(body.contains("Confirm signup"), "{body}");
-    assert!(
-        !body.contains(r#"name="email""#),
-        "no address field in button mode: {body}"
-    );
+    assert!(!body.contains(r#"name="email""#), "no address field in button mode: {body}");
     assert_eq!(dump(&app), before, "GET never writes");
     assert_eq!(status_of(&app, "jane@example.com").as_deref(), Some("pending"));
 }
@@ -337,10 +311,8 @@ async fn a_malformed_token_on_the_confirm_page_gets_400() {
     signed_up_and_mailed(&app, "jane@example.com").await;
     let before = dump(&app);
 
-    let mut paths: Vec<(&str, String)> = malformed_tokens()
-        .into_iter()
-        .map(|(case, token)| (case, with_token("/confirm", &token)))
-        .collect();
+    let mut paths: Vec<(&str, String)> =
+        malformed_tokens().into_iter().map(|(case, token)| (case, with_token("/confirm", &token))).collect();
     paths.push(("no token at all", "/confirm".to_owned()));
     for (case, path) in paths {
         let (status, body) = status_and_body(get(&app, &path).await).await;
@@ -366,10 +338,9 @@ async fn an_unknown_or_expired_token_on_the_confirm_page_gets_the_410_page() {
 
     // Assert
     // An unknown token names no list: its page links to the hosted form at `/`.
-    for (case, (status, body), signup) in [
-        ("unknown", unknown, r#"href="/""#),
-        ("expired", expired, r#"href="/signup?list=news""#),
-    ] {
+    for (case, (status, body), signup) in
+        [("unknown", unknown, r#"href="/""#), ("expired", expired, r#"href="/signup?list=news""#)]
+    {
         assert_eq!(status, 410, "{case}: {body}");
         assert!(body.contains("expired"), "{case}: says the link expired: {body}");
         assert!(
@@ -484,11 +455,7 @@ async fn a_token_only_in_the_query_string_is_ignored_with_400() {
     let url = app.url(&with_token("/api/confirm", &token));
     let cases = [
         ("empty urlencoded body", Some("application/x-www-form-urlencoded"), ""),
-        (
-            "other fields only",
-            Some("application/x-www-form-urlencoded"),
-            "confirm=yes",
-        ),
+        ("other fields only", Some("application/x-www-form-urlencoded"), "confirm=yes"),
         ("no body, no content type", None, ""),
     ];
 
@@ -528,20 +495,14 @@ async fn two_concurrent_posts_of_one_token_confirm_once_and_queue_one_welcome() 
     let (token, _) = signed_up_and_mailed(&app, "jane@example.com").await;
 
     // Act
-    let (first, second) = tokio::join!(
-        post_token(&app, "/api/confirm", &token),
-        post_token(&app, "/api/confirm", &token)
-    );
+    let (first, second) =
+        tokio::join!(post_token(&app, "/api/confirm", &token), post_token(&app, "/api/confirm", &token));
 
     // Assert
     assert_eq!(location(&first), "/confirmed?list=news", "first POST");
     assert_eq!(location(&second), "/confirmed?list=news", "second POST");
     assert_eq!(status_of(&app, "jane@example.com").as_deref(), Some("confirmed"));
-    assert_eq!(
-        strings(&app, "SELECT kind FROM outbox"),
-        ["welcome"],
-        "exactly one welcome"
-    );
+    assert_eq!(strings(&app, "SELECT kind FROM outbox"), ["welcome"], "exactly one welcome");
     assert_eq!(deliver(&app).await.len(), 1, "one welcome mail sent");
 }
 
@@ -556,10 +517,7 @@ async fn a_removal_token_posted_to_confirm_gets_410_and_leaves_the_row_pending()
     let (page_status, _) = status_and_body(get(&app, &with_token("/confirm", &removal)).await).await;
 
     assert_eq!(status, 410, "{body}");
-    assert_eq!(
-        page_status, 410,
-        "the confirm page does not take a removal token either"
-    );
+    assert_eq!(page_status, 410, "the confirm page does not take a removal token either");
     assert_eq!(dump(&app), before);
     assert_eq!(status_of(&app, "jane@example.com").as_deref(), Some("pending"));
 }
@@ -597,10 +555,7 @@ async fn in_retype_mode_the_confirm_page_asks_for_the_address() {
     assert!(body.contains(r#"type="email""#), "an email input: {body}");
     assert!(body.contains(r#"name="email""#), "{body}");
     assert!(body.contains(r#"<label for="email">"#), "the field has a label: {body}");
-    assert!(
-        !body.contains("jane@example.com"),
-        "the page does not give the address away: {body}"
-    );
+    assert!(!body.contains("jane@example.com"), "the page does not give the address away: {body}");
     assert!(body.contains("Confirm signup"), "{body}");
     assert_eq!(dump(&app), before);
 }
@@ -610,12 +565,7 @@ async fn in_retype_mode_the_right_address_in_another_case_confirms_with_method_r
     let app = spawn_app_with(RETYPE).await;
     let (token, _) = signed_up_and_mailed(&app, "jane@example.com").await;
 
-    let response = post_fields(
-        &app,
-        "/api/confirm",
-        &[("token", &token), ("email", " Jane@EXAMPLE.com ")],
-    )
-    .await;
+    let response = post_fields(&app, "/api/confirm", &[("token", &token), ("email", " Jane@EXAMPLE.com ")]).await;
 
     assert_eq!(location(&response), "/confirmed?list=news");
     let row = confirmation(&app, "jane@example.com");
@@ -629,18 +579,10 @@ async fn in_retype_mode_an_international_domain_typed_in_unicode_matches_its_pun
     let app = spawn_app_with(RETYPE).await;
     let (token, _) = signed_up_and_mailed(&app, "jane@bücher.example").await;
 
-    let response = post_fields(
-        &app,
-        "/api/confirm",
-        &[("token", &token), ("email", "Jane@BÜCHER.example")],
-    )
-    .await;
+    let response = post_fields(&app, "/api/confirm", &[("token", &token), ("email", "Jane@BÜCHER.example")]).await;
 
     assert_eq!(location(&response), "/confirmed?list=news");
-    assert_eq!(
-        status_of(&app, "jane@xn--bcher-kva.example").as_deref(),
-        Some("confirmed")
-    );
+    assert_eq!(status_of(&app, "jane@xn--bcher-kva.example").as_deref(), Some("confirmed"));
 }
 
 #[actix_web::test]
@@ -650,10 +592,7 @@ async fn in_retype_mode_a_wrong_or_missing_address_gets_400_and_changes_nothing(
     let (token, _) = signed_up_and_mailed(&app, "jane@example.com").await;
     let before = dump(&app);
     let cases: [(&str, Vec<(&str, &str)>); 4] = [
-        (
-            "another address",
-            vec![("token", &token), ("email", "john@example.com")],
-        ),
+        ("another address", vec![("token", &token), ("email", "john@example.com")]),
         ("not an address", vec![("token", &token), ("email", "jane")]),
         ("an empty address", vec![("token", &token), ("email", "")]),
         ("no address field", vec![("token", &token)]),

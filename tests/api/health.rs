@@ -22,9 +22,7 @@ async fn readyz_answers_503_while_the_database_cannot_be_written() {
     // Another process holding the write lock is what a wedged or read-only database looks like
     // from inside signupd: writes cannot get through.
     let blocker = rusqlite::Connection::open(app.state.db.path()).unwrap();
-    blocker
-        .execute_batch("BEGIN EXCLUSIVE; CREATE TABLE blocker (x);")
-        .unwrap();
+    blocker.execute_batch("BEGIN EXCLUSIVE; CREATE TABLE blocker (x);").unwrap();
 
     let blocked = app.client.get(app.url("/readyz")).send().await.unwrap();
     assert_eq!(blocked.status(), 503);

@@ -37,11 +37,7 @@ impl TestApp {
 /// Configuration for a test app in `dir`: `extra` TOML (one list `news` unless it names
 /// lists), then port 0 and all data in `dir`.
 pub fn test_config(dir: &Path, extra: &str) -> Config {
-    let lists = if extra.contains("lists") {
-        ""
-    } else {
-        "[[lists]]\nid = \"news\"\nname = \"News\"\n"
-    };
+    let lists = if extra.contains("lists") { "" } else { "[[lists]]\nid = \"news\"\nname = \"News\"\n" };
     let mut config = Config::from_toml(&format!("{extra}\n{lists}")).expect("test configuration is valid");
     config.server.listen = "127.0.0.1:0".parse().expect("an address");
     config.storage.data_dir = dir.to_owned();
@@ -62,11 +58,7 @@ pub async fn spawn_app_with(extra: &str) -> TestApp {
 pub async fn spawn_app_in(dir: TempDir, extra: &str) -> TestApp {
     let config = test_config(dir.path(), extra);
     let clock = ManualClock::starting_at(START);
-    let options = BuildOptions {
-        clock: Arc::new(clock.clone()),
-        credentials_dir: None,
-        background_workers: false,
-    };
+    let options = BuildOptions { clock: Arc::new(clock.clone()), credentials_dir: None, background_workers: false };
     let application = Application::build_with(config, options).await.expect("the app builds");
     let address = format!("http://127.0.0.1:{}", application.port());
     let state = application.state().clone();
@@ -74,18 +66,8 @@ pub async fn spawn_app_in(dir: TempDir, extra: &str) -> TestApp {
     actix_web::rt::spawn(application.run_until_stopped(async move {
         let _ = stopped.await;
     }));
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("HTTP client");
-    TestApp {
-        address,
-        state,
-        clock,
-        client,
-        dir,
-        _stop: stop,
-    }
+    let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("HTTP client");
+    TestApp { address, state, clock, client, dir, _stop: stop }
 }
 
 /// The real `signupd` binary, with `RUST_LOG` and `SIGNUPD_*` cleared so the caller's
@@ -106,15 +88,8 @@ pub fn signupd() -> Command {
 pub fn write_config(dir: &Path, extra: &str) -> PathBuf {
     let data = dir.join("data");
     let path = dir.join("signupd.toml");
-    let lists = if extra.contains("lists") {
-        ""
-    } else {
-        "[[lists]]\nid = \"news\"\n"
-    };
-    let text = format!(
-        "{extra}\n[storage]\ndata_dir = {:?}\n{lists}",
-        data.display().to_string()
-    );
+    let lists = if extra.contains("lists") { "" } else { "[[lists]]\nid = \"news\"\n" };
+    let text = format!("{extra}\n[storage]\ndata_dir = {:?}\n{lists}", data.display().to_string());
     std::fs::write(&path, text).expect("write config");
     path
 }

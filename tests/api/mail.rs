@@ -112,11 +112,7 @@ impl Mail {
     /// The token of the `{public_url}{path}?token=` link, the same in every part.
     fn token(&self, path: &str) -> String {
         let needle = format!("http://127.0.0.1:8080{path}?token=");
-        let tokens: BTreeSet<String> = self
-            .parts
-            .iter()
-            .flat_map(|(_, text)| tokens_after(text, &needle))
-            .collect();
+        let tokens: BTreeSet<String> = self.parts.iter().flat_map(|(_, text)| tokens_after(text, &needle)).collect();
         assert_eq!(tokens.len(), 1, "one {path} token in all parts, found {tokens:?}");
         tokens.into_iter().next().unwrap()
     }
@@ -141,11 +137,7 @@ fn tokens_after(text: &str, needle: &str) -> Vec<String> {
                 .chars()
                 .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
                 .collect();
-            assert_eq!(
-                token.len(),
-                43,
-                "a 43-character base64url token after {needle}: {token:?}"
-            );
+            assert_eq!(token.len(), 43, "a 43-character base64url token after {needle}: {token:?}");
             token
         })
         .collect()
@@ -169,10 +161,7 @@ fn split_entity(entity: &str) -> (Vec<(String, String)>, &str) {
 }
 
 fn header_of<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    headers
-        .iter()
-        .find(|(key, _)| key.eq_ignore_ascii_case(name))
-        .map(|(_, value)| value.as_str())
+    headers.iter().find(|(key, _)| key.eq_ignore_ascii_case(name)).map(|(_, value)| value.as_str())
 }
 
 fn collect_parts(headers: &[(String, String)], body: &str, parts: &mut Vec<(String, String)>) {
@@ -203,16 +192,12 @@ fn collect_parts(headers: &[(String, String)], body: &str, parts: &mut Vec<(Stri
         }
         return;
     }
-    let encoding = header_of(headers, "Content-Transfer-Encoding")
-        .unwrap_or("7bit")
-        .to_ascii_lowercase();
+    let encoding = header_of(headers, "Content-Transfer-Encoding").unwrap_or("7bit").to_ascii_lowercase();
     let text = match encoding.as_str() {
         "quoted-printable" => quoted_printable(body),
         "base64" => {
             let compact: String = body.chars().filter(|c| !c.is_ascii_whitespace()).collect();
-            let bytes = base64::engine::general_purpose::STANDARD
-                .decode(compact)
-                .expect("a base64 body");
+            let bytes = base64::engine::general_purpose::STANDARD.decode(compact).expect("a base64 body");
             String::from_utf8(bytes).expect("a UTF-8 body")
         }
         _ => body.to_owned(),
@@ -287,10 +272,7 @@ fn assert_token_confirms(app: &TestApp, email: &str, token: &str, case: &str) {
         Some(sha256_hex(token).as_str()),
         "{case}: confirm_hash is the SHA-256 hex of the mailed token"
     );
-    assert!(
-        row.confirm_expires_at.is_some_and(|at| at > now(app)),
-        "{case}: the link has not expired: {row:?}"
-    );
+    assert!(row.confirm_expires_at.is_some_and(|at| at > now(app)), "{case}: the link has not expired: {row:?}");
 }
 
 /// Every text and blob value of every table, with its place, to search for secrets.
@@ -403,11 +385,7 @@ async fn a_signup_sends_one_multipart_confirmation_whose_links_match_only_stored
     assert_eq!(mail.header("From"), "Newsletter <no-reply@example.com>");
     assert_eq!(mail.header("To"), "jane.doe@example.com", "the normalised address");
     assert_eq!(mail.header("Subject"), "Please confirm your signup");
-    assert!(
-        chrono::DateTime::parse_from_rfc2822(mail.header("Date")).is_ok(),
-        "Date: {}",
-        mail.header("Date")
-    );
+    assert!(chrono::DateTime::parse_from_rfc2822(mail.header("Date")).is_ok(), "Date: {}", mail.header("Date"));
     let message_id = mail.header("Message-ID");
     assert!(
         message_id.starts_with('<') && message_id.ends_with("@example.com>"),
@@ -415,10 +393,7 @@ async fn a_signup_sends_one_multipart_confirmation_whose_links_match_only_stored
     );
     assert_eq!(mail.header("Auto-Submitted"), "auto-generated");
     let list_id = mail.header("List-Id");
-    assert!(
-        list_id.starts_with("\"News\" <news.") && list_id.ends_with('>'),
-        "List-Id: {list_id}"
-    );
+    assert!(list_id.starts_with("\"News\" <news.") && list_id.ends_with('>'), "List-Id: {list_id}");
     assert!(!mail.has_header("List-Unsubscribe"), "a confirmation is not list mail");
     assert!(
         mail.header("Content-Type").starts_with("multipart/alternative"),
@@ -428,26 +403,15 @@ async fn a_signup_sends_one_multipart_confirmation_whose_links_match_only_stored
     assert_eq!(mail.parts.len(), 2, "plain text and HTML: {:?}", mail.parts);
     let text = mail.part("text/plain");
     let html = mail.part("text/html");
-    assert!(
-        text.contains("3 January 2026, 00:00 UTC"),
-        "the text says when the link expires:\n{text}"
-    );
+    assert!(text.contains("3 January 2026, 00:00 UTC"), "the text says when the link expires:\n{text}");
     assert!(!html.contains("<img"), "no remote images:\n{html}");
 
     let confirm = mail.confirm_token();
     let manage = mail.manage_token();
     let stored = row(&app, "jane.doe@example.com");
     assert_eq!(stored.status, "pending");
-    assert_eq!(
-        stored.confirm_hash,
-        Some(sha256_hex(&confirm)),
-        "confirm link ↔ confirm_hash"
-    );
-    assert_eq!(
-        stored.confirm_expires_at,
-        Some(START + CONFIRM_TTL),
-        "confirm_ttl from the send"
-    );
+    assert_eq!(stored.confirm_hash, Some(sha256_hex(&confirm)), "confirm link ↔ confirm_hash");
+    assert_eq!(stored.confirm_expires_at, Some(START + CONFIRM_TTL), "confirm_ttl from the send");
     assert_eq!(stored.confirmation_sent_at, Some(START));
     assert_eq!(stored.removal_hash, sha256_hex(&manage), "manage link ↔ removal_hash");
     for (place, value) in every_stored_value(&app) {
@@ -495,11 +459,7 @@ async fn a_resubmission_within_the_cooldown_sends_nothing_and_one_after_it_repla
     let second = Mail::parse(&received[1]);
     assert_ne!(second.confirm_token(), first.confirm_token(), "a new confirm token");
     let stored = row(&app, "jane@example.com");
-    assert_ne!(
-        stored.confirm_hash,
-        Some(sha256_hex(&first.confirm_token())),
-        "the old link is dead"
-    );
+    assert_ne!(stored.confirm_hash, Some(sha256_hex(&first.confirm_token())), "the old link is dead");
     assert_token_confirms(&app, "jane@example.com", &second.confirm_token(), "after the cooldown");
     assert_eq!(stored.confirm_expires_at, Some(START + 11 * 60 + CONFIRM_TTL));
     assert_eq!(stored.removal_hash, removal_hash, "a resend keeps the removal token");
@@ -523,19 +483,10 @@ async fn fifty_concurrent_signups_of_one_address_send_one_mail() {
 
     // Assert
     assert!(statuses.iter().all(|s| *s == 303), "{statuses:?}");
-    assert_eq!(
-        outcomes.iter().filter(|o| **o == MailOutcome::Sent).count(),
-        1,
-        "{outcomes:?}"
-    );
+    assert_eq!(outcomes.iter().filter(|o| **o == MailOutcome::Sent).count(), 1, "{outcomes:?}");
     assert_eq!(smtp.received().len(), 1, "one mail");
     assert_eq!(count(&app, "subscribers"), 1);
-    assert_token_confirms(
-        &app,
-        "jane@example.com",
-        &Mail::parse(&smtp.received()[0]).confirm_token(),
-        "the one mail",
-    );
+    assert_token_confirms(&app, "jane@example.com", &Mail::parse(&smtp.received()[0]).confirm_token(), "the one mail");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -551,20 +502,9 @@ async fn temporary_smtp_failures_are_retried_with_backoff_until_the_mail_is_sent
 
     // Act + Assert, attempt by attempt
     let first = try_execute_task(&app.state).await.unwrap();
-    assert!(
-        matches!(&first, MailOutcome::Retrying { detail } if detail.contains("451")),
-        "first attempt: {first:?}"
-    );
-    assert_eq!(
-        try_execute_task(&app.state).await.unwrap(),
-        MailOutcome::EmptyQueue,
-        "the retry waits for its backoff"
-    );
-    assert_eq!(
-        row(&app, "jane@example.com").confirmation_sent_at,
-        None,
-        "a failed send is not a sent mail"
-    );
+    assert!(matches!(&first, MailOutcome::Retrying { detail } if detail.contains("451")), "first attempt: {first:?}");
+    assert_eq!(try_execute_task(&app.state).await.unwrap(), MailOutcome::EmptyQueue, "the retry waits for its backoff");
+    assert_eq!(row(&app, "jane@example.com").confirmation_sent_at, None, "a failed send is not a sent mail");
     app.clock.advance(PAST_BACKOFF);
     let second = try_execute_task(&app.state).await.unwrap();
     assert!(
@@ -581,10 +521,7 @@ async fn temporary_smtp_failures_are_retried_with_backoff_until_the_mail_is_sent
     assert_eq!(count(&app, "outbox"), 0, "the outbox is empty");
     let mail = Mail::parse(&received[0]);
     assert_token_confirms(&app, "jane@example.com", &mail.confirm_token(), "the delivered mail");
-    assert_eq!(
-        row(&app, "jane@example.com").confirmation_sent_at,
-        Some(START + 2 * PAST_BACKOFF.as_secs() as i64)
-    );
+    assert_eq!(row(&app, "jane@example.com").confirmation_sent_at, Some(START + 2 * PAST_BACKOFF.as_secs() as i64));
 }
 
 #[actix_web::test]
@@ -639,9 +576,7 @@ async fn a_permanent_smtp_failure_deletes_the_pending_row_and_alerts_without_the
     let smtp = SmtpServer::start();
     smtp.refuse_recipients_with(550);
     let webhook = Webhook::start();
-    let mail_config = smtp
-        .config()
-        .replacen("[mail]\n", &format!("[mail]\nalert_webhook = \"{}\"\n", webhook.url), 1);
+    let mail_config = smtp.config().replacen("[mail]\n", &format!("[mail]\nalert_webhook = \"{}\"\n", webhook.url), 1);
     let app = spawn_app_with(&format!("{RAISED_LIMITS}{mail_config}")).await;
     sign_up(&app, "zelda.unique@mail.example.org").await;
 
@@ -653,11 +588,7 @@ async fn a_permanent_smtp_failure_deletes_the_pending_row_and_alerts_without_the
         matches!(&outcome, MailOutcome::GaveUp { detail } if detail.contains("550")),
         "a 5xx gives up at once: {outcome:?}"
     );
-    assert_eq!(
-        count(&app, "subscribers"),
-        0,
-        "nothing is kept for an address that never got a link"
-    );
+    assert_eq!(count(&app, "subscribers"), 0, "nothing is kept for an address that never got a link");
     assert_eq!(count(&app, "outbox"), 0);
     assert_eq!(run_mail(&app).await, [], "nothing left to retry");
     assert_eq!(smtp.received().len(), 0);
@@ -666,10 +597,7 @@ async fn a_permanent_smtp_failure_deletes_the_pending_row_and_alerts_without_the
     assert_eq!(requests.len(), 1, "one alert: {requests:?}");
     let (head, body) = &requests[0];
     assert!(head.starts_with("POST /alert "), "{head}");
-    assert!(
-        head.to_ascii_lowercase().contains("content-type: application/json"),
-        "{head}"
-    );
+    assert!(head.to_ascii_lowercase().contains("content-type: application/json"), "{head}");
     let body = String::from_utf8(body.clone()).unwrap();
     let alert: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(alert["list"], "news", "{body}");
@@ -699,10 +627,7 @@ async fn signups_accepted_while_the_smtp_server_is_down_are_all_delivered_once_i
     // Assert: accepted, queued, retrying
     assert_eq!(statuses, vec![303; 20], "every signup is accepted during the outage");
     assert_eq!(during.len(), 20, "{during:?}");
-    assert!(
-        during.iter().all(|o| matches!(o, MailOutcome::Retrying { .. })),
-        "{during:?}"
-    );
+    assert!(during.iter().all(|o| matches!(o, MailOutcome::Retrying { .. })), "{during:?}");
     assert_eq!(count(&app, "outbox"), 20, "nothing is dropped");
     assert_eq!(count(&app, "subscribers"), 20);
 
@@ -756,11 +681,7 @@ async fn a_mail_that_cannot_be_sent_within_the_confirm_window_is_given_up_and_it
     // Assert
     let (at, detail) = gave_up.expect("the worker gives up");
     assert!(retries >= 3, "it retried first ({retries} retries)");
-    assert!(
-        at <= START + 3600,
-        "it gives up within the confirm window, at +{}s",
-        at - START
-    );
+    assert!(at <= START + 3600, "it gives up within the confirm window, at +{}s", at - START);
     assert!(!detail.contains("jane"), "{detail}");
     assert_eq!(count(&app, "subscribers"), 0, "the row is deleted");
     assert_eq!(count(&app, "outbox"), 0);
@@ -773,14 +694,8 @@ async fn the_stored_smtp_error_never_contains_the_address() {
         arrange: fn(&SmtpServer),
     }
     let cases = [
-        Case {
-            name: "451 at the end of DATA, quoting the recipient",
-            arrange: |smtp| smtp.answer_data_with(&[451]),
-        },
-        Case {
-            name: "450 at RCPT, quoting the recipient",
-            arrange: |smtp| smtp.refuse_recipients_with(450),
-        },
+        Case { name: "451 at the end of DATA, quoting the recipient", arrange: |smtp| smtp.answer_data_with(&[451]) },
+        Case { name: "450 at RCPT, quoting the recipient", arrange: |smtp| smtp.refuse_recipients_with(450) },
     ];
     for case in cases {
         // Arrange
@@ -796,9 +711,7 @@ async fn the_stored_smtp_error_never_contains_the_address() {
         let MailOutcome::Retrying { detail } = outcome else {
             panic!("{}: a 4xx is retried: {outcome:?}", case.name);
         };
-        let stored: Option<String> = db(&app)
-            .query_row("SELECT last_error FROM outbox", [], |row| row.get(0))
-            .unwrap();
+        let stored: Option<String> = db(&app).query_row("SELECT last_error FROM outbox", [], |row| row.get(0)).unwrap();
         let stored = stored.unwrap_or_else(|| panic!("{}: last_error is stored", case.name));
         for text in [&stored, &detail] {
             assert!(text.contains("45"), "{}: the code is kept: {text}", case.name);
@@ -815,9 +728,7 @@ async fn the_stored_smtp_error_never_contains_the_address() {
 async fn the_hourly_budget_holds_mail_in_the_queue_until_the_next_hour() {
     // Arrange
     let smtp = SmtpServer::start();
-    let mail_config = smtp
-        .config()
-        .replacen("[mail]\n", "[mail]\nmax_mails_per_hour = 3\n", 1);
+    let mail_config = smtp.config().replacen("[mail]\n", "[mail]\nmax_mails_per_hour = 3\n", 1);
     let app = spawn_app_with(&format!("{RAISED_LIMITS}{mail_config}")).await;
     for n in 0..5 {
         sign_up(&app, &format!("person{n}@example.com")).await;
@@ -827,15 +738,7 @@ async fn the_hourly_budget_holds_mail_in_the_queue_until_the_next_hour() {
     let this_hour = run_mail(&app).await;
 
     // Assert
-    assert_eq!(
-        this_hour,
-        [
-            MailOutcome::Sent,
-            MailOutcome::Sent,
-            MailOutcome::Sent,
-            MailOutcome::BudgetExhausted
-        ]
-    );
+    assert_eq!(this_hour, [MailOutcome::Sent, MailOutcome::Sent, MailOutcome::Sent, MailOutcome::BudgetExhausted]);
     assert_eq!(smtp.received().len(), 3);
     assert_eq!(count(&app, "outbox"), 2, "mail over budget waits, it is not dropped");
     assert_eq!(count(&app, "subscribers"), 5);
@@ -866,20 +769,12 @@ async fn the_file_transport_writes_one_private_eml_file_per_mail_with_the_confir
     let dir = app.data_dir().join("mail");
     let dir_mode = std::fs::metadata(&dir).unwrap().permissions().mode();
     assert_eq!(dir_mode & 0o077, 0, "the mail folder is private: {dir_mode:o}");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .collect();
+    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|entry| entry.unwrap().path()).collect();
     files.sort();
     assert_eq!(files.len(), 2, "one file per mail: {files:?}");
     let mut recipients = BTreeSet::new();
     for file in &files {
-        assert_eq!(
-            file.extension().and_then(|e| e.to_str()),
-            Some("eml"),
-            "{}",
-            file.display()
-        );
+        assert_eq!(file.extension().and_then(|e| e.to_str()), Some("eml"), "{}", file.display());
         let mode = std::fs::metadata(file).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600, "{}: mode {mode:o}", file.display());
         let mail = Mail::parse(&std::fs::read(file).unwrap());
@@ -887,8 +782,5 @@ async fn the_file_transport_writes_one_private_eml_file_per_mail_with_the_confir
         assert_token_confirms(&app, &to, &mail.confirm_token(), &file.display().to_string());
         recipients.insert(to);
     }
-    assert_eq!(
-        recipients,
-        BTreeSet::from(["ann@example.com".to_owned(), "bob@example.com".to_owned()])
-    );
+    assert_eq!(recipients, BTreeSet::from(["ann@example.com".to_owned(), "bob@example.com".to_owned()]));
 }

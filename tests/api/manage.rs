@@ -29,10 +29,7 @@ fn subscriber_id(app: &TestApp, email: &str) -> String {
 /// No table holds the address (or its local part followed by `@`) any more.
 fn assert_address_gone(app: &TestApp, email: &str, case: &str) {
     let local = format!("{}@", email.split('@').next().unwrap());
-    let found: Vec<String> = dump(app)
-        .into_iter()
-        .filter(|line| line.to_lowercase().contains(&local))
-        .collect();
+    let found: Vec<String> = dump(app).into_iter().filter(|line| line.to_lowercase().contains(&local)).collect();
     assert!(found.is_empty(), "{case}: {email} is still stored: {found:?}");
 }
 
@@ -67,33 +64,15 @@ fn forged_tokens(signed: &str, list: &str, subscriber: &str, other_subscriber: &
     let signature_at = signed.rfind('.').unwrap() + 1;
     let foreign = Keyring::new(&Secret::from_bytes(vec![7; 32]), &[]);
     vec![
-        (
-            "last signature character changed",
-            with_char_changed(signed, signed.len() - 1),
-        ),
-        (
-            "first signature character changed",
-            with_char_changed(signed, signature_at),
-        ),
+        ("last signature character changed", with_char_changed(signed, signed.len() - 1)),
+        ("first signature character changed", with_char_changed(signed, signature_at)),
         ("first character changed", with_char_changed(signed, 0)),
-        (
-            "subscriber id swapped for another row's",
-            with_part(signed, 4, &URL_SAFE_NO_PAD.encode(other_subscriber)),
-        ),
-        (
-            "list id changed",
-            with_part(signed, 3, &URL_SAFE_NO_PAD.encode("other")),
-        ),
+        ("subscriber id swapped for another row's", with_part(signed, 4, &URL_SAFE_NO_PAD.encode(other_subscriber))),
+        ("list id changed", with_part(signed, 3, &URL_SAFE_NO_PAD.encode("other"))),
         ("issued-at changed", with_part(signed, 5, &URL_SAFE_NO_PAD.encode("0"))),
-        (
-            "purpose changed",
-            with_part(signed, 2, &URL_SAFE_NO_PAD.encode("confirm")),
-        ),
+        ("purpose changed", with_part(signed, 2, &URL_SAFE_NO_PAD.encode("confirm"))),
         ("signature removed", signed[..signature_at - 1].to_owned()),
-        (
-            "signed by a foreign keyring",
-            foreign.sign_unsubscribe(list, subscriber, START),
-        ),
+        ("signed by a foreign keyring", foreign.sign_unsubscribe(list, subscriber, START)),
     ]
 }
 
@@ -139,10 +118,7 @@ async fn a_malformed_tampered_or_foreign_token_on_the_manage_page_gets_400() {
     let app = spawn_app_with(RAISED_LIMITS).await;
     let welcome = confirmed_and_welcomed(&app, "bob@example.com").await;
     signed_up_and_mailed(&app, "ann@example.com").await;
-    let (bob, ann) = (
-        subscriber_id(&app, "bob@example.com"),
-        subscriber_id(&app, "ann@example.com"),
-    );
+    let (bob, ann) = (subscriber_id(&app, "bob@example.com"), subscriber_id(&app, "ann@example.com"));
     let before = dump(&app);
     let mut paths: Vec<(&str, String)> = malformed_tokens()
         .into_iter()
@@ -175,10 +151,7 @@ async fn removing_a_pending_address_deletes_it_from_every_table_and_leaves_a_not
     post_form(&app, &valid("Ann@Example.com")).await;
     assert_eq!(count(&app, "outbox"), 1, "ann's resend is queued");
     assert_eq!(count(&app, "intake"), 1, "ann's last signup is not applied yet");
-    assert!(
-        dump(&app).iter().any(|line| line.contains("ann@example.com")),
-        "the dump would show the address"
-    );
+    assert!(dump(&app).iter().any(|line| line.contains("ann@example.com")), "the dump would show the address");
 
     // Act
     let response = post_token(&app, "/api/manage", &removal).await;
@@ -190,11 +163,7 @@ async fn removing_a_pending_address_deletes_it_from_every_table_and_leaves_a_not
     assert_eq!(count(&app, "intake"), 0, "its unapplied signup is gone");
     assert_eq!(strings(&app, "SELECT reason FROM suppressions"), ["not_me"]);
     assert_address_gone(&app, "ann@example.com", "after removal");
-    assert_eq!(
-        status_of(&app, "bob@example.com").as_deref(),
-        Some("pending"),
-        "others stay"
-    );
+    assert_eq!(status_of(&app, "bob@example.com").as_deref(), Some("pending"), "others stay");
     let (status, body) = status_and_body(get(&app, "/removed?list=news").await).await;
     assert_eq!(status, 200);
     assert!(body.contains("News"), "the removed page names the list: {body}");
@@ -268,15 +237,11 @@ async fn a_well_formed_token_that_matches_nothing_ends_at_removed_and_changes_no
         ("unknown 43-character token", "A".repeat(43)),
         (
             "signed token for a row that does not exist",
-            app.state
-                .keyring
-                .sign_unsubscribe("news", "00000000-0000-0000-0000-000000000000", START),
+            app.state.keyring.sign_unsubscribe("news", "00000000-0000-0000-0000-000000000000", START),
         ),
         (
             "signed token naming the row under another list",
-            app.state
-                .keyring
-                .sign_unsubscribe("other", &subscriber_id(&app, "jane@example.com"), START),
+            app.state.keyring.sign_unsubscribe("other", &subscriber_id(&app, "jane@example.com"), START),
         ),
     ];
 
@@ -304,10 +269,7 @@ async fn a_confirm_token_posted_to_manage_ends_at_removed_but_removes_nothing() 
     let response = post_token(&app, "/api/manage", &confirm).await;
 
     let location = location(&response);
-    assert!(
-        location == "/removed" || location.starts_with("/removed?"),
-        "ends at /removed, got {location}"
-    );
+    assert!(location == "/removed" || location.starts_with("/removed?"), "ends at /removed, got {location}");
     assert_eq!(dump(&app), before, "the row is not deleted");
     assert_eq!(status_of(&app, "jane@example.com").as_deref(), Some("pending"));
 }
@@ -317,16 +279,10 @@ async fn malformed_or_forged_tokens_posted_to_manage_get_400_and_change_nothing(
     let app = spawn_app_with(RAISED_LIMITS).await;
     let welcome = confirmed_and_welcomed(&app, "bob@example.com").await;
     signed_up_and_mailed(&app, "ann@example.com").await;
-    let (bob, ann) = (
-        subscriber_id(&app, "bob@example.com"),
-        subscriber_id(&app, "ann@example.com"),
-    );
+    let (bob, ann) = (subscriber_id(&app, "bob@example.com"), subscriber_id(&app, "ann@example.com"));
     let before = dump(&app);
 
-    for (case, token) in malformed_tokens()
-        .into_iter()
-        .chain(forged_tokens(&welcome.signed, "news", &bob, &ann))
-    {
+    for (case, token) in malformed_tokens().into_iter().chain(forged_tokens(&welcome.signed, "news", &bob, &ann)) {
         let (status, body) = status_and_body(post_token(&app, "/api/manage", &token).await).await;
 
         assert_eq!(status, 400, "{case}: {body}");
@@ -369,11 +325,7 @@ async fn after_an_unsubscribe_signing_up_again_starts_a_new_double_opt_in() {
     let (confirm, removal) = signed_up_and_mailed(&app, "jane@example.com").await;
 
     // Assert
-    assert_eq!(
-        status_of(&app, "jane@example.com").as_deref(),
-        Some("pending"),
-        "a new pending row"
-    );
+    assert_eq!(status_of(&app, "jane@example.com").as_deref(), Some("pending"), "a new pending row");
     assert_ne!(removal, welcome.removal, "a new row with its own removal link");
     assert_eq!(strings(&app, "SELECT reason FROM suppressions"), ["unsubscribed"]);
     let (page, _) = status_and_body(get(&app, &with_token("/confirm", &confirm)).await).await;
@@ -446,27 +398,15 @@ async fn one_click_without_the_one_click_body_gets_400_and_changes_nothing() {
     let (multipart_type, multipart) = multipart_body(&[("List-Unsubscribe", "Yes")]);
     let cases: [(&str, Option<&str>, Vec<u8>); 6] = [
         ("no body, no content type", None, Vec::new()),
-        (
-            "empty urlencoded body",
-            Some("application/x-www-form-urlencoded"),
-            Vec::new(),
-        ),
-        (
-            "another value",
-            Some("application/x-www-form-urlencoded"),
-            b"List-Unsubscribe=Yes".to_vec(),
-        ),
+        ("empty urlencoded body", Some("application/x-www-form-urlencoded"), Vec::new()),
+        ("another value", Some("application/x-www-form-urlencoded"), b"List-Unsubscribe=Yes".to_vec()),
         (
             "the token in the body instead",
             Some("application/x-www-form-urlencoded"),
             format!("token={}", welcome.signed).into_bytes(),
         ),
         ("multipart with another value", Some(multipart_type.as_str()), multipart),
-        (
-            "the right words as JSON",
-            Some("application/json"),
-            br#"{"List-Unsubscribe":"One-Click"}"#.to_vec(),
-        ),
+        ("the right words as JSON", Some("application/json"), br#"{"List-Unsubscribe":"One-Click"}"#.to_vec()),
     ];
 
     for (case, content_type, body) in cases {
@@ -491,12 +431,7 @@ async fn get_and_head_on_the_unsubscribe_url_redirect_to_the_manage_page_and_cha
     let before = dump(&app);
 
     let get_response = get(&app, &welcome.unsubscribe_path).await;
-    let head_response = app
-        .client
-        .head(app.url(&welcome.unsubscribe_path))
-        .send()
-        .await
-        .unwrap();
+    let head_response = app.client.head(app.url(&welcome.unsubscribe_path)).send().await.unwrap();
 
     let expected = format!("/manage?token={}", welcome.signed);
     assert_eq!(location(&get_response), expected, "GET");
@@ -511,10 +446,7 @@ async fn tampered_or_foreign_unsubscribe_tokens_get_400_and_change_nothing() {
     let app = spawn_app_with(RAISED_LIMITS).await;
     let bob_welcome = confirmed_and_welcomed(&app, "bob@example.com").await;
     confirmed_and_welcomed(&app, "ann@example.com").await;
-    let (bob, ann) = (
-        subscriber_id(&app, "bob@example.com"),
-        subscriber_id(&app, "ann@example.com"),
-    );
+    let (bob, ann) = (subscriber_id(&app, "bob@example.com"), subscriber_id(&app, "ann@example.com"));
     let before = dump(&app);
 
     for (case, token) in forged_tokens(&bob_welcome.signed, "news", &bob, &ann) {
@@ -551,16 +483,9 @@ async fn welcomed_then_rotated(keep_old: bool) -> (TestApp, Welcome, tempfile::T
         let app = app;
         app.dir
     };
-    let verify = if keep_old {
-        format!("verify_only_secret_files = [{old:?}]\n")
-    } else {
-        String::new()
-    };
-    let restarted = spawn_app_in(
-        dir,
-        &format!("{RAISED_LIMITS}[secrets]\ntoken_secret_file = {new:?}\n{verify}"),
-    )
-    .await;
+    let verify = if keep_old { format!("verify_only_secret_files = [{old:?}]\n") } else { String::new() };
+    let restarted =
+        spawn_app_in(dir, &format!("{RAISED_LIMITS}[secrets]\ntoken_secret_file = {new:?}\n{verify}")).await;
     let fresh = restarted.state.keyring.sign_unsubscribe("news", "row", START);
     assert_ne!(
         fresh.split('.').nth(1),

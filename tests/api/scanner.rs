@@ -109,78 +109,18 @@ async fn every_html_page_carries_the_security_headers_and_no_script() {
         ("index", Method::GET, "/".into(), None, 200),
         ("signup form", Method::GET, "/signup?list=news".into(), None, 200),
         ("check inbox", Method::GET, "/check-inbox?list=news".into(), None, 200),
-        (
-            "confirm page",
-            Method::GET,
-            with_token("/confirm", &links.ann_confirm),
-            None,
-            200,
-        ),
-        (
-            "already confirmed",
-            Method::GET,
-            with_token("/confirm", &links.bob_confirm),
-            None,
-            200,
-        ),
+        ("confirm page", Method::GET, with_token("/confirm", &links.ann_confirm), None, 200),
+        ("already confirmed", Method::GET, with_token("/confirm", &links.bob_confirm), None, 200),
         ("confirmed", Method::GET, "/confirmed?list=news".into(), None, 200),
-        (
-            "manage, removal token",
-            Method::GET,
-            with_token("/manage", &links.ann_removal),
-            None,
-            200,
-        ),
-        (
-            "manage, signed token",
-            Method::GET,
-            with_token("/manage", &links.bob_signed),
-            None,
-            200,
-        ),
+        ("manage, removal token", Method::GET, with_token("/manage", &links.ann_removal), None, 200),
+        ("manage, signed token", Method::GET, with_token("/manage", &links.bob_signed), None, 200),
         ("removed", Method::GET, "/removed?list=news".into(), None, 200),
-        (
-            "confirm page, malformed token",
-            Method::GET,
-            with_token("/confirm", "short"),
-            None,
-            400,
-        ),
-        (
-            "confirm page, unknown token",
-            Method::GET,
-            with_token("/confirm", &unknown),
-            None,
-            410,
-        ),
-        (
-            "manage page, malformed token",
-            Method::GET,
-            with_token("/manage", "short"),
-            None,
-            400,
-        ),
-        (
-            "confirm POST, malformed token",
-            Method::POST,
-            "/api/confirm".into(),
-            Some("short".into()),
-            400,
-        ),
-        (
-            "confirm POST, unknown token",
-            Method::POST,
-            "/api/confirm".into(),
-            Some(unknown.clone()),
-            410,
-        ),
-        (
-            "manage POST, malformed token",
-            Method::POST,
-            "/api/manage".into(),
-            Some("short".into()),
-            400,
-        ),
+        ("confirm page, malformed token", Method::GET, with_token("/confirm", "short"), None, 400),
+        ("confirm page, unknown token", Method::GET, with_token("/confirm", &unknown), None, 410),
+        ("manage page, malformed token", Method::GET, with_token("/manage", "short"), None, 400),
+        ("confirm POST, malformed token", Method::POST, "/api/confirm".into(), Some("short".into()), 400),
+        ("confirm POST, unknown token", Method::POST, "/api/confirm".into(), Some(unknown.clone()), 410),
+        ("manage POST, malformed token", Method::POST, "/api/manage".into(), Some("short".into()), 400),
     ];
 
     for (case, method, path, token, expected) in cases {
@@ -225,10 +165,7 @@ fn assert_html_headers(response: &reqwest::Response, case: &str) {
         ("cross-origin-opener-policy", "same-origin"),
     ];
     let content_type = header(response, "content-type").unwrap_or_default();
-    assert!(
-        content_type.starts_with("text/html"),
-        "{case}: content type {content_type:?}"
-    );
+    assert!(content_type.starts_with("text/html"), "{case}: content type {content_type:?}");
     for (name, value) in expected {
         assert_eq!(header(response, name).as_deref(), Some(value), "{case}: {name}");
     }

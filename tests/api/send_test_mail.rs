@@ -10,19 +10,11 @@ fn send_test_mail_reports_the_relay_accepting_the_mail() {
     let dir = tempfile::tempdir().unwrap();
     let config = write_config(dir.path(), &server.config());
 
-    let output = signupd()
-        .args(["send-test-mail", "--to", "Ops@Example.com", "--config"])
-        .arg(&config)
-        .output()
-        .unwrap();
+    let output =
+        signupd().args(["send-test-mail", "--to", "Ops@Example.com", "--config"]).arg(&config).output().unwrap();
 
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
     assert!(stdout.contains("accepted") && stdout.contains("250"), "{stdout}");
     assert!(!stdout.contains("ops@example.com"), "the address is masked: {stdout}");
     let received = server.received();
@@ -39,11 +31,8 @@ fn send_test_mail_explains_a_refusal_with_exit_code_1() {
     let dir = tempfile::tempdir().unwrap();
     let config = write_config(dir.path(), &server.config());
 
-    let output = signupd()
-        .args(["send-test-mail", "--to", "ops@example.com", "--config"])
-        .arg(&config)
-        .output()
-        .unwrap();
+    let output =
+        signupd().args(["send-test-mail", "--to", "ops@example.com", "--config"]).arg(&config).output().unwrap();
 
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
@@ -58,11 +47,8 @@ fn send_test_mail_to_a_closed_port_hints_at_the_port_and_security() {
     let port = free_port();
     let config = write_config(dir.path(), &smtp_config(port));
 
-    let output = signupd()
-        .args(["send-test-mail", "--to", "ops@example.com", "--config"])
-        .arg(&config)
-        .output()
-        .unwrap();
+    let output =
+        signupd().args(["send-test-mail", "--to", "ops@example.com", "--config"]).arg(&config).output().unwrap();
 
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
@@ -74,11 +60,7 @@ fn send_test_mail_to_a_closed_port_hints_at_the_port_and_security() {
 fn send_test_mail_refuses_a_bad_address_and_an_unknown_list() {
     let dir = tempfile::tempdir().unwrap();
     let config = write_config(dir.path(), "");
-    let bad = signupd()
-        .args(["send-test-mail", "--to", "not-an-address", "--config"])
-        .arg(&config)
-        .output()
-        .unwrap();
+    let bad = signupd().args(["send-test-mail", "--to", "not-an-address", "--config"]).arg(&config).output().unwrap();
     assert_eq!(bad.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--to:"));
     let list = signupd()

@@ -64,17 +64,11 @@ pub async fn post_form(app: &TestApp, fields: &[(&str, &str)]) -> Response {
 
 /// A urlencoded post from a client that asks for JSON.
 pub async fn post_form_json(app: &TestApp, fields: &[(&str, &str)]) -> Response {
-    form_request(app, fields)
-        .header("Accept", "application/json")
-        .send()
-        .await
-        .unwrap()
+    form_request(app, fields).header("Accept", "application/json").send().await.unwrap()
 }
 
 pub fn form_request(app: &TestApp, fields: &[(&str, &str)]) -> RequestBuilder {
-    signup_request(app)
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(form_body(fields))
+    signup_request(app).header("Content-Type", "application/x-www-form-urlencoded").body(form_body(fields))
 }
 
 pub async fn post_json(app: &TestApp, body: Value) -> Response {
@@ -82,9 +76,7 @@ pub async fn post_json(app: &TestApp, body: Value) -> Response {
 }
 
 pub fn json_request(app: &TestApp, body: Value) -> RequestBuilder {
-    signup_request(app)
-        .header("Content-Type", "application/json")
-        .body(body.to_string())
+    signup_request(app).header("Content-Type", "application/json").body(body.to_string())
 }
 
 pub fn valid_json(email: &str) -> Value {
@@ -121,10 +113,7 @@ impl Answer {
 }
 
 pub fn header(response: &Response, name: &str) -> Option<String> {
-    response
-        .headers()
-        .get(name)
-        .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
+    response.headers().get(name).map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
 }
 
 /// The JSON success answer: 202 with exactly `{"ok":true,"next":"confirm_email"}`.
@@ -133,10 +122,7 @@ pub async fn assert_json_accepted(response: Response, case: &str) {
     let content_type = header(&response, "content-type").unwrap_or_default();
     let body = response.text().await.unwrap();
     assert_eq!(status, 202, "{case}: status (body {body:?})");
-    assert!(
-        content_type.starts_with("application/json"),
-        "{case}: content type {content_type:?}"
-    );
+    assert!(content_type.starts_with("application/json"), "{case}: content type {content_type:?}");
     let value: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{case}: {body:?} is not JSON: {e}"));
     assert_eq!(value, json!({"ok": true, "next": "confirm_email"}), "{case}: body");
 }
@@ -169,19 +155,13 @@ pub fn db(app: &TestApp) -> rusqlite::Connection {
 }
 
 pub fn count(app: &TestApp, table: &str) -> i64 {
-    db(app)
-        .query_row(&format!("SELECT count(*) FROM {table}"), [], |row| row.get(0))
-        .unwrap()
+    db(app).query_row(&format!("SELECT count(*) FROM {table}"), [], |row| row.get(0)).unwrap()
 }
 
 pub fn strings(app: &TestApp, sql: &str) -> Vec<String> {
     let conn = db(app);
     let mut statement = conn.prepare(sql).unwrap();
-    statement
-        .query_map([], |row| row.get::<_, String>(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect()
+    statement.query_map([], |row| row.get::<_, String>(0)).unwrap().map(Result::unwrap).collect()
 }
 
 /// Nothing of the request reached the database: no intake, no subscriber, and (for requests
@@ -212,50 +192,24 @@ pub async fn drain(app: &TestApp) {
 async fn a_json_signup_is_recorded_before_the_202_and_becomes_a_pending_subscriber() {
     let app = spawn_app().await;
 
-    let response = post_json(
-        &app,
-        json!({"email": "jane@example.com", "consent": true, "list": "news"}),
-    )
-    .await;
+    let response = post_json(&app, json!({"email": "jane@example.com", "consent": true, "list": "news"})).await;
 
     assert_json_accepted(response, "JSON signup").await;
     let intake = db(&app)
-        .query_row(
-            "SELECT list_id, email, consent_version, received_at FROM intake",
-            [],
-            |row| {
-                Ok((
-                    row.get::<_, String>(0)?,
-                    row.get::<_, String>(1)?,
-                    row.get::<_, String>(2)?,
-                    row.get::<_, i64>(3)?,
-                ))
-            },
-        )
+        .query_row("SELECT list_id, email, consent_version, received_at FROM intake", [], |row| {
+            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?, row.get::<_, i64>(3)?))
+        })
         .unwrap();
-    assert_eq!(
-        intake,
-        ("news".into(), "jane@example.com".into(), "v1".into(), START),
-        "persisted before the answer"
-    );
+    assert_eq!(intake, ("news".into(), "jane@example.com".into(), "v1".into(), START), "persisted before the answer");
 
     drain(&app).await;
 
     assert_eq!(count(&app, "intake"), 0, "the worker consumed the intake");
     assert_eq!(
-        strings(
-            &app,
-            "SELECT list_id || ' ' || email || ' ' || status || ' ' || consent_version FROM subscribers"
-        ),
+        strings(&app, "SELECT list_id || ' ' || email || ' ' || status || ' ' || consent_version FROM subscribers"),
         ["news jane@example.com pending v1"]
     );
-    assert_eq!(
-        strings(
-            &app,
-            "SELECT o.kind FROM outbox o JOIN subscribers s ON s.id = o.subscriber_id"
-        ),
-        ["confirm"]
-    );
+    assert_eq!(strings(&app, "SELECT o.kind FROM outbox o JOIN subscribers s ON s.id = o.subscriber_id"), ["confirm"]);
 }
 
 #[actix_web::test]
@@ -273,12 +227,7 @@ async fn a_hand_built_multipart_signup_is_accepted_like_a_form() {
     let app = spawn_app().await;
     let (content_type, body) = multipart_body(&valid("jane@example.com"));
 
-    let response = signup_request(&app)
-        .header("Content-Type", content_type)
-        .body(body)
-        .send()
-        .await
-        .unwrap();
+    let response = signup_request(&app).header("Content-Type", content_type).body(body).send().await.unwrap();
 
     assert_redirected_to_check_inbox(&response, "news", "multipart signup");
     assert_eq!(strings(&app, "SELECT email FROM intake"), ["jane@example.com"]);
@@ -340,18 +289,14 @@ async fn every_body_encoding_gets_the_answer_its_client_asked_for() {
         Case {
             name: "JSON body with consent \"yes\"",
             content_type: "application/json".into(),
-            body: json!({"email": "jane@example.com", "consent": "yes", "list": "news"})
-                .to_string()
-                .into_bytes(),
+            body: json!({"email": "jane@example.com", "consent": "yes", "list": "news"}).to_string().into_bytes(),
             accept: None,
             json_answer: true,
         },
     ];
     for case in cases {
         let app = spawn_app().await;
-        let mut request = signup_request(&app)
-            .header("Content-Type", case.content_type)
-            .body(case.body);
+        let mut request = signup_request(&app).header("Content-Type", case.content_type).body(case.body);
         if let Some(accept) = case.accept {
             request = request.header("Accept", accept);
         }
@@ -384,11 +329,8 @@ async fn signup_with_filled_honeypot_saves_nothing() {
     fields.push(("website", "http://spam.example"));
 
     let html = post_form(&app, &fields).await;
-    let json = post_json(
-        &app,
-        json!({"email": "bot@example.com", "consent": true, "list": "news", "website": "x"}),
-    )
-    .await;
+    let json =
+        post_json(&app, json!({"email": "bot@example.com", "consent": true, "list": "news", "website": "x"})).await;
 
     assert_redirected_to_check_inbox(&html, "news", "honeypot, HTML client");
     assert_json_accepted(json, "honeypot, JSON client").await;
@@ -413,10 +355,8 @@ async fn the_success_answer_is_the_same_for_unknown_pending_and_confirmed_addres
             [START],
         )
         .unwrap();
-    let rows_before = strings(
-        &app,
-        "SELECT email || removal_hash || created_at || status FROM subscribers ORDER BY email",
-    );
+    let rows_before =
+        strings(&app, "SELECT email || removal_hash || created_at || status FROM subscribers ORDER BY email");
 
     for (client, json_client) in [("HTML client", false), ("JSON client", true)] {
         let mut answers = Vec::new();
@@ -436,10 +376,7 @@ async fn the_success_answer_is_the_same_for_unknown_pending_and_confirmed_addres
         let (_, unknown) = &answers[0];
         assert!(matches!(unknown.status, 202 | 303), "{client}: {unknown:?}");
         for (state, answer) in &answers[1..] {
-            assert_eq!(
-                answer, unknown,
-                "{client}: the answer for a {state} address differs from an unknown one"
-            );
+            assert_eq!(answer, unknown, "{client}: the answer for a {state} address differs from an unknown one");
         }
     }
 
@@ -508,12 +445,7 @@ async fn a_signup_that_cannot_be_stored_answers_503_with_retry_after() {
 async fn html_errors_rerender_the_form_with_the_status_and_the_typed_address() {
     let cases = [
         ("invalid email", valid("jane@@example.com"), 400, "jane@@example.com"),
-        (
-            "consent missing",
-            vec![("email", "jane@example.com"), ("list", "news")],
-            400,
-            "value=\"jane@example.com\"",
-        ),
+        ("consent missing", vec![("email", "jane@example.com"), ("list", "news")], 400, "value=\"jane@example.com\""),
         (
             "unknown list",
             vec![("email", "jane@example.com"), ("consent", "yes"), ("list", "nope")],
@@ -531,14 +463,8 @@ async fn html_errors_rerender_the_form_with_the_status_and_the_typed_address() {
         let content_type = header(&response, "content-type").unwrap_or_default();
         assert!(content_type.starts_with("text/html"), "{name}: {content_type:?}");
         let body = response.text().await.unwrap();
-        assert!(
-            body.contains("action=\"/api/signup\""),
-            "{name}: the form is shown again: {body}"
-        );
-        assert!(
-            body.contains(kept),
-            "{name}: the typed address {kept:?} is kept: {body}"
-        );
+        assert!(body.contains("action=\"/api/signup\""), "{name}: the form is shown again: {body}");
+        assert!(body.contains(kept), "{name}: the typed address {kept:?} is kept: {body}");
         assert_ne!(body, form_page, "{name}: the page explains what went wrong");
         assert_nothing_saved(&app, false, name);
     }
@@ -547,21 +473,9 @@ async fn html_errors_rerender_the_form_with_the_status_and_the_typed_address() {
 #[actix_web::test]
 async fn an_html_error_page_escapes_the_typed_address() {
     let cases = [
-        (
-            "script tag",
-            "<script>alert(1)</script>@example.com",
-            "<script>alert(1)</script>",
-        ),
-        (
-            "attribute break-out",
-            "x\"onfocus=\"alert(1)@example.com",
-            "\"onfocus=\"",
-        ),
-        (
-            "single-quoted break-out",
-            "x'onfocus='alert(1)@example.com",
-            "'onfocus='",
-        ),
+        ("script tag", "<script>alert(1)</script>@example.com", "<script>alert(1)</script>"),
+        ("attribute break-out", "x\"onfocus=\"alert(1)@example.com", "\"onfocus=\""),
+        ("single-quoted break-out", "x'onfocus='alert(1)@example.com", "'onfocus='"),
     ];
     for (name, email, raw) in cases {
         let app = spawn_app().await;
@@ -571,22 +485,13 @@ async fn an_html_error_page_escapes_the_typed_address() {
         assert_eq!(response.status(), 400, "{name}");
         let body = response.text().await.unwrap();
         assert!(!body.contains(raw), "{name}: {raw:?} came back unescaped: {body}");
-        assert!(
-            body.contains("alert(1)"),
-            "{name}: the typed address is kept (escaped): {body}"
-        );
+        assert!(body.contains("alert(1)"), "{name}: the typed address is kept (escaped): {body}");
     }
     let app = spawn_app().await;
-    let body = post_form(&app, &valid("<script>alert(1)</script>@example.com"))
-        .await
-        .text()
-        .await
-        .unwrap();
+    let body = post_form(&app, &valid("<script>alert(1)</script>@example.com")).await.text().await.unwrap();
     let lower = body.to_ascii_lowercase();
     assert!(
-        ["&lt;script", "&#60;script", "&#x3c;script"]
-            .iter()
-            .any(|entity| lower.contains(entity)),
+        ["&lt;script", "&#60;script", "&#x3c;script"].iter().any(|entity| lower.contains(entity)),
         "`<` escaped as an entity: {body}"
     );
 }
@@ -602,37 +507,14 @@ async fn the_origin_decides_whether_a_post_is_accepted() {
         ("an allowed origin", Some("https://site.example"), "news", Ok(())),
         ("the public_url origin", Some("http://127.0.0.1:8080"), "news", Ok(())),
         ("another origin", Some("https://evil.example"), "news", Err(())),
-        (
-            "the allowed host over http",
-            Some("http://site.example"),
-            "news",
-            Err(()),
-        ),
-        (
-            "a look-alike host",
-            Some("https://site.example.evil.com"),
-            "news",
-            Err(()),
-        ),
-        (
-            "the allowed host on another port",
-            Some("https://site.example:8443"),
-            "news",
-            Err(()),
-        ),
-        (
-            "any origin for a list without allowed_origins",
-            Some("https://evil.example"),
-            "other",
-            Ok(()),
-        ),
+        ("the allowed host over http", Some("http://site.example"), "news", Err(())),
+        ("a look-alike host", Some("https://site.example.evil.com"), "news", Err(())),
+        ("the allowed host on another port", Some("https://site.example:8443"), "news", Err(())),
+        ("any origin for a list without allowed_origins", Some("https://evil.example"), "other", Ok(())),
     ];
     for (name, origin, list, expected) in cases {
         let app = spawn_app_with(WITH_ORIGINS).await;
-        let mut request = json_request(
-            &app,
-            json!({"email": "jane@example.com", "consent": true, "list": list}),
-        );
+        let mut request = json_request(&app, json!({"email": "jane@example.com", "consent": true, "list": list}));
         if let Some(origin) = origin {
             request = request.header("Origin", origin);
         }
@@ -655,24 +537,14 @@ async fn the_origin_decides_whether_a_post_is_accepted() {
 #[actix_web::test]
 async fn the_origin_is_checked_before_the_honeypot_and_the_fields() {
     let cases = [
-        (
-            "filled honeypot",
-            json!({"email": "jane@example.com", "consent": true, "list": "news", "website": "x"}),
-        ),
-        (
-            "invalid email",
-            json!({"email": "nope", "consent": true, "list": "news"}),
-        ),
+        ("filled honeypot", json!({"email": "jane@example.com", "consent": true, "list": "news", "website": "x"})),
+        ("invalid email", json!({"email": "nope", "consent": true, "list": "news"})),
         ("missing consent", json!({"email": "jane@example.com", "list": "news"})),
     ];
     for (name, body) in cases {
         let app = spawn_app_with(WITH_ORIGINS).await;
 
-        let response = json_request(&app, body)
-            .header("Origin", "https://evil.example")
-            .send()
-            .await
-            .unwrap();
+        let response = json_request(&app, body).header("Origin", "https://evil.example").send().await.unwrap();
 
         assert_json_error(response, 403, "origin_not_allowed", name).await;
         assert_nothing_saved(&app, false, name);
@@ -683,18 +555,11 @@ async fn the_origin_is_checked_before_the_honeypot_and_the_fields() {
 async fn a_refused_origin_from_a_browser_gets_the_form_with_403() {
     let app = spawn_app_with(WITH_ORIGINS).await;
 
-    let response = form_request(&app, &valid("jane@example.com"))
-        .header("Origin", "https://evil.example")
-        .send()
-        .await
-        .unwrap();
+    let response =
+        form_request(&app, &valid("jane@example.com")).header("Origin", "https://evil.example").send().await.unwrap();
 
     assert_eq!(response.status(), 403);
-    assert!(
-        header(&response, "content-type")
-            .unwrap_or_default()
-            .starts_with("text/html")
-    );
+    assert!(header(&response, "content-type").unwrap_or_default().starts_with("text/html"));
     assert_nothing_saved(&app, false, "refused origin");
 }
 
@@ -723,11 +588,7 @@ async fn an_allowed_return_to_receives_the_success_with_its_query_kept() {
 async fn an_allowed_return_to_receives_errors_with_their_reason() {
     let cases = [
         ("invalid email", valid("not-an-address"), "invalid_email"),
-        (
-            "consent missing",
-            vec![("email", "jane@example.com"), ("list", "news")],
-            "consent_required",
-        ),
+        ("consent missing", vec![("email", "jane@example.com"), ("list", "news")], "consent_required"),
     ];
     for (name, mut fields, reason) in cases {
         let app = spawn_app_with(WITH_ORIGINS).await;
@@ -737,11 +598,7 @@ async fn an_allowed_return_to_receives_errors_with_their_reason() {
 
         assert_eq!(response.status(), 303, "{name}");
         let location = url::Url::parse(&header(&response, "location").unwrap()).unwrap();
-        assert_eq!(
-            location.origin().ascii_serialization(),
-            "https://site.example",
-            "{name}"
-        );
+        assert_eq!(location.origin().ascii_serialization(), "https://site.example", "{name}");
         assert_eq!(location.path(), "/join", "{name}");
         let query: Vec<(String, String)> = location.query_pairs().into_owned().collect();
         assert!(query.contains(&("signup".into(), "error".into())), "{name}: {location}");
@@ -774,11 +631,7 @@ async fn a_return_to_outside_the_allowed_origins_is_ignored() {
         let response = post_form(&app, &fields).await;
 
         assert_redirected_to_check_inbox(&response, "news", &format!("return_to {target:?}"));
-        assert_eq!(
-            count(&app, "intake"),
-            1,
-            "return_to {target:?}: the signup itself counts"
-        );
+        assert_eq!(count(&app, "intake"), 1, "return_to {target:?}: the signup itself counts");
     }
 }
 
@@ -792,11 +645,7 @@ async fn an_ignored_return_to_leaves_errors_on_the_hosted_form() {
 
     assert_eq!(response.status(), 400);
     assert_eq!(header(&response, "location"), None, "never a redirect off-site");
-    assert!(
-        header(&response, "content-type")
-            .unwrap_or_default()
-            .starts_with("text/html")
-    );
+    assert!(header(&response, "content-type").unwrap_or_default().starts_with("text/html"));
 }
 
 #[actix_web::test]
@@ -834,24 +683,11 @@ async fn a_preflight_from_an_allowed_origin_is_answered() {
     let response = preflight(&app, "https://site.example").send().await.unwrap();
 
     assert!(response.status().is_success(), "{}", response.status());
-    assert_eq!(
-        header(&response, "access-control-allow-origin").as_deref(),
-        Some("https://site.example")
-    );
-    assert!(header_list_contains(
-        header(&response, "access-control-allow-methods"),
-        "POST"
-    ));
-    assert!(header_list_contains(
-        header(&response, "access-control-allow-headers"),
-        "content-type"
-    ));
+    assert_eq!(header(&response, "access-control-allow-origin").as_deref(), Some("https://site.example"));
+    assert!(header_list_contains(header(&response, "access-control-allow-methods"), "POST"));
+    assert!(header_list_contains(header(&response, "access-control-allow-headers"), "content-type"));
     assert!(header_list_contains(header(&response, "vary"), "origin"));
-    assert_eq!(
-        header(&response, "access-control-allow-credentials"),
-        None,
-        "no credentials"
-    );
+    assert_eq!(header(&response, "access-control-allow-credentials"), None, "no credentials");
     assert_nothing_saved(&app, false, "preflight");
 }
 
@@ -862,11 +698,7 @@ async fn a_preflight_from_another_origin_gets_no_cors_headers() {
     for origin in ["https://evil.example", "null", "https://site.example.evil.com"] {
         let response = preflight(&app, origin).send().await.unwrap();
 
-        assert_eq!(
-            header(&response, "access-control-allow-origin"),
-            None,
-            "origin {origin}"
-        );
+        assert_eq!(header(&response, "access-control-allow-origin"), None, "origin {origin}");
     }
 }
 
@@ -879,18 +711,10 @@ async fn posts_from_an_allowed_origin_carry_cors_headers_on_success_and_error() 
     for (name, body, status) in cases {
         let app = spawn_app_with(WITH_ORIGINS).await;
 
-        let response = json_request(&app, body)
-            .header("Origin", "https://site.example")
-            .send()
-            .await
-            .unwrap();
+        let response = json_request(&app, body).header("Origin", "https://site.example").send().await.unwrap();
 
         assert_eq!(response.status().as_u16(), status, "{name}");
-        assert_eq!(
-            header(&response, "access-control-allow-origin").as_deref(),
-            Some("https://site.example"),
-            "{name}"
-        );
+        assert_eq!(header(&response, "access-control-allow-origin").as_deref(), Some("https://site.example"), "{name}");
         assert!(header_list_contains(header(&response, "vary"), "origin"), "{name}");
     }
 }
@@ -899,14 +723,11 @@ async fn posts_from_an_allowed_origin_carry_cors_headers_on_success_and_error() 
 async fn posts_without_an_allowed_origin_carry_no_cors_headers() {
     let app = spawn_app_with(WITH_ORIGINS).await;
 
-    let response = json_request(
-        &app,
-        json!({"email": "jane@example.com", "consent": true, "list": "other"}),
-    )
-    .header("Origin", "https://evil.example")
-    .send()
-    .await
-    .unwrap();
+    let response = json_request(&app, json!({"email": "jane@example.com", "consent": true, "list": "other"}))
+        .header("Origin", "https://evil.example")
+        .send()
+        .await
+        .unwrap();
 
     assert_eq!(response.status(), 202);
     assert_eq!(header(&response, "access-control-allow-origin"), None);
@@ -917,10 +738,7 @@ async fn posts_without_an_allowed_origin_carry_no_cors_headers() {
 
 /// The byte range of the element whose opening tag starts at `open` (same-name nesting counted).
 fn element_end(html: &str, open: usize) -> usize {
-    let tag: String = html[open + 1..]
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric())
-        .collect();
+    let tag: String = html[open + 1..].chars().take_while(|c| c.is_ascii_alphanumeric()).collect();
     if tag.eq_ignore_ascii_case("input") {
         return open + html[open..].find('>').unwrap();
     }
@@ -955,14 +773,8 @@ fn tag_around(html: &str, at: usize) -> &str {
 }
 
 fn assert_signup_form(page: &str, consent_text: &str, case: &str) {
-    assert!(
-        page.contains("action=\"/api/signup\""),
-        "{case}: the form posts to /api/signup: {page}"
-    );
-    assert!(
-        page.to_ascii_lowercase().contains("method=\"post\""),
-        "{case}: a POST form"
-    );
+    assert!(page.contains("action=\"/api/signup\""), "{case}: the form posts to /api/signup: {page}");
+    assert!(page.to_ascii_lowercase().contains("method=\"post\""), "{case}: a POST form");
     let email = tag_around(page, page.find("name=\"email\"").expect("an email input"));
     assert!(email.starts_with("<input"), "{case}: {email}");
     let consent = tag_around(page, page.find("name=\"consent\"").expect("a consent input"));
@@ -979,10 +791,7 @@ fn assert_signup_form(page: &str, consent_text: &str, case: &str) {
         .match_indices("aria-hidden=\"true\"")
         .map(|(i, _)| page[..i].rfind('<').unwrap())
         .any(|open| element_end(page, open) > at);
-    assert!(
-        hidden,
-        "{case}: the honeypot sits inside an aria-hidden element: {page}"
-    );
+    assert!(hidden, "{case}: the honeypot sits inside an aria-hidden element: {page}");
 }
 
 #[actix_web::test]
@@ -994,12 +803,7 @@ async fn the_hosted_form_has_the_fields_the_spec_names() {
         let response = app.client.get(app.url(path)).send().await.unwrap();
 
         assert_eq!(response.status(), 200, "{path}");
-        assert!(
-            header(&response, "content-type")
-                .unwrap_or_default()
-                .starts_with("text/html"),
-            "{path}"
-        );
+        assert!(header(&response, "content-type").unwrap_or_default().starts_with("text/html"), "{path}");
         assert_signup_form(&response.text().await.unwrap(), text, path);
     }
 }
@@ -1012,15 +816,7 @@ async fn the_signup_page_shows_the_named_list() {
     )
     .await;
 
-    let page = app
-        .client
-        .get(app.url("/signup?list=other"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = app.client.get(app.url("/signup?list=other")).send().await.unwrap().text().await.unwrap();
 
     assert_signup_form(&page, "Send me the other thing.", "/signup?list=other");
     assert!(!page.contains("Send me news."), "only the named list's text");
@@ -1042,11 +838,7 @@ async fn the_check_inbox_page_is_served() {
     let response = app.client.get(app.url("/check-inbox?list=news")).send().await.unwrap();
 
     assert_eq!(response.status(), 200);
-    assert!(
-        header(&response, "content-type")
-            .unwrap_or_default()
-            .starts_with("text/html")
-    );
+    assert!(header(&response, "content-type").unwrap_or_default().starts_with("text/html"));
 }
 
 #[actix_web::test]
@@ -1065,31 +857,19 @@ async fn every_html_response_carries_the_security_headers() {
     let cases = [
         ("GET /", app.client.get(app.url("/"))),
         ("GET /signup?list=news", app.client.get(app.url("/signup?list=news"))),
-        (
-            "GET /check-inbox?list=news",
-            app.client.get(app.url("/check-inbox?list=news")),
-        ),
+        ("GET /check-inbox?list=news", app.client.get(app.url("/check-inbox?list=news"))),
         ("POST /api/signup, invalid email", form_request(&app, &valid("nope"))),
-        (
-            "POST /api/signup, consent missing",
-            form_request(&app, &[("email", "jane@example.com"), ("list", "news")]),
-        ),
+        ("POST /api/signup, consent missing", form_request(&app, &[("email", "jane@example.com"), ("list", "news")])),
     ];
     for (name, request) in cases {
         let response = request.send().await.unwrap();
 
         assert!(
-            header(&response, "content-type")
-                .unwrap_or_default()
-                .starts_with("text/html"),
+            header(&response, "content-type").unwrap_or_default().starts_with("text/html"),
             "{name}: an HTML response"
         );
         for (header_name, value) in EXPECTED {
-            assert_eq!(
-                header(&response, header_name).as_deref(),
-                Some(*value),
-                "{name}: {header_name}"
-            );
+            assert_eq!(header(&response, header_name).as_deref(), Some(*value), "{name}: {header_name}");
         }
     }
 }
@@ -1101,10 +881,6 @@ async fn the_stylesheet_is_served_as_css() {
     let response = app.client.get(app.url("/static/style.css")).send().await.unwrap();
 
     assert_eq!(response.status(), 200);
-    assert!(
-        header(&response, "content-type")
-            .unwrap_or_default()
-            .starts_with("text/css")
-    );
+    assert!(header(&response, "content-type").unwrap_or_default().starts_with("text/css"));
     assert!(!response.text().await.unwrap().trim().is_empty());
 }

@@ -71,15 +71,8 @@ async fn a_browser_over_the_limit_gets_the_form_with_429() {
     let response = form_request(&app, &valid("late@example.com")).send().await.unwrap();
 
     assert_eq!(response.status(), 429);
-    assert!(
-        header(&response, "retry-after").is_some(),
-        "Retry-After for browsers too"
-    );
-    assert!(
-        header(&response, "content-type")
-            .unwrap_or_default()
-            .starts_with("text/html")
-    );
+    assert!(header(&response, "retry-after").is_some(), "Retry-After for browsers too");
+    assert!(header(&response, "content-type").unwrap_or_default().starts_with("text/html"));
     assert_eq!(count(&app, "intake"), 3);
 }
 
@@ -106,11 +99,7 @@ async fn the_limit_frees_up_once_retry_after_has_passed() {
 
     app.clock.advance(Duration::from_secs(retry_after));
 
-    assert_eq!(
-        signup_with(&app, 10, &[]).await.0,
-        202,
-        "after Retry-After ({retry_after} s)"
-    );
+    assert_eq!(signup_with(&app, 10, &[]).await.0, 202, "after Retry-After ({retry_after} s)");
 }
 
 #[actix_web::test]
@@ -140,17 +129,9 @@ async fn the_daily_limit_counts_across_ten_minute_windows() {
 async fn refused_and_honeypot_requests_do_not_use_up_the_budget() {
     let app = spawn_app().await;
     for n in 0..5 {
-        let bad = post_json(
-            &app,
-            json!({"email": format!("bad{n}"), "consent": true, "list": "news"}),
-        )
-        .await;
+        let bad = post_json(&app, json!({"email": format!("bad{n}"), "consent": true, "list": "news"})).await;
         assert_json_error(bad, 400, "invalid_email", "arrange").await;
-        let bot = post_json(
-            &app,
-            json!({"email": "bot@example.com", "consent": true, "website": "x"}),
-        )
-        .await;
+        let bot = post_json(&app, json!({"email": "bot@example.com", "consent": true, "website": "x"})).await;
         assert_json_accepted(bot, "arrange").await;
     }
     assert_eq!(count(&app, "rate_limits"), 0, "nothing counted yet");
@@ -166,11 +147,7 @@ async fn the_fields_and_the_honeypot_are_checked_before_the_rate_limit() {
     exhaust(&app, 0, 3, &[], "arrange").await;
 
     let bad = post_json(&app, json!({"email": "nope", "consent": true, "list": "news"})).await;
-    let bot = post_json(
-        &app,
-        json!({"email": "bot@example.com", "consent": true, "website": "x"}),
-    )
-    .await;
+    let bot = post_json(&app, json!({"email": "bot@example.com", "consent": true, "website": "x"})).await;
 
     assert_json_error(bad, 400, "invalid_email", "invalid email over the limit").await;
     assert_json_accepted(bot, "honeypot over the limit").await;
@@ -221,11 +198,7 @@ async fn a_client_ip_header_without_exactly_one_valid_ip_counts_as_the_proxy() {
     let app = spawn_app_with(TRUSTED_LOCALHOST).await;
     let values = ["203.0.113.1, 203.0.113.2", "not-an-ip", "203.0.113.3:443"];
     for (n, value) in values.iter().enumerate() {
-        assert_eq!(
-            signup_with(&app, n, &[("CF-Connecting-IP", value)]).await.0,
-            202,
-            "{value:?}"
-        );
+        assert_eq!(signup_with(&app, n, &[("CF-Connecting-IP", value)]).await.0, 202, "{value:?}");
     }
 
     let (status, _) = signup_with(&app, 3, &[]).await;
@@ -297,10 +270,7 @@ async fn the_data_dir_never_holds_the_client_ip() {
     drain(&app).await;
 
     let files = files_in(app.data_dir());
-    assert!(
-        files.iter().any(|f| f.ends_with("signupd.sqlite3-wal")),
-        "the WAL is checked too: {files:?}"
-    );
+    assert!(files.iter().any(|f| f.ends_with("signupd.sqlite3-wal")), "the WAL is checked too: {files:?}");
     for file in files {
         let bytes = std::fs::read(&file).unwrap();
         for (_, needle) in clients {
@@ -321,11 +291,7 @@ async fn fifty_concurrent_signups_of_one_address_make_one_row_and_one_mail() {
     let app = spawn_app_with(RAISED_LIMITS).await;
     // Two spellings of one mailbox, so normalisation and the unique key race together.
     let requests = (0..50).map(|n| {
-        let email = if n % 2 == 0 {
-            "jane@example.com"
-        } else {
-            " JANE@Example.COM"
-        };
+        let email = if n % 2 == 0 { "jane@example.com" } else { " JANE@Example.COM" };
         post_json(&app, valid_json(email))
     });
 
@@ -340,10 +306,7 @@ async fn fifty_concurrent_signups_of_one_address_make_one_row_and_one_mail() {
         assert_eq!(answer, &answers[0], "answer {n}");
     }
     drain(&app).await;
-    assert_eq!(
-        strings(&app, "SELECT email || ' ' || status FROM subscribers"),
-        ["jane@example.com pending"]
-    );
+    assert_eq!(strings(&app, "SELECT email || ' ' || status FROM subscribers"), ["jane@example.com pending"]);
     assert_eq!(strings(&app, "SELECT kind FROM outbox"), ["confirm"]);
     assert_eq!(count(&app, "intake"), 0);
 }

@@ -50,9 +50,7 @@ async fn other_content_types_get_415() {
     ];
     for (name, content_type) in cases {
         let app = spawn_app().await;
-        let mut request = signup_request(&app)
-            .header("Accept", "application/json")
-            .body(body.clone());
+        let mut request = signup_request(&app).header("Accept", "application/json").body(body.clone());
         if let Some(content_type) = content_type {
             request = request.header("Content-Type", content_type);
         }
@@ -95,16 +93,8 @@ async fn bodies_over_max_body_bytes_get_413() {
     let big_email = format!("{}@example.com", "a".repeat(5000));
     let (multipart_type, multipart) = multipart_body(&valid(&big_email));
     let cases = [
-        (
-            "form",
-            "application/x-www-form-urlencoded".to_owned(),
-            padded_form(4097).into_bytes(),
-        ),
-        (
-            "JSON",
-            "application/json".to_owned(),
-            valid_json(&big_email).to_string().into_bytes(),
-        ),
+        ("form", "application/x-www-form-urlencoded".to_owned(), padded_form(4097).into_bytes()),
+        ("JSON", "application/json".to_owned(), valid_json(&big_email).to_string().into_bytes()),
         ("multipart", multipart_type, multipart),
     ];
     for (name, content_type, body) in cases {
@@ -185,16 +175,8 @@ async fn malformed_bodies_are_invalid_requests() {
             "application/json",
             b"{\"email\":\"\xFF\xFE@example.com\",\"consent\":true,\"list\":\"news\"}".to_vec(),
         ),
-        (
-            "101 extra form fields",
-            "application/x-www-form-urlencoded",
-            form_body(&many_form_fields).into_bytes(),
-        ),
-        (
-            "101 extra JSON fields",
-            "application/json",
-            many_json_fields.to_string().into_bytes(),
-        ),
+        ("101 extra form fields", "application/x-www-form-urlencoded", form_body(&many_form_fields).into_bytes()),
+        ("101 extra JSON fields", "application/json", many_json_fields.to_string().into_bytes()),
         ("101 extra multipart parts", &multipart_type, many_parts),
         ("unterminated multipart", &multipart_type, unterminated),
     ];
@@ -222,13 +204,7 @@ async fn malformed_bodies_are_invalid_requests() {
 async fn invalid_emails_are_refused_with_400_and_nothing_saved() {
     let long_local = format!("{}@example.com", "a".repeat(65));
     // 64 + 1 + 190 = 255 octets, every label within 63.
-    let too_long = format!(
-        "{}@{}.{}.{}.com",
-        "a".repeat(64),
-        "b".repeat(63),
-        "c".repeat(63),
-        "d".repeat(58)
-    );
+    let too_long = format!("{}@{}.{}.{}.com", "a".repeat(64), "b".repeat(63), "c".repeat(63), "d".repeat(58));
     assert_eq!(too_long.len(), 255);
     let long_label = format!("a@{}.com", "b".repeat(64));
     let cases: Vec<(&str, &str)> = vec![
@@ -312,32 +288,14 @@ async fn invalid_utf8_in_a_form_body_is_an_invalid_email() {
 async fn valid_tricky_addresses_are_accepted_and_stored_normalised() {
     let longest_local = format!("{}@example.com", "a".repeat(64));
     // 64 + 1 + 189 = 254 octets: the longest address accepted.
-    let longest = format!(
-        "{}@{}.{}.{}.com",
-        "a".repeat(64),
-        "b".repeat(63),
-        "c".repeat(63),
-        "d".repeat(57)
-    );
+    let longest = format!("{}@{}.{}.{}.com", "a".repeat(64), "b".repeat(63), "c".repeat(63), "d".repeat(57));
     assert_eq!(longest.len(), 254);
     let cases: Vec<(&str, &str, String)> = vec![
-        (
-            "plus tag and subdomain",
-            "first.last+tag@example.co.uk",
-            "first.last+tag@example.co.uk".into(),
-        ),
-        (
-            "surrounding spaces and upper case",
-            "  Mixed.Case@Example.COM  ",
-            "mixed.case@example.com".into(),
-        ),
+        ("plus tag and subdomain", "first.last+tag@example.co.uk", "first.last+tag@example.co.uk".into()),
+        ("surrounding spaces and upper case", "  Mixed.Case@Example.COM  ", "mixed.case@example.com".into()),
         ("IDN domain", "a@bücher.de", "a@xn--bcher-kva.de".into()),
         ("upper-case IDN domain", "a@BÜCHER.de", "a@xn--bcher-kva.de".into()),
-        (
-            "WHATWG specials in the local part",
-            "o'neil_{x}=y@example.com",
-            "o'neil_{x}=y@example.com".into(),
-        ),
+        ("WHATWG specials in the local part", "o'neil_{x}=y@example.com", "o'neil_{x}=y@example.com".into()),
         ("64-char local part", &longest_local, longest_local.clone()),
         ("254 chars in total", &longest, longest.clone()),
     ];
@@ -364,32 +322,14 @@ async fn valid_tricky_addresses_are_accepted_and_stored_normalised() {
 #[actix_web::test]
 async fn consent_must_be_given() {
     let json_cases: [(&str, Value); 4] = [
-        (
-            "consent missing (JSON)",
-            json!({"email": "jane@example.com", "list": "news"}),
-        ),
-        (
-            "consent empty (JSON)",
-            json!({"email": "jane@example.com", "consent": "", "list": "news"}),
-        ),
-        (
-            "consent false (JSON)",
-            json!({"email": "jane@example.com", "consent": false, "list": "news"}),
-        ),
-        (
-            "consent null (JSON)",
-            json!({"email": "jane@example.com", "consent": null, "list": "news"}),
-        ),
+        ("consent missing (JSON)", json!({"email": "jane@example.com", "list": "news"})),
+        ("consent empty (JSON)", json!({"email": "jane@example.com", "consent": "", "list": "news"})),
+        ("consent false (JSON)", json!({"email": "jane@example.com", "consent": false, "list": "news"})),
+        ("consent null (JSON)", json!({"email": "jane@example.com", "consent": null, "list": "news"})),
     ];
     let form_cases: [(&str, Vec<(&str, &str)>); 2] = [
-        (
-            "consent missing (form)",
-            vec![("email", "jane@example.com"), ("list", "news")],
-        ),
-        (
-            "consent empty (form)",
-            vec![("email", "jane@example.com"), ("consent", ""), ("list", "news")],
-        ),
+        ("consent missing (form)", vec![("email", "jane@example.com"), ("list", "news")]),
+        ("consent empty (form)", vec![("email", "jane@example.com"), ("consent", ""), ("list", "news")]),
     ];
     let app = spawn_app().await;
     for (name, body) in json_cases {
@@ -405,11 +345,7 @@ async fn consent_must_be_given() {
 async fn unknown_lists_are_refused() {
     let one_list = spawn_app().await;
     for (name, list) in [("unknown id", "nope"), ("empty id", ""), ("id in other case", "NEWS")] {
-        let response = post_json(
-            &one_list,
-            json!({"email": "jane@example.com", "consent": true, "list": list}),
-        )
-        .await;
+        let response = post_json(&one_list, json!({"email": "jane@example.com", "consent": true, "list": list})).await;
         assert_json_error(response, 400, "unknown_list", name).await;
     }
     assert_nothing_saved(&one_list, false, "unknown list, one list configured");
@@ -426,11 +362,7 @@ async fn unknown_lists_are_refused() {
 async fn the_second_of_two_lists_can_be_named() {
     let app = spawn_app_with("[[lists]]\nid = \"news\"\n[[lists]]\nid = \"other\"\n").await;
 
-    let response = post_json(
-        &app,
-        json!({"email": "jane@example.com", "consent": true, "list": "other"}),
-    )
-    .await;
+    let response = post_json(&app, json!({"email": "jane@example.com", "consent": true, "list": "other"})).await;
 
     assert_json_accepted(response, "list other").await;
     assert_eq!(strings(&app, "SELECT list_id FROM intake"), ["other"]);
@@ -440,11 +372,7 @@ async fn the_second_of_two_lists_can_be_named() {
 async fn the_honeypot_is_checked_before_the_fields() {
     let app = spawn_app().await;
 
-    let response = post_json(
-        &app,
-        json!({"email": "not an address", "website": "http://spam.example"}),
-    )
-    .await;
+    let response = post_json(&app, json!({"email": "not an address", "website": "http://spam.example"})).await;
 
     assert_json_accepted(response, "honeypot with bad fields").await;
     assert_nothing_saved(&app, false, "honeypot with bad fields");

@@ -61,12 +61,8 @@ impl SmtpServer {
     fn serve(listener: TcpListener) -> Self {
         let port = listener.local_addr().expect("a bound address").port();
         let script = Arc::new(Mutex::new(Script::default()));
-        let handler = Recorder {
-            script: script.clone(),
-            message: Vec::new(),
-            recipients: Vec::new(),
-            refused_data: false,
-        };
+        let handler =
+            Recorder { script: script.clone(), message: Vec::new(), recipients: Vec::new(), refused_data: false };
         let mut server = Server::new(handler);
         server
             .with_name("smtp.test")

@@ -20,10 +20,7 @@ async fn first_start_creates_private_secrets_and_the_migrated_database() {
     assert_eq!(mode(&dir.join("token_secret")), 0o600);
     assert_eq!(mode(&dir.join("hash_key")), 0o600);
     assert_eq!(mode(&dir.join("signupd.sqlite3")), 0o600);
-    assert_ne!(
-        app.state.secrets.token_secret, app.state.secrets.hash_key,
-        "two independent secrets"
-    );
+    assert_ne!(app.state.secrets.token_secret, app.state.secrets.hash_key, "two independent secrets");
     let conn = rusqlite::Connection::open(dir.join("signupd.sqlite3")).unwrap();
     let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
     assert_eq!(version as usize, LATEST_VERSION);
@@ -65,14 +62,8 @@ async fn credentials_directory_secrets_are_used_when_present() {
     };
     let app = Application::build_with(config, options).await.unwrap();
     assert_eq!(app.state().secrets.token_secret.expose(), "c".repeat(40).as_bytes());
-    assert!(
-        !dir.path().join("token_secret").exists(),
-        "no generated secret beside a credential"
-    );
-    assert!(
-        dir.path().join("hash_key").exists(),
-        "the hash key had no credential, so it was generated"
-    );
+    assert!(!dir.path().join("token_secret").exists(), "no generated secret beside a credential");
+    assert!(dir.path().join("hash_key").exists(), "the hash key had no credential, so it was generated");
 }
 
 #[actix_web::test]
@@ -107,24 +98,10 @@ async fn failed_starts_name_the_problem_and_write_nothing() {
         let dir = tempfile::tempdir().unwrap();
         (case.prepare)(dir.path());
         let config = test_config(&dir.path().join("data"), case.extra);
-        let options = BuildOptions {
-            clock: Arc::new(SystemClock),
-            credentials_dir: None,
-            background_workers: false,
-        };
+        let options = BuildOptions { clock: Arc::new(SystemClock), credentials_dir: None, background_workers: false };
         let error = format!("{:#}", Application::build_with(config, options).await.unwrap_err());
-        assert!(
-            error.contains(case.expected),
-            "{}: expected {:?} in {error:?}",
-            case.name,
-            case.expected
-        );
-        assert_eq!(
-            files_under(dir.path()),
-            Vec::<String>::new(),
-            "{}: nothing may be written",
-            case.name
-        );
+        assert!(error.contains(case.expected), "{}: expected {:?} in {error:?}", case.name, case.expected);
+        assert_eq!(files_under(dir.path()), Vec::<String>::new(), "{}: nothing may be written", case.name);
     }
 }
 
@@ -135,16 +112,9 @@ async fn a_data_dir_that_cannot_be_created_is_named() {
     std::fs::write(dir.path().join("file"), "").unwrap();
     let data_dir = dir.path().join("file/data");
     let config = test_config(&data_dir, "");
-    let options = BuildOptions {
-        clock: Arc::new(SystemClock),
-        credentials_dir: None,
-        background_workers: false,
-    };
+    let options = BuildOptions { clock: Arc::new(SystemClock), credentials_dir: None, background_workers: false };
     let error = format!("{:#}", Application::build_with(config, options).await.unwrap_err());
-    assert!(
-        error.starts_with("storage.data_dir: cannot create directory"),
-        "{error}"
-    );
+    assert!(error.starts_with("storage.data_dir: cannot create directory"), "{error}");
     assert!(error.contains(&data_dir.display().to_string()), "{error}");
     assert_eq!(files_under(dir.path()), ["file"]);
 }
@@ -159,11 +129,7 @@ async fn a_database_from_a_newer_signupd_is_refused_untouched() {
     }
     let before = std::fs::read(&db_path).unwrap();
     let config = test_config(dir.path(), "");
-    let options = BuildOptions {
-        clock: Arc::new(SystemClock),
-        credentials_dir: None,
-        background_workers: false,
-    };
+    let options = BuildOptions { clock: Arc::new(SystemClock), credentials_dir: None, background_workers: false };
     let error = format!("{:#}", Application::build_with(config, options).await.unwrap_err());
     assert!(error.contains("schema version 99"), "{error}");
     assert!(error.contains("newer signupd"), "{error}");

@@ -123,9 +123,7 @@ impl Answer<'_> {
     /// The one success answer, identical for every state of the address.
     fn success(&self) -> HttpResponse {
         if self.json {
-            return self
-                .builder(StatusCode::ACCEPTED)
-                .json(serde_json::json!({"ok": true, "next": "confirm_email"}));
+            return self.builder(StatusCode::ACCEPTED).json(serde_json::json!({"ok": true, "next": "confirm_email"}));
         }
         let location = match &self.return_to {
             Some(url) => with_query(url, &[("signup", "check-inbox")]),
@@ -134,9 +132,7 @@ impl Answer<'_> {
                 None => "/check-inbox".to_owned(),
             },
         };
-        self.builder(StatusCode::SEE_OTHER)
-            .insert_header((header::LOCATION, location))
-            .finish()
+        self.builder(StatusCode::SEE_OTHER).insert_header((header::LOCATION, location)).finish()
     }
 
     fn refuse(&self, refusal: Refusal, typed_email: &str) -> HttpResponse {
@@ -155,28 +151,14 @@ impl Answer<'_> {
             let mut redirect = self.builder(StatusCode::SEE_OTHER);
             return redirect.insert_header((header::LOCATION, location)).finish();
         }
-        let Some(list) = self
-            .list
-            .or_else(|| pages::default_list(self.config))
-            .or(self.config.lists.first())
-        else {
-            return builder
-                .content_type("text/plain; charset=utf-8")
-                .body(refusal.message());
+        let Some(list) = self.list.or_else(|| pages::default_list(self.config)).or(self.config.lists.first()) else {
+            return builder.content_type("text/plain; charset=utf-8").body(refusal.message());
         };
-        let page = pages::html(
-            refusal.status(),
-            &SignupPage {
-                list,
-                email: typed_email,
-                error: Some(refusal.message()),
-            },
-        );
+        let page =
+            pages::html(refusal.status(), &SignupPage { list, email: typed_email, error: Some(refusal.message()) });
         // Keep the status, Retry-After, Allow and CORS headers decided above.
         let mut response = builder.content_type("text/html; charset=utf-8").body(page.into_body());
-        response
-            .headers_mut()
-            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         response
     }
 }
@@ -205,11 +187,7 @@ fn public_origin(config: &Config) -> String {
 /// The origin of a page that may read answers with `fetch`: one in any list's `allowed_origins`.
 fn cors_origin(config: &Config, origin: Option<&String>) -> Option<String> {
     let origin = origin?;
-    config
-        .lists
-        .iter()
-        .any(|list| list.allowed_origins.contains(origin))
-        .then(|| origin.clone())
+    config.lists.iter().any(|list| list.allowed_origins.contains(origin)).then(|| origin.clone())
 }
 
 /// `return_to`, if its origin is one the list allows. Never an open redirect: relative URLs,
@@ -219,9 +197,7 @@ fn allowed_return_to(list: &ListConfig, return_to: Option<&str>) -> Option<Url> 
     if !matches!(url.scheme(), "http" | "https") {
         return None;
     }
-    list.allowed_origins
-        .contains(&url.origin().ascii_serialization())
-        .then_some(url)
+    list.allowed_origins.contains(&url.origin().ascii_serialization()).then_some(url)
 }
 
 fn accepts_json(req: &HttpRequest) -> bool {
@@ -264,9 +240,7 @@ pub async fn signup(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
         Some(id) => config.list(id),
         None => pages::default_list(config),
     };
-    answer.return_to = answer
-        .list
-        .and_then(|list| allowed_return_to(list, fields.return_to.as_deref()));
+    answer.return_to = answer.list.and_then(|list| allowed_return_to(list, fields.return_to.as_deref()));
 
     // 2. Origin.
     if let (Some(origin), Some(list)) = (&origin, answer.list)
@@ -295,19 +269,9 @@ pub async fn signup(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
     };
 
     // 5. and 6. Rate limit and durable record, in one group commit; answer after it.
-    let peer = req
-        .peer_addr()
-        .map(|addr| addr.ip())
-        .unwrap_or(std::net::Ipv4Addr::UNSPECIFIED.into());
-    let client = ClientNet::of(
-        client_ip(peer, req.headers(), &config.server),
-        config.server.ipv6_prefix,
-    );
-    let request = SignupRequest {
-        list_id: list.id.clone(),
-        email,
-        client,
-    };
+    let peer = req.peer_addr().map(|addr| addr.ip()).unwrap_or(std::net::Ipv4Addr::UNSPECIFIED.into());
+    let client = ClientNet::of(client_ip(peer, req.headers(), &config.server), config.server.ipv6_prefix);
+    let request = SignupRequest { list_id: list.id.clone(), email, client };
     match state.intake.submit(request).await {
         Ok(IntakeOutcome::Accepted) => answer.success(),
         Ok(IntakeOutcome::RateLimited { retry_after_secs }) => {
@@ -324,9 +288,7 @@ pub async fn signup(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
 /// an answer without CORS headers, which the browser treats as a refusal.
 pub async fn preflight(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
     let mut response = HttpResponse::NoContent();
-    response
-        .insert_header((header::ALLOW, "POST, OPTIONS"))
-        .insert_header((header::VARY, "Origin"));
+    response.insert_header((header::ALLOW, "POST, OPTIONS")).insert_header((header::VARY, "Origin"));
     if let Some(origin) = cors_origin(&state.config, request_origin(&req).as_ref()) {
         response
             .insert_header((header::ACCESS_CONTROL_ALLOW_ORIGIN, origin))
@@ -339,13 +301,8 @@ pub async fn preflight(req: HttpRequest, state: web::Data<AppState>) -> HttpResp
 
 /// Any other method on `/api/signup`.
 pub async fn method_not_allowed(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    let answer = Answer {
-        config: &state.config,
-        json: accepts_json(&req),
-        list: None,
-        return_to: None,
-        cors_origin: None,
-    };
+    let answer =
+        Answer { config: &state.config, json: accepts_json(&req), list: None, return_to: None, cors_origin: None };
     let mut response = answer.refuse(Refusal::MethodNotAllowed, "");
     if req.method() == Method::HEAD {
         *response.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
