@@ -19,6 +19,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/signup", read().to(pages::signup_form))
         .route("/check-inbox", read().to(pages::check_inbox))
         .route("/static/style.css", read().to(pages::stylesheet))
+        // Browsers ask for it on every first visit; an empty answer keeps 404s out of the log.
+        .route("/favicon.ico", read().to(|| async { actix_web::HttpResponse::NoContent().finish() }))
         .route("/confirm", read().to(confirm::confirm_page))
         .route("/confirmed", read().to(confirm::confirmed_page))
         .route("/manage", read().to(manage::manage_page))
