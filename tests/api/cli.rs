@@ -178,6 +178,16 @@ impl Served {
     }
 }
 
+/// A test that fails half-way must not leave a server running after the test binary exits.
+impl Drop for Served {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 fn get(port: u16, path_and_query: &str) -> u16 {
     use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
