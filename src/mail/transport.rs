@@ -118,8 +118,10 @@ impl Transport {
                     // Checked at load time: only to a loopback relay.
                     SmtpSecurity::None => AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(&smtp.host),
                 };
-                let mut builder =
-                    builder.port(smtp.port).timeout(Some(smtp.timeout)).pool_config(PoolConfig::new().max_size(8));
+                let mut builder = builder
+                    .port(smtp.port)
+                    .timeout(Some(smtp.timeout))
+                    .pool_config(PoolConfig::new().max_size(u32::try_from(super::WORKERS).unwrap_or(16)));
                 if let Some(username) = &smtp.username {
                     let password = match (&smtp.password_file, &smtp.password) {
                         (Some(path), _) => std::fs::read_to_string(path)

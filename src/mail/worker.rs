@@ -34,8 +34,11 @@ use crate::storage::outbox::{self, Claimed, MailKind};
 use crate::storage::subscribers::{self, MailTarget, Status};
 use crate::tokens::{ConfirmToken, RemovalToken};
 
-/// Mail workers run side by side by `serve`; each sends one mail at a time.
-pub const WORKERS: usize = 4;
+/// Mail workers run side by side by `serve`; each sends one mail at a time. Sending is mostly
+/// waiting on the relay (round trips, and lettre's sockets keep Nagle's algorithm on, which
+/// stalls each mail ~40 ms against a delayed-ACK peer), so throughput scales with workers until
+/// SQLite's commits are the limit. The SMTP pool has as many connections.
+pub const WORKERS: usize = 16;
 /// The longest wait between two attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(3600);
 /// How often an idle worker looks for due retries.

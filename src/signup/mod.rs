@@ -16,8 +16,9 @@ use crate::app::AppState;
 pub use intake_writer::{IntakeError, IntakeOutcome, IntakeWriter, SignupRequest};
 pub use state_table::Action;
 
-/// How many intake items one worker transaction applies.
-const WORKER_BATCH: usize = 256;
+/// How many intake items one worker transaction applies: small, so the write lock is free again
+/// within a few milliseconds for the signups that are waiting to be recorded.
+const WORKER_BATCH: usize = 32;
 /// The worker also wakes this often without a signal, so nothing waits forever if a wake-up is
 /// missed (for example, items left by a crash before the worker started).
 const WORKER_IDLE_POLL: Duration = Duration::from_secs(30);
