@@ -17,7 +17,7 @@
 //! ignored.
 
 use actix_web::http::header::{self, HeaderValue};
-use actix_web::http::{Method, StatusCode};
+use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, web};
 use url::Url;
 
@@ -303,9 +303,5 @@ pub async fn preflight(req: HttpRequest, state: web::Data<AppState>) -> HttpResp
 pub async fn method_not_allowed(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
     let answer =
         Answer { config: &state.config, json: accepts_json(&req), list: None, return_to: None, cors_origin: None };
-    let mut response = answer.refuse(Refusal::MethodNotAllowed, "");
-    if req.method() == Method::HEAD {
-        *response.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
-    }
-    response
+    answer.refuse(Refusal::MethodNotAllowed, "")
 }
