@@ -16,8 +16,8 @@
 //! an absolute http(s) URL whose origin is in the list's `allowed_origins`; otherwise it is
 //! ignored.
 
-use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, web};
 use url::Url;
 

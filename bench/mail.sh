@@ -1,0 +1,435 @@
+#!/usr/bin/env bash
+# Mail-queue benchmark for signupd: mails per second from the outbox to a local SMTP sink, and
+# the time to drain 10,000 pending confirmations (see BENCHMARKS.md for figures).
+#
+#   bash bench/mail.sh              # ~15 minutes after the release build
+#
+# Phases (each with a fresh data directory on the same disk as $TMPDIR, default /tmp):
+#  1. sink ceiling: postfix's smtp-source blasting N messages of signupd's size at smtp-sink,
+#     over 1 and 8 persistent connections, so "limited by the sink" can be checked;
+#  2. queue drain: signupd stopped, N pending subscribers + N due 'confirm' outbox items inserted
+#     with sqlite3 (bench/mail_tool.py seed), smtp-sink started, signupd started; the queue is
+#     polled every 100 ms until it is empty. mails/s = N / (seconds from process start to empty).
+#     RUST_LOG=warn, then again with the default log level (one INFO line per mail);
+#  3. end to end: N POST /api/signup as fast as signupd answers (bench/mail_tool.py signups),
+#     until every confirmation has reached the sink;
+#  4. diagnostics (DIAG=1): the SMTP wait per mail from strace; the stock drain again with
+#     TCP_NODELAY forced on signupd's SMTP socket (bench/mail_nodelay.c, LD_PRELOAD, a stand-in
+#     for the one-line fix) on disk and on tmpfs (no fsync cost); fsync calls per mail (strace -c)
+#     and the disk's fdatasync latency.
+#
+# Knobs (environment): N=10000 LOG_N=$N E2E_N=$N E2E_CONNS=16 DIAG=1 DIAG_N=$N STRACE_N=1000
+# REPEAT=3 QUIET_MAX=25 QUIET_WAIT=600 BUILD=1 KEEP_TMP=0 DRAIN_TIMEOUT=1800 SUMMARY_OUT=file.
+# Before each phase the script waits (up to QUIET_WAIT s) until other processes use less than
+# QUIET_MAX % of the CPUs; the summary names the phases that never got that quiet.
+# Needs: smtp-sink and smtp-source (apt-get install postfix; no postfix daemon is needed),
+# python3, curl, cargo; strace and cc for DIAG=1. Listens on 127.0.0.1:18090 (signupd) and
+# 127.0.0.1:2525 (sink) only.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$REPO"
+
+N=${N:-10000}
+LOG_N=${LOG_N:-$N}
+E2E_N=${E2E_N:-$N}
+E2E_CONNS=${E2E_CONNS:-16}
+DIAG=${DIAG:-1}
+DIAG_N=${DIAG_N:-$N}
+STRACE_N=${STRACE_N:-1000}
+REPEAT=${REPEAT:-3}
+QUIET_MAX=${QUIET_MAX:-25}
+QUIET_WAIT=${QUIET_WAIT:-600}
+KEEP_TMP=${KEEP_TMP:-0}
+DRAIN_TIMEOUT=${DRAIN_TIMEOUT:-1800}
+
+SIGNUPD_PORT=18090
+SINK_PORT=2525
+SINK=${SINK:-/usr/sbin/smtp-sink}
+SOURCE=${SOURCE:-/usr/sbin/smtp-source}
+TOOL=(python3 "$REPO/bench/mail_tool.py")
+
+for tool in "$SINK" "$SOURCE" python3 curl cargo; do
+    command -v "$tool" >/dev/null || {
+        echo "bench: $tool is required (smtp-sink/smtp-source: apt-get install postfix)" >&2
+        exit 1
+    }
+done
+if [[ $DIAG == 1 ]]; then
+    for tool in strace cc; do
+        command -v "$tool" >/dev/null || { echo "bench: DIAG=1 needs $tool (or run with DIAG=0)" >&2; exit 1; }
+    done
+fi
+if ss -ltn 2>/dev/null | grep -qE "127.0.0.1:($SIGNUPD_PORT|$SINK_PORT)\b"; then
+    echo "bench: port $SIGNUPD_PORT or $SINK_PORT is already in use" >&2
+    exit 1
+fi
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/signupd-mailbench.XXXXXX")
+SHM=""
+PIDS=()
+cleanup() {
+    local pid
+    for pid in "${PIDS[@]}"; do
+        kill -TERM "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    [[ -n $SHM ]] && rm -rf "$SHM"
+    if [[ $KEEP_TMP == 1 ]]; then
+        echo "bench: kept $TMP" >&2
+    else
+        rm -rf "$TMP"
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+log() { echo "== $*" >&2; }
+forget() { # PID: no longer ours to clean up
+    local pids=() pid
+    for pid in "${PIDS[@]}"; do [[ $pid == "$1" ]] || pids+=("$pid"); done
+    PIDS=("${pids[@]}")
+}
+
+# --- build --------------------------------------------------------------------------------------
+BUILT=target/release/signupd
+# What is being measured: the commit and whether src/ differs from it, read before the build (the
+# tree may move on during a long run), and the worker settings the source has.
+BUILT_FROM="$(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD -- src Cargo.toml Cargo.lock 2>/dev/null || echo '+uncommitted')"
+BUILT_SETTINGS="mail workers $(sed -n 's/^pub const WORKERS: usize = \([0-9]*\);/\1/p' src/mail/worker.rs 2>/dev/null || true), SMTP pool $(grep -o 'PoolConfig::new()[^;]*' src/mail/transport.rs 2>/dev/null | head -1), SQLite pool $(sed -n 's/^const POOL_SIZE: u32 = \([0-9]*\);/\1/p' src/storage/mod.rs 2>/dev/null || true)"
+if [[ ${BUILD:-1} == 1 || ! -x $BUILT ]]; then
+    log "building the release binary (cargo build --release --locked --bin signupd)"
+    cargo build --release --locked --bin signupd
+fi
+mkdir -p "$TMP/bin"
+cp "$BUILT" "$TMP/bin/signupd" # a rebuild during the run cannot swap the binary underneath
+SIGNUPD="$TMP/bin/signupd"
+if [[ $DIAG == 1 ]]; then
+    cc -shared -fPIC -O2 -o "$TMP/bin/mail_nodelay.so" bench/mail_nodelay.c -ldl
+fi
+
+# --- helpers ------------------------------------------------------------------------------------
+NOT_QUIET=()
+# Waits until the other processes on the machine leave the CPUs mostly idle.
+wait_quiet() { # PHASE
+    local waited=0 busy
+    while :; do
+        busy=$(python3 - <<'EOF'
+import time
+def snap():
+    f = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+    return sum(f), f[3] + f[4]
+t1, i1 = snap(); time.sleep(1); t2, i2 = snap()
+print(round(100 * (1 - (i2 - i1) / max(1, t2 - t1))))
+EOF
+)
+        if ((busy < QUIET_MAX)); then
+            return 0
+        fi
+        if ((waited >= QUIET_WAIT)); then
+            log "$1: the machine is still $busy % busy after ${waited}s; running anyway"
+            NOT_QUIET+=("$1 ($busy % busy)")
+            return 0
+        fi
+        ((waited % 60 == 0)) && log "$1: waiting for a quiet machine ($busy % busy)"
+        sleep 4
+        waited=$((waited + 5))
+    done
+}
+
+write_config() { # DATA_DIR -> path of the config
+    local cfg="$1.toml"
+    cat >"$cfg" <<EOF
+[server]
+listen = "127.0.0.1:$SIGNUPD_PORT"
+[storage]
+data_dir = "$1"
+[signup]
+rate_limits = [ { window = "1m", max = 100000000 } ]
+[mail]
+transport = "smtp"
+max_mails_per_hour = 1000000
+[mail.smtp]
+host = "127.0.0.1"
+port = $SINK_PORT
+security = "none"
+timeout = "10s"
+[[lists]]
+id = "news"
+EOF
+    echo "$cfg"
+}
+
+wait_http() { # URL
+    local i
+    for i in $(seq 300); do
+        curl -s -o /dev/null "$1" && return 0
+        sleep 0.05
+    done
+    echo "bench: $1 did not answer" >&2
+    exit 1
+}
+
+# Creates the database, migrations and secrets the way an operator's first start would, with no
+# SMTP server listening (the queue is empty, so nothing is sent), then stops signupd.
+init_data() { # DATA_DIR
+    local cfg pid rc=0
+    cfg=$(write_config "$1")
+    RUST_LOG=warn "$SIGNUPD" serve --config "$cfg" 2>"$1.init.log" &
+    pid=$!
+    PIDS+=("$pid")
+    wait_http "http://127.0.0.1:$SIGNUPD_PORT/healthz"
+    stop_signupd "$pid" || rc=$?
+    ((rc == 0)) || { echo "bench: signupd exited $rc after SIGTERM; see $1.init.log" >&2; exit 1; }
+}
+
+stop_signupd() { # PID -> its exit status
+    local rc=0
+    kill -TERM "$1"
+    wait "$1" || rc=$?
+    forget "$1"
+    return "$rc"
+}
+
+SINK_PID=""
+start_sink() { # OUTFILE [smtp-sink options]
+    local out=$1
+    shift
+    "$SINK" -c -u root "$@" "127.0.0.1:$SINK_PORT" 1000 >"$out" 2>&1 &
+    SINK_PID=$!
+    PIDS+=("$SINK_PID")
+    local i
+    for i in $(seq 100); do
+        ss -ltn | grep -q "127.0.0.1:$SINK_PORT\b" && return 0
+        sleep 0.05
+    done
+    echo "bench: smtp-sink did not start" >&2
+    exit 1
+}
+stop_sink() {
+    kill -TERM "$SINK_PID" 2>/dev/null || true
+    wait "$SINK_PID" 2>/dev/null || true
+    forget "$SINK_PID"
+    SINK_PID=""
+}
+
+json_get() { # JSON KEY
+    python3 -c 'import json,sys; v=json.loads(sys.argv[1]).get(sys.argv[2]); print("" if v is None else v)' "$1" "$2"
+}
+
+RESULTS="$TMP/results.jsonl"
+: >"$RESULTS"
+record() { # NAME JSON
+    python3 -c 'import json,sys; d=json.loads(sys.argv[2]); d["name"]=sys.argv[1]; print(json.dumps(d))' "$1" "$2" >>"$RESULTS"
+    echo "   $1: $2" >&2
+}
+
+# One queue drain: seed N items into a stopped signupd, start the sink, start signupd, poll.
+#   drain NAME BASE_DIR N RUST_LOG LD_PRELOAD [WRAPPER...]
+# WRAPPER (optional) is a command that gets "-p PID" appended and is stopped with SIGINT after
+# the drain (strace); its output is kept in $TMP/NAME.wrap.
+drain() {
+    local name=$1 base=$2 n=$3 rust_log=$4 preload=$5
+    shift 5
+    local data="$base/$name" cfg pid wrap_pid="" t0 result sink_count rc=0 log_lines
+    mkdir -p "$base"
+    rm -rf "$data"
+    init_data "$data"
+    cfg="$data.toml"
+    "${TOOL[@]}" seed --data-dir "$data" -n "$n" >/dev/null
+    start_sink "$TMP/$name.sink"
+    sync
+    t0=$(date +%s.%N)
+    if [[ -n $rust_log ]]; then
+        RUST_LOG=$rust_log LD_PRELOAD=$preload "$SIGNUPD" serve --config "$cfg" 2>"$TMP/$name.log" &
+    else
+        env -u RUST_LOG LD_PRELOAD=$preload "$SIGNUPD" serve --config "$cfg" 2>"$TMP/$name.log" &
+    fi
+    pid=$!
+    PIDS+=("$pid")
+    if (($# > 0)); then
+        "$@" -p "$pid" >"$TMP/$name.wrap" 2>&1 &
+        wrap_pid=$!
+        PIDS+=("$wrap_pid")
+    fi
+    result=$("${TOOL[@]}" drain --data-dir "$data" -n "$n" --t0 "$t0" --pid "$pid" --sink-pid "$SINK_PID" \
+        --timeout "$DRAIN_TIMEOUT" --samples "$TMP/$name.samples") || {
+        echo "bench: $name did not drain: $result" >&2
+        exit 1
+    }
+    if [[ -n $wrap_pid ]]; then
+        kill -INT "$wrap_pid" 2>/dev/null || true
+        wait "$wrap_pid" 2>/dev/null || true
+        forget "$wrap_pid"
+    fi
+    stop_signupd "$pid" || rc=$?
+    ((rc == 0)) || { echo "bench: signupd exited $rc after SIGTERM; see $TMP/$name.log" >&2; exit 1; }
+    stop_sink
+    sink_count=$("${TOOL[@]}" sinkcount "$TMP/$name.sink")
+    log_lines=$(wc -l <"$TMP/$name.log")
+    result=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d["sink_received"]=int(sys.argv[2]); d["log_lines"]=int(sys.argv[3]); print(json.dumps(d))' \
+        "$result" "$sink_count" "$log_lines")
+    record "$name" "$result"
+    ((sink_count >= n)) || { echo "bench: $name: the sink received $sink_count of $n mails" >&2; exit 1; }
+}
+
+MAIL_BYTES=""
+
+# --- 0. the size of one confirmation as the sink receives it ------------------------------------
+wait_quiet calibrate
+log "calibrating: 20 confirmations into a dumping sink, to size smtp-source's messages"
+mkdir -p "$TMP/dump"
+CAL="$TMP/calibrate"
+init_data "$CAL"
+"${TOOL[@]}" seed --data-dir "$CAL" -n 20 >/dev/null
+start_sink "$TMP/calibrate.sink" -d "$TMP/dump/%H%M%S."
+RUST_LOG=warn "$SIGNUPD" serve --config "$CAL.toml" 2>"$TMP/calibrate.log" &
+pid=$!
+PIDS+=("$pid")
+"${TOOL[@]}" drain --data-dir "$CAL" -n 20 --t0 "$(date +%s.%N)" --timeout 120 >/dev/null
+stop_signupd "$pid" || true
+stop_sink
+# The dump holds smtp-sink's own X-* and Received: lines first; the mail starts after those.
+MAIL_BYTES=$(python3 - "$TMP/dump" <<'EOF'
+import os, sys
+sizes = []
+for name in os.listdir(sys.argv[1]):
+    lines = open(os.path.join(sys.argv[1], name), "rb").read().split(b"\n")
+    i = next(k for k, l in enumerate(lines) if l.startswith(b"Received:")) + 3
+    sizes.append(len(b"\r\n".join(lines[i:])))
+print(round(sum(sizes) / len(sizes)))
+EOF
+)
+log "one confirmation is about $MAIL_BYTES bytes"
+
+mkdir -p "$TMP/disk"
+record "fsync-probe-start" "$("${TOOL[@]}" fsync --dir "$TMP/disk" -n 1000)"
+
+# --- 1. sink ceiling ----------------------------------------------------------------------------
+SINK_RATES=()
+for sessions in 1 8; do
+    wait_quiet "sink ceiling s=$sessions"
+    start_sink "$TMP/ceiling-$sessions.sink"
+    t0=$(date +%s.%N)
+    # -d: keep the connection (as lettre's pool does); -l: payload size (headers come on top)
+    "$SOURCE" -d -s "$sessions" -m "$N" -l "$((MAIL_BYTES - 200))" \
+        -f no-reply@example.com -t bench@example.com "127.0.0.1:$SINK_PORT"
+    t1=$(date +%s.%N)
+    stop_sink
+    got=$("${TOOL[@]}" sinkcount "$TMP/ceiling-$sessions.sink")
+    rate=$(python3 -c "print(round($N / ($t1 - $t0), 1))")
+    record "sink-ceiling-s$sessions" "{\"sessions\": $sessions, \"messages\": $N, \"sink_received\": $got, \"secs\": $(python3 -c "print(round($t1 - $t0, 3))"), \"mails_per_sec\": $rate}"
+    SINK_RATES+=("$rate")
+done
+
+# --- 2. queue drain -----------------------------------------------------------------------------
+for run in $(seq "$REPEAT"); do
+    wait_quiet "drain warn #$run"
+    log "drain #$run: $N queued confirmations, RUST_LOG=warn"
+    drain "drain-warn-$run" "$TMP/disk" "$N" warn ""
+done
+wait_quiet "drain default log"
+log "drain: $LOG_N queued confirmations, default log level (INFO: one line per mail)"
+drain "drain-info" "$TMP/disk" "$LOG_N" "" ""
+
+# --- 3. end to end ------------------------------------------------------------------------------
+wait_quiet "end to end"
+log "end to end: $E2E_N POST /api/signup over $E2E_CONNS connections, until every mail reached the sink"
+E2E="$TMP/disk/e2e"
+mkdir -p "$TMP/disk"
+init_data "$E2E"
+start_sink "$TMP/e2e.sink"
+RUST_LOG=warn "$SIGNUPD" serve --config "$E2E.toml" 2>"$TMP/e2e.log" &
+pid=$!
+PIDS+=("$pid")
+wait_http "http://127.0.0.1:$SIGNUPD_PORT/healthz"
+t0=$(date +%s.%N)
+"${TOOL[@]}" signups --url "http://127.0.0.1:$SIGNUPD_PORT/api/signup" -n "$E2E_N" -c "$E2E_CONNS" >"$TMP/e2e.posts" &
+posts_pid=$!
+PIDS+=("$posts_pid")
+result=$("${TOOL[@]}" drain --data-dir "$E2E" -n "$E2E_N" --t0 "$t0" --pid "$pid" --sink-pid "$SINK_PID" \
+    --timeout "$DRAIN_TIMEOUT" --samples "$TMP/e2e.samples") || { echo "bench: end to end did not drain: $result" >&2; exit 1; }
+wait "$posts_pid" || { echo "bench: a signup was not answered 303: $(cat "$TMP/e2e.posts")" >&2; exit 1; }
+forget "$posts_pid"
+stop_signupd "$pid" || { echo "bench: signupd did not stop cleanly; see $TMP/e2e.log" >&2; exit 1; }
+stop_sink
+posts=$(cat "$TMP/e2e.posts")
+record "e2e" "$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); p=json.loads(sys.argv[2]); d["post_secs"]=p["secs"]; d["post_rps"]=p["rps"]; d["post_status"]=p["status"]; d["sink_received"]=int(sys.argv[3]); print(json.dumps(d))' \
+    "$result" "$posts" "$("${TOOL[@]}" sinkcount "$TMP/e2e.sink")")"
+
+# --- 4. diagnostics -----------------------------------------------------------------------------
+if [[ $DIAG == 1 ]]; then
+    wait_quiet "diag smtp wait"
+    log "diagnostics: per-mail SMTP wait (strace -tt -T on sendto/recvfrom, 400 mails)"
+    drain "diag-smtpwait" "$TMP/disk" 400 warn "" strace -f -tt -T -e trace=sendto,recvfrom
+    record "diag-smtpwait-summary" "$("${TOOL[@]}" smtpwait "$TMP/diag-smtpwait.wrap")"
+
+    wait_quiet "diag nodelay disk"
+    log "diagnostics: TCP_NODELAY forced (LD_PRELOAD), data on disk, $DIAG_N mails"
+    drain "diag-nodelay-disk" "$TMP/disk" "$DIAG_N" warn "$TMP/bin/mail_nodelay.so"
+
+    SHM=$(mktemp -d /dev/shm/signupd-mailbench.XXXXXX)
+    wait_quiet "diag nodelay tmpfs"
+    log "diagnostics: TCP_NODELAY forced, data on tmpfs (fsync costs nothing), $DIAG_N mails"
+    drain "diag-nodelay-tmpfs" "$SHM" "$DIAG_N" warn "$TMP/bin/mail_nodelay.so"
+    wait_quiet "diag nodelay tmpfs info"
+    log "diagnostics: TCP_NODELAY forced, tmpfs, default log level, $DIAG_N mails"
+    drain "diag-nodelay-tmpfs-info" "$SHM" "$DIAG_N" "" "$TMP/bin/mail_nodelay.so"
+    wait_quiet "diag stock tmpfs"
+    log "diagnostics: stock (Nagle on), data on tmpfs, 1000 mails"
+    drain "diag-stock-tmpfs" "$SHM" 1000 warn ""
+
+    wait_quiet "diag syscalls"
+    log "diagnostics: syscalls per mail (strace -f -c -w, TCP_NODELAY forced, disk, $STRACE_N mails)"
+    drain "diag-syscalls" "$TMP/disk" "$STRACE_N" warn "$TMP/bin/mail_nodelay.so" \
+        strace -f -c -w -e trace=fsync,fdatasync,pwrite64,pread64,sendto,recvfrom
+    record "diag-syscalls-summary" "$("${TOOL[@]}" stracecount "$TMP/diag-syscalls.wrap" -n "$STRACE_N")"
+    wait_quiet "diag syscalls stock"
+    log "diagnostics: syscalls per mail, stock binary (Nagle on), disk, 400 mails"
+    drain "diag-syscalls-stock" "$TMP/disk" 400 warn "" \
+        strace -f -c -w -e trace=fsync,fdatasync,pwrite64,pread64,sendto,recvfrom,epoll_wait
+    record "diag-syscalls-stock-summary" "$("${TOOL[@]}" stracecount "$TMP/diag-syscalls-stock.wrap" -n 400)"
+    wait_quiet "diag fsync probe"
+    record "fsync-probe-end" "$("${TOOL[@]}" fsync --dir "$TMP/disk" -n 1000)"
+fi
+
+# --- summary ------------------------------------------------------------------------------------
+{
+    echo
+    echo "signupd mail-queue benchmark — $(date -u +%Y-%m-%dT%H:%MZ)"
+    echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(uname -r)," \
+        "data dir on $(df -T "$TMP" | awk 'NR==2 {print $2}') ($(df "$TMP" | awk 'NR==2 {print $1}'))"
+    echo "signupd built from $BUILT_FROM ($BUILT_SETTINGS), lettre $(grep -A1 'name = "lettre"' Cargo.lock | sed -n 's/version = "\(.*\)"/\1/p'), one confirmation ≈ $MAIL_BYTES bytes"
+    echo
+    python3 - "$RESULTS" "$N" <<'EOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+n = int(sys.argv[2])
+def show(r):
+    name = r["name"]
+    if name.startswith("sink-ceiling"):
+        return f"{name:26} {r['mails_per_sec']:>8} mails/s  ({r['messages']} msgs over {r['sessions']} connection(s), {r['secs']} s)"
+    if "drain_secs" in r:
+        extra = f"cpu {r.get('cpu_us_per_mail','?')} us/mail ({r.get('cpu_util_pct_of_one_core','?')} % of a core), sink cpu {r.get('sink_cpu_secs','?')} s"
+        if "post_rps" in r:
+            extra = f"POSTs {r['post_secs']} s ({r['post_rps']} req/s), " + extra
+        return (f"{name:26} {r['mails_per_sec']:>8} mails/s  ({r['n']} mails, drained in {r['drain_secs']} s; "
+                f"{r['mails_per_sec_active']} mails/s from the first mail; sink got {r.get('sink_received','?')}; {extra})")
+    return f"{name:26} {json.dumps({k: v for k, v in r.items() if k != 'name'})}"
+for r in rows:
+    print(show(r))
+drains = [r for r in rows if r["name"].startswith("drain-warn")]
+sink = max((r["mails_per_sec"] for r in rows if r["name"].startswith("sink-ceiling")), default=0)
+if drains:
+    import statistics
+    rate = statistics.median(r["mails_per_sec"] for r in drains)
+    secs = statistics.median(r["drain_secs"] for r in drains)
+    print()
+    print(f"target >= 500 mails/s: {'MET' if rate >= 500 else 'NOT MET'} (signupd {rate} mails/s, median of {len(drains)} drains, RUST_LOG=warn)")
+    print(f"limited by the sink: {'yes' if rate >= 0.8 * sink else 'no'} (the sink alone takes {sink} mails/s)")
+    print(f"drain time for {n} pending confirmations: {secs} s (median)")
+EOF
+    if ((${#NOT_QUIET[@]} > 0)); then
+        echo "phases that ran on a busy machine: ${NOT_QUIET[*]}"
+    fi
+} | tee "${SUMMARY_OUT:-/dev/null}"

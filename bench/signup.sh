@@ -1,0 +1,487 @@
+#!/usr/bin/env bash
+# End-to-end signup benchmark for signupd (see BENCHMARKS.md for the figures and how to read them).
+#
+#   bash bench/signup.sh            # ~5 minutes after the release build
+#
+# 1. ceiling: examples/bench_ceiling.rs (actix-web, parse a form, answer 303), driven by wrk;
+# 2. signupd POST /api/signup, unique addresses, rate limits raised, RUST_LOG=warn, same wrk
+#    command; then the same with the default log level (one access-log line per request);
+# 3. signupd at half of the maximum rate from 2., paced open-loop by bench/loadgen (wrk cannot
+#    pace and Debian has no wrk2); the ceiling at the same rate for comparison;
+#    and a sweep of lower paced rates (SWEEP_RATES) to find where p99 <= 10 ms holds;
+# 4. answer timing for the four address states (bench/states.py), requests back to back and
+#    with a pause between them (STATES_GAPS, ms).
+#
+# Knobs (environment): THREADS=2 CONNS=64 DURATION=20s WARMUP=3s PACED_SECS=30 PACED_WARMUP=5
+# PACED_CONNS=64 SWEEP_RATES="250 500 1000 2000" SWEEP_SECS=20 REPEAT=3 STATES_N=600 STATES_GAPS="0 20" LOG_COMPARE=1 KEEP_TMP=0 QUIET_MAX=10 QUIET_WAIT=900 BUILD=1
+# SUMMARY_OUT=file. Before each phase the script waits (up to QUIET_WAIT s) until other processes
+# use less than QUIET_MAX % of the CPUs, and the summary says which phases never got that quiet. Needs wrk (apt-get install wrk), python3,
+# sqlite3, curl, cargo. Run on an otherwise idle machine; everything listens on 127.0.0.1 only.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$REPO"
+
+THREADS=${THREADS:-2}
+CONNS=${CONNS:-64}
+DURATION=${DURATION:-20s}
+WARMUP=${WARMUP:-3s}
+PACED_SECS=${PACED_SECS:-30}
+PACED_WARMUP=${PACED_WARMUP:-5}
+PACED_CONNS=${PACED_CONNS:-64}
+STATES_N=${STATES_N:-600}
+STATES_GAPS=${STATES_GAPS:-0 20}
+SWEEP_RATES=${SWEEP_RATES:-250 500 1000 2000}
+SWEEP_SECS=${SWEEP_SECS:-20}
+REPEAT=${REPEAT:-3}
+QUIET_MAX=${QUIET_MAX:-10}
+QUIET_WAIT=${QUIET_WAIT:-900}
+LOG_COMPARE=${LOG_COMPARE:-1}
+KEEP_TMP=${KEEP_TMP:-0}
+
+SIGNUPD_PORT=18080
+CEILING_PORT=18081
+STATES_PORT=18082
+
+BUILT_SIGNUPD=target/release/signupd
+BUILT_CEILING=target/release/examples/bench_ceiling
+LOADGEN_TARGET=target/bench-loadgen
+BUILT_LOADGEN=$LOADGEN_TARGET/release/signupd-loadgen
+
+for tool in wrk python3 sqlite3 curl cargo; do
+    command -v "$tool" >/dev/null || { echo "bench: $tool is required" >&2; exit 1; }
+done
+
+TMP=$(mktemp -d /tmp/signupd-bench.XXXXXX)
+PIDS=()
+cleanup() {
+    local pid
+    for pid in "${PIDS[@]}"; do
+        kill -TERM "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    if [[ $KEEP_TMP == 1 ]]; then
+        echo "bench: kept $TMP" >&2
+    else
+        rm -rf "$TMP"
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+log() { echo "== $*" >&2; }
+
+# --- build --------------------------------------------------------------------------------------
+# cargo only rebuilds what changed; BUILD=0 uses the binaries already in target/release.
+if [[ ${BUILD:-1} == 1 || ! -x $BUILT_SIGNUPD || ! -x $BUILT_CEILING ]]; then
+    log "building release binaries (signupd, bench_ceiling)"
+    cargo build --release --locked --bin signupd --example bench_ceiling
+fi
+if [[ ! -x $BUILT_LOADGEN ]]; then
+    log "building the paced load generator (bench/loadgen)"
+    CARGO_TARGET_DIR=$LOADGEN_TARGET cargo build --release --locked --manifest-path bench/loadgen/Cargo.toml
+fi
+# Run copies, so a rebuild in the working tree during the run cannot swap a binary underneath.
+mkdir -p "$TMP/bin"
+cp "$BUILT_SIGNUPD" "$BUILT_CEILING" "$BUILT_LOADGEN" "$TMP/bin/"
+SIGNUPD=$TMP/bin/signupd
+CEILING=$TMP/bin/bench_ceiling
+LOADGEN=$TMP/bin/signupd-loadgen
+REVISION=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [[ -n $(git status --porcelain -- src Cargo.toml Cargo.lock 2>/dev/null) ]]; then
+    REVISION="$REVISION + uncommitted changes in src/"
+fi
+BUILT_AT=$(date -r "$BUILT_SIGNUPD" -u +%FT%TZ)
+
+# --- helpers ------------------------------------------------------------------------------------
+wait_http() { # URL
+    local i
+    for i in $(seq 1 300); do
+        curl -s -o /dev/null "$1" && return 0
+        sleep 0.1
+    done
+    echo "bench: $1 did not come up" >&2
+    return 1
+}
+
+START_PID=
+start_signupd() { # NAME PORT RUST_LOG
+    local dir=$TMP/$1
+    mkdir -p "$dir/data/mail"
+    cat >"$dir/config.toml" <<EOF
+[server]
+listen = "127.0.0.1:$2"
+[storage]
+data_dir = "$dir/data"
+[mail]
+file_dir = "$dir/data/mail"
+[signup]
+rate_limits = [ { window = "1m", max = 100000000 } ]
+resend_cooldown = "10m"
+[[lists]]
+id = "news"
+EOF
+    RUST_LOG=$3 "$SIGNUPD" serve --config "$dir/config.toml" 2>"$dir/stderr.log" &
+    START_PID=$!
+    PIDS+=("$START_PID")
+    wait_http "http://127.0.0.1:$2/healthz"
+}
+
+start_ceiling() {
+    "$CEILING" "127.0.0.1:$CEILING_PORT" 2>"$TMP/ceiling.log" &
+    START_PID=$!
+    PIDS+=("$START_PID")
+    # Any answer (404 on GET /) means it is listening.
+    wait_http "http://127.0.0.1:$CEILING_PORT/"
+}
+
+stop() { # PID
+    kill -TERM "$1"
+    wait "$1" 2>/dev/null || true
+    local pids=() pid
+    for pid in "${PIDS[@]}"; do [[ $pid == "$1" ]] || pids+=("$pid"); done
+    PIDS=("${pids[@]}")
+}
+
+# Checks that the target answers the benchmark request with 303 to /check-inbox?list=news.
+check_answer() { # URL
+    local answer
+    answer=$(curl -s -o /dev/null -w '%{http_code} %{redirect_url}' \
+        -H 'Content-Type: application/x-www-form-urlencoded' \
+        --data "email=check-$RANDOM%40example.com&consent=yes&list=news" "$1")
+    [[ $answer == "303 http://127.0.0.1:"*"/check-inbox?list=news" ]] || {
+        echo "bench: $1 answered '$answer', expected 303 to /check-inbox?list=news" >&2
+        exit 1
+    }
+}
+
+# --timeout 30s: wrk's default (2 s) drops slower answers from the latency figures.
+WRK_CMD=(wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" --timeout 30s -s bench/signup.lua --latency)
+run_wrk() { # NAME URL -> prints the SUMMARY line
+    check_answer "$2"
+    wrk -t"$THREADS" -c"$CONNS" -d"$WARMUP" -s bench/signup.lua "$2" >"$TMP/$1.warmup.txt"
+    "${WRK_CMD[@]}" "$2" >"$TMP/$1.wrk.txt"
+    cat "$TMP/$1.wrk.txt" >&2
+    grep '^SUMMARY' "$TMP/$1.wrk.txt"
+}
+
+field() { # LINE KEY
+    sed -n "s/.*\\b$2=\\([^ ]*\\).*/\\1/p" <<<"$1"
+}
+
+sql() { # DB SQL
+    sqlite3 -cmd '.timeout 30000' "$1" "$2"
+}
+
+wait_intake() { # DB
+    local i
+    for i in $(seq 1 1500); do
+        [[ $(sql "$1" 'SELECT count(*) FROM intake') == 0 ]] && return 0
+        sleep 0.2
+    done
+    echo "bench: intake did not drain" >&2
+    return 1
+}
+
+# CPU use of the whole machine over 2 s, in % of all CPUs (our servers are idle between phases).
+cpu_busy() {
+    python3 - <<'EOF'
+import time
+def sample():
+    with open("/proc/stat") as f:
+        values = [int(v) for v in f.readline().split()[1:]]
+    return sum(values), values[3] + values[4]
+t0, i0 = sample()
+time.sleep(2)
+t1, i1 = sample()
+print(f"{100 * (1 - (i1 - i0) / max(1, t1 - t0)):.0f}")
+EOF
+}
+
+: >"$TMP/quiet.txt"
+wait_quiet() { # PHASE
+    local start=$SECONDS busy
+    while :; do
+        busy=$(cpu_busy)
+        if ((busy <= QUIET_MAX)); then
+            echo "$1: machine ${busy}% busy before the phase" >>"$TMP/quiet.txt"
+            return 0
+        fi
+        if ((SECONDS - start >= QUIET_WAIT)); then
+            echo "$1: NOT QUIET, machine ${busy}% busy before the phase (waited ${QUIET_WAIT}s)" >>"$TMP/quiet.txt"
+            log "machine still ${busy}% busy; measuring $1 anyway"
+            return 0
+        fi
+        log "machine ${busy}% busy (other processes); waiting before $1"
+        sleep 15
+    done
+}
+
+# CPU used by processes other than this script's children (servers, wrk, load generator,
+# sqlite3, ...) during a phase, in % of all CPUs: busy time from /proc/stat minus the CPU time of
+# our reaped children (bash `times`). Reported next to every figure; > QUIET_MAX means another
+# workload shared the machine and the figure is suspect.
+CLK_TCK=$(getconf CLK_TCK)
+NCPU=$(nproc)
+busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
+children_cpu() { # our reaped children's user + system seconds (must run in the main shell)
+    times >"$TMP/times"
+    awk 'NR == 2 { split($1, u, "m"); split($2, s, "m"); printf "%.3f", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$TMP/times"
+}
+phase_begin() {
+    PH_BUSY0=$(busy_ticks)
+    children_cpu >"$TMP/cpu0"
+    PH_T0=$(date +%s.%N)
+}
+phase_end() { # sets PH_FOREIGN: foreign CPU in % of all CPUs over the phase (call in this shell)
+    local busy1 t1
+    busy1=$(busy_ticks)
+    children_cpu >"$TMP/cpu1"
+    t1=$(date +%s.%N)
+    PH_FOREIGN=$(awk -v b0="$PH_BUSY0" -v b1="$busy1" -v hz="$CLK_TCK" -v c0="$(cat "$TMP/cpu0")" -v c1="$(cat "$TMP/cpu1")" \
+        -v t0="$PH_T0" -v t1="$t1" -v n="$NCPU" 'BEGIN {
+        f = (b1 - b0) / hz - (c1 - c0); if (f < 0) f = 0
+        printf "%.0f", 100 * f / ((t1 - t0) * n) }')
+}
+
+# --- machine ------------------------------------------------------------------------------------
+log "machine"
+{
+    echo "cpus:   $(nproc) ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'))"
+    echo "memory: $(free -h | awk '/^Mem:/ {print $2}')"
+    echo "kernel: $(uname -sr)"
+    disk=$(df --output=source "$TMP" | tail -1)
+    echo "disk:   $TMP on $disk, $(lsblk -dno ROTA,SIZE "$disk" 2>/dev/null | awk '{print ($1 ? "rotational (as reported)" : "non-rotational"), $2}')"
+    echo "fsync:  $(python3 - "$TMP" <<'EOF'
+import os, statistics, sys, time
+path = os.path.join(sys.argv[1], "fsync-probe")
+fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+xs = []
+for i in range(200):
+    os.pwrite(fd, os.urandom(4096), (i % 16) * 4096)
+    t = time.perf_counter()
+    os.fsync(fd)
+    xs.append((time.perf_counter() - t) * 1e6)
+os.close(fd)
+os.unlink(path)
+xs.sort()
+print(f"4 KiB write+fsync: median {statistics.median(xs):.0f} us, p99 {xs[int(0.99 * len(xs))]:.0f} us")
+EOF
+)"
+    echo "tools:  $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), $(python3 --version), $(rustc --version | cut -d' ' -f1-2)"
+} | tee "$TMP/machine.txt" >&2
+
+# --- 1. ceiling -----------------------------------------------------------------------------------
+median_run() { # FILE-WITH-SUMMARY-LINES -> the line with the median rps
+    sed 's/.* rps=\([^ ]*\).*/\1 &/' "$1" | sort -g | awk '{ line[NR] = $0 } END { print line[int((NR + 1) / 2)] }' | cut -d' ' -f2-
+}
+
+: >"$TMP/ceiling.runs"
+for run in $(seq 1 "$REPEAT"); do
+    wait_quiet "ceiling run $run"
+    log "1. ceiling run $run/$REPEAT: bench_ceiling, ${WRK_CMD[*]}"
+    phase_begin
+    start_ceiling
+    CEILING_PID=$START_PID
+    run_wrk "ceiling-$run" "http://127.0.0.1:$CEILING_PORT/api/signup" >"$TMP/line"
+    stop "$CEILING_PID"
+    phase_end
+    echo "$(cat "$TMP/line") foreign_cpu=$PH_FOREIGN" >>"$TMP/ceiling.runs"
+done
+
+# --- 2. signupd, maximum rate ----------------------------------------------------------------------
+# After each run: how far the intake worker is behind (intake rows left when wrk stops), how long
+# it then needs to catch up, and the end-to-end rate (rows applied to `subscribers` from the start
+# of the measured run until intake is empty, over that time).
+signupd_max_run() { # NAME RUST_LOG -> SUMMARY line + backlog fields
+    local name=$1 dir=$TMP/$1 db before t0 t1 t2 backlog after foreign
+    phase_begin
+    start_signupd "$name" "$SIGNUPD_PORT" "$2"
+    local pid=$START_PID
+    db=$dir/data/signupd.sqlite3
+    check_answer "http://127.0.0.1:$SIGNUPD_PORT/api/signup"
+    wrk -t"$THREADS" -c"$CONNS" -d"$WARMUP" -s bench/signup.lua "http://127.0.0.1:$SIGNUPD_PORT/api/signup" >"$TMP/$name.warmup.txt"
+    before=$(($(sql "$db" 'SELECT count(*) FROM subscribers') + $(sql "$db" 'SELECT count(*) FROM intake')))
+    t0=$(date +%s.%N)
+    "${WRK_CMD[@]}" "http://127.0.0.1:$SIGNUPD_PORT/api/signup" >"$TMP/$name.wrk.txt"
+    t1=$(date +%s.%N)
+    cat "$TMP/$name.wrk.txt" >&2
+    backlog=$(sql "$db" 'SELECT count(*) FROM intake')
+    wait_intake "$db"
+    t2=$(date +%s.%N)
+    after=$(sql "$db" 'SELECT count(*) FROM subscribers')
+    stop "$pid"
+    phase_end
+    foreign=$PH_FOREIGN
+    local summary sent locked
+    summary=$(grep '^SUMMARY' "$TMP/$name.wrk.txt")
+    sent=$(($(field "$(grep '^SUMMARY' "$TMP/$name.warmup.txt")" requests) + $(field "$summary" requests) + 1))
+    locked=$(grep -c 'database is locked' "$dir/stderr.log" || true)
+    awk -v s="$summary" -v b="$backlog" -v t0="$t0" -v t1="$t1" -v t2="$t2" -v before="$before" -v after="$after" \
+        -v rows="$after" -v sent="$sent" -v locked="$locked" -v foreign="$foreign" 'BEGIN {
+        printf "%s backlog=%d drain_s=%.1f e2e_rps=%.0f rows=%d answered=%d locked_errors=%d foreign_cpu=%s\n",
+            s, b, t2 - t1, (after - before) / (t2 - t0), rows, sent, locked, foreign }'
+}
+
+: >"$TMP/signupd.runs"
+for run in $(seq 1 "$REPEAT"); do
+    wait_quiet "signupd run $run"
+    log "2. signupd run $run/$REPEAT (RUST_LOG=warn), ${WRK_CMD[*]}"
+    # Redirected, not piped, so the function runs in this shell (cleanup trap, CPU accounting).
+    signupd_max_run "max-$run" warn >"$TMP/line"
+    tee -a "$TMP/signupd.runs" <"$TMP/line" >&2
+done
+CEIL=$(median_run "$TMP/ceiling.runs")
+MAX=$(median_run "$TMP/signupd.runs")
+
+INFO=
+if [[ $LOG_COMPARE == 1 ]]; then
+    wait_quiet "signupd info run"
+    log "2b. signupd with the default log filter (info: one access-log line per request)"
+    signupd_max_run info info >"$TMP/line"
+    INFO=$(cat "$TMP/line")
+    echo "$INFO" >&2
+fi
+
+# --- 3. half the maximum rate, paced -------------------------------------------------------------
+HALF=$(awk -v r="$(field "$MAX" rps)" 'BEGIN { printf "%d", r / 2 }')
+wait_quiet "paced signupd"
+log "3. signupd paced at $HALF req/s (half of the median maximum), $PACED_CONNS connections, ${PACED_SECS}s + ${PACED_WARMUP}s warm-up"
+phase_begin
+start_signupd paced "$SIGNUPD_PORT" warn
+SIGNUPD_PID=$START_PID
+check_answer "http://127.0.0.1:$SIGNUPD_PORT/api/signup"
+PACED=$("$LOADGEN" "127.0.0.1:$SIGNUPD_PORT" /api/signup "$HALF" "$PACED_SECS" "$PACED_CONNS" "$PACED_WARMUP")
+PACED_BACKLOG=$(sql "$TMP/paced/data/signupd.sqlite3" 'SELECT count(*) FROM intake')
+wait_intake "$TMP/paced/data/signupd.sqlite3"
+PACED_LOCKED=$(grep -c 'database is locked' "$TMP/paced/stderr.log" || true)
+stop "$SIGNUPD_PID"
+phase_end
+PACED="$PACED backlog=$PACED_BACKLOG locked_errors=$PACED_LOCKED foreign_cpu=$PH_FOREIGN"
+echo "$PACED" >&2
+
+wait_quiet "paced ceiling"
+log "3b. ceiling paced at the same $HALF req/s"
+phase_begin
+start_ceiling
+CEILING_PID=$START_PID
+PACED_CEIL=$("$LOADGEN" "127.0.0.1:$CEILING_PORT" /api/signup "$HALF" "$PACED_SECS" "$PACED_CONNS" "$PACED_WARMUP")
+stop "$CEILING_PID"
+phase_end
+PACED_CEIL="$PACED_CEIL foreign_cpu=$PH_FOREIGN"
+echo "$PACED_CEIL" >&2
+
+# --- 3c. paced sweep -----------------------------------------------------------------------------
+: >"$TMP/sweep.runs"
+for rate in $SWEEP_RATES; do
+    wait_quiet "sweep $rate req/s"
+    log "3c. signupd paced at $rate req/s, ${SWEEP_SECS}s + 3s warm-up"
+    phase_begin
+    start_signupd "sweep-$rate" "$SIGNUPD_PORT" warn
+    SIGNUPD_PID=$START_PID
+    line=$("$LOADGEN" "127.0.0.1:$SIGNUPD_PORT" /api/signup "$rate" "$SWEEP_SECS" "$PACED_CONNS" 3)
+    backlog=$(sql "$TMP/sweep-$rate/data/signupd.sqlite3" 'SELECT count(*) FROM intake')
+    wait_intake "$TMP/sweep-$rate/data/signupd.sqlite3"
+    stop "$SIGNUPD_PID"
+    phase_end
+    echo "$line backlog=$backlog foreign_cpu=$PH_FOREIGN" | tee -a "$TMP/sweep.runs" >&2
+done
+
+# --- 4. four address states ----------------------------------------------------------------------
+: >"$TMP/states.out"
+for gap in $STATES_GAPS; do
+    wait_quiet "states, gap $gap ms"
+    log "4. answer timing by address state ($STATES_N samples per state, one keep-alive connection, ${gap} ms between requests)"
+    phase_begin
+    start_signupd "states-$gap" "$STATES_PORT" warn
+    SIGNUPD_PID=$START_PID
+    python3 bench/states.py --port "$STATES_PORT" --db "$TMP/states-$gap/data/signupd.sqlite3" \
+        --n "$STATES_N" --gap-ms "$gap" --json "$TMP/states-$gap.json" >"$TMP/states-$gap.txt" || true
+    locked=$(grep -c 'database is locked' "$TMP/states-$gap/stderr.log" || true)
+    stop "$SIGNUPD_PID"
+    phase_end
+    {
+        echo "requests ${gap} ms apart:"
+        sed 's/^/  /' "$TMP/states-$gap.txt"
+        echo "  \"database is locked\" errors: $locked; other CPU $PH_FOREIGN %"
+    } >>"$TMP/states.out"
+    cat "$TMP/states-$gap.txt" >&2
+done
+
+# --- summary -------------------------------------------------------------------------------------
+ms() { awk -v us="$1" 'BEGIN { printf "%7.2f ms", us / 1000 }'; }
+verdict() { if [[ $1 == 1 ]]; then echo "MET"; else echo "MISSED"; fi; }
+wrk_line() { # LABEL SUMMARY
+    printf '  %-24s %8.0f req/s  p50 %s  p90 %s  p99 %s  max %s  errors %s/%s  other CPU %s %%' "$1" "$(field "$2" rps)" \
+        "$(ms "$(field "$2" p50_us)")" "$(ms "$(field "$2" p90_us)")" "$(ms "$(field "$2" p99_us)")" \
+        "$(ms "$(field "$2" max_us)")" "$(field "$2" socket_errors)" "$(field "$2" status_errors)" "$(field "$2" foreign_cpu)"
+    if [[ $2 == *backlog=* ]]; then
+        printf '\n  %-24s backlog %s, drained in %s s, end-to-end %s rows/s, rows %s >= answered %s, "database is locked" %s' \
+            "" "$(field "$2" backlog)" "$(field "$2" drain_s)" "$(field "$2" e2e_rps)" "$(field "$2" rows)" \
+            "$(field "$2" answered)" "$(field "$2" locked_errors)"
+    fi
+    echo
+}
+paced_line() { # LABEL LINE
+    printf '  %-8s %7.0f req/s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  (service time p50 %s p99 %s)  statuses %s  other CPU %s %%\n' "$1" \
+        "$(field "$2" achieved_rps)" "$(ms "$(field "$2" p50_us)")" "$(ms "$(field "$2" p90_us)")" \
+        "$(ms "$(field "$2" p99_us)")" "$(ms "$(field "$2" p999_us)")" "$(ms "$(field "$2" max_us)")" \
+        "$(ms "$(field "$2" svc_p50_us)")" "$(ms "$(field "$2" svc_p99_us)")" "$(field "$2" statuses)" "$(field "$2" foreign_cpu)"
+}
+
+C_RPS=$(field "$CEIL" rps)
+S_RPS=$(field "$MAX" rps)
+RATIO=$(awk -v s="$S_RPS" -v c="$C_RPS" 'BEGIN { printf "%.3f", s / c }')
+RATIO_OK=$(awk -v r="$RATIO" 'BEGIN { print (r >= 1/3) ? 1 : 0 }')
+E2E_RATIO=$(awk -v s="$(field "$MAX" e2e_rps)" -v c="$C_RPS" 'BEGIN { printf "%.3f", s / c }')
+P99=$(field "$PACED" p99_us)
+P99_OK=$(awk -v p="$P99" 'BEGIN { print (p <= 10000) ? 1 : 0 }')
+states_verdicts() {
+    local gap line
+    for gap in $STATES_GAPS; do
+        line=$(grep '^STATES_RESULT' "$TMP/states-$gap.txt" || echo 'STATES_RESULT target_met=no (states.py failed)')
+        printf '    %5s ms apart: median spread %s %% (random-relabelling p %s), min KS p vs unknown %s  %s\n' "$gap" \
+            "$(field "$line" median_spread_pct)" "$(field "$line" median_spread_perm_p)" \
+            "$(field "$line" min_ks_p_vs_unknown)" "$([[ $(field "$line" target_met) == yes ]] && echo MET || echo MISSED)"
+    done
+}
+
+{
+    echo
+    echo "=================================== signupd signup benchmark ==================================="
+    cat "$TMP/machine.txt"
+    echo "signupd:      $REVISION, built $BUILT_AT"
+    echo "wrk command:  ${WRK_CMD[*]} URL   (each run on a fresh server and database, after a ${WARMUP} warm-up)"
+    echo "quiet check:  $(grep -c 'NOT QUIET' "$TMP/quiet.txt") of $(grep -c . "$TMP/quiet.txt") phases started on a busy machine (other processes > ${QUIET_MAX}% CPU)"
+    grep 'NOT QUIET' "$TMP/quiet.txt" | sed 's/^/              /' || true
+    echo
+    echo "maximum rate, $REPEAT runs each (the median run is used below):"
+    i=0; while read -r line; do i=$((i + 1)); wrk_line "ceiling #$i" "$line"; done <"$TMP/ceiling.runs"
+    i=0; while read -r line; do i=$((i + 1)); wrk_line "signupd warn #$i" "$line"; done <"$TMP/signupd.runs"
+    [[ -n $INFO ]] && wrk_line "signupd info (access log)" "$INFO"
+    echo
+    echo "paced at $HALF req/s (bench/loadgen, open loop, $PACED_CONNS connections, latency from the scheduled send time):"
+    paced_line signupd "$PACED"
+    echo "           intake backlog when the load stopped: $(field "$PACED" backlog); \"database is locked\" errors: $(field "$PACED" locked_errors)"
+    paced_line ceiling "$PACED_CEIL"
+    echo
+    echo "paced sweep (same load generator and connections, fresh server each):"
+    while read -r line; do
+        paced_line "$(field "$line" target_rps)/s" "$line"
+        echo "           intake backlog when the load stopped: $(field "$line" backlog)"
+    done <"$TMP/sweep.runs"
+    echo
+    echo "answer timing by address state:"
+    sed 's/^/  /' "$TMP/states.out"
+    echo
+    echo "targets:"
+    echo "  throughput >= 1/3 of the ceiling:  median signupd / median ceiling = $RATIO  $(verdict "$RATIO_OK")  (end-to-end rows/s / ceiling = $E2E_RATIO)"
+    echo "  p99 <= 10 ms at half the maximum rate:  p99 $(ms "$P99")  $(verdict "$P99_OK")"
+    echo "  states: medians within 5 %, KS p >= 0.01 vs unknown:"
+    states_verdicts
+    echo "================================================================================================="
+} | tee "$TMP/summary.txt"
+if [[ -n ${SUMMARY_OUT:-} ]]; then
+    cp "$TMP/summary.txt" "$SUMMARY_OUT"
+    for gap in $STATES_GAPS; do cp "$TMP/states-$gap.json" "${SUMMARY_OUT%.*}.states-$gap.json" 2>/dev/null || true; done
+fi
