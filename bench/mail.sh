@@ -15,10 +15,11 @@
 #     until every confirmation has reached the sink;
 #  4. diagnostics (DIAG=1): the SMTP wait per mail from strace; the stock drain again with
 #     TCP_NODELAY forced on signupd's SMTP socket (bench/mail_nodelay.c, LD_PRELOAD, a stand-in
-#     for the one-line fix) on disk and on tmpfs (no fsync cost); fsync calls per mail (strace -c)
-#     and the disk's fdatasync latency.
+#     for the one-line fix) on disk and on tmpfs (no fsync cost); syscalls and CPU per mail
+#     (perf stat on syscall tracepoints, stock and with TCP_NODELAY) and the disk's fdatasync
+#     latency.
 #
-# Knobs (environment): N=10000 LOG_N=$N E2E_N=$N E2E_CONNS=16 DIAG=1 DIAG_N=$N STRACE_N=1000
+# Knobs (environment): N=10000 LOG_N=$N E2E_N=$N E2E_CONNS=16 DIAG=1 DIAG_N=$N STRACE_N=5000
 # REPEAT=3 QUIET_MAX=25 QUIET_WAIT=600 BUILD=1 KEEP_TMP=0 DRAIN_TIMEOUT=1800 SUMMARY_OUT=file.
 # Before each phase the script waits (up to QUIET_WAIT s) until other processes use less than
 # QUIET_MAX % of the CPUs; the summary names the phases that never got that quiet.
@@ -36,7 +37,7 @@ E2E_N=${E2E_N:-$N}
 E2E_CONNS=${E2E_CONNS:-16}
 DIAG=${DIAG:-1}
 DIAG_N=${DIAG_N:-$N}
-STRACE_N=${STRACE_N:-1000}
+STRACE_N=${STRACE_N:-5000}
 REPEAT=${REPEAT:-3}
 QUIET_MAX=${QUIET_MAX:-25}
 QUIET_WAIT=${QUIET_WAIT:-600}
@@ -239,13 +240,26 @@ drain() {
     "${TOOL[@]}" seed --data-dir "$data" -n "$n" >/dev/null
     start_sink "$TMP/$name.sink"
     sync
+    local launch=(env -u RUST_LOG)
+    [[ -n $rust_log ]] && launch=(env RUST_LOG="$rust_log")
+    launch+=(LD_PRELOAD="$preload" "$SIGNUPD" serve --config "$cfg")
+    local perf_pid=""
     t0=$(date +%s.%N)
-    if [[ -n $rust_log ]]; then
-        RUST_LOG=$rust_log LD_PRELOAD=$preload "$SIGNUPD" serve --config "$cfg" 2>"$TMP/$name.log" &
+    if [[ ${1:-} == perf ]]; then
+        # perf stat from the start, so every thread signupd ever spawns is counted
+        shift
+        perf stat -x, -o "$TMP/$name.perf" -e "$PERF_EVENTS" -- "${launch[@]}" 2>"$TMP/$name.log" &
+        perf_pid=$!
+        PIDS+=("$perf_pid")
+        pid=""
+        while [[ -z $pid ]]; do
+            pid=$(pgrep -P "$perf_pid" | head -1 || true)
+            [[ -z $pid ]] && sleep 0.01
+        done
     else
-        env -u RUST_LOG LD_PRELOAD=$preload "$SIGNUPD" serve --config "$cfg" 2>"$TMP/$name.log" &
+        "${launch[@]}" 2>"$TMP/$name.log" &
+        pid=$!
     fi
-    pid=$!
     PIDS+=("$pid")
     if (($# > 0)); then
         "$@" -p "$pid" >"$TMP/$name.wrap" 2>&1 &
@@ -262,7 +276,14 @@ drain() {
         wait "$wrap_pid" 2>/dev/null || true
         forget "$wrap_pid"
     fi
-    stop_signupd "$pid" || rc=$?
+    if [[ -n $perf_pid ]]; then # signupd is perf's child, not ours: perf passes its status on
+        kill -TERM "$pid"
+        forget "$pid"
+        wait "$perf_pid" || rc=$?
+        forget "$perf_pid"
+    else
+        stop_signupd "$pid" || rc=$?
+    fi
     ((rc == 0)) || { echo "bench: signupd exited $rc after SIGTERM; see $TMP/$name.log" >&2; exit 1; }
     stop_sink
     sink_count=$("${TOOL[@]}" sinkcount "$TMP/$name.sink")
@@ -274,6 +295,11 @@ drain() {
 }
 
 MAIL_BYTES=""
+PERF_EVENTS="task-clock,syscalls:sys_enter_fsync,syscalls:sys_enter_fdatasync,syscalls:sys_enter_pread64,syscalls:sys_enter_pwrite64,syscalls:sys_enter_clock_nanosleep,syscalls:sys_enter_futex,syscalls:sys_enter_sendto"
+PERF_OK=0
+if [[ $DIAG == 1 ]] && command -v perf >/dev/null && perf stat -x, -o /dev/null -e "$PERF_EVENTS" -- true 2>/dev/null; then
+    PERF_OK=1
+fi
 
 # --- 0. the size of one confirmation as the sink receives it ------------------------------------
 wait_quiet calibrate
@@ -379,16 +405,23 @@ if [[ $DIAG == 1 ]]; then
     log "diagnostics: stock (Nagle on), data on tmpfs, 1000 mails"
     drain "diag-stock-tmpfs" "$SHM" 1000 warn ""
 
-    wait_quiet "diag syscalls"
-    log "diagnostics: syscalls per mail (strace -f -c -w, TCP_NODELAY forced, disk, $STRACE_N mails)"
-    drain "diag-syscalls" "$TMP/disk" "$STRACE_N" warn "$TMP/bin/mail_nodelay.so" \
-        strace -f -c -w -e trace=fsync,fdatasync,pwrite64,pread64,sendto,recvfrom
-    record "diag-syscalls-summary" "$("${TOOL[@]}" stracecount "$TMP/diag-syscalls.wrap" -n "$STRACE_N")"
-    wait_quiet "diag syscalls stock"
-    log "diagnostics: syscalls per mail, stock binary (Nagle on), disk, 400 mails"
-    drain "diag-syscalls-stock" "$TMP/disk" 400 warn "" \
-        strace -f -c -w -e trace=fsync,fdatasync,pwrite64,pread64,sendto,recvfrom,epoll_wait
-    record "diag-syscalls-stock-summary" "$("${TOOL[@]}" stracecount "$TMP/diag-syscalls-stock.wrap" -n 400)"
+    if [[ $PERF_OK == 1 ]]; then
+        # perf stat's syscall tracepoints cost little; strace -c would slow 16 workers ~10x.
+        for variant in stock nodelay; do
+            preload=""
+            [[ $variant == nodelay ]] && preload="$TMP/bin/mail_nodelay.so"
+            wait_quiet "diag syscalls $variant"
+            log "diagnostics: syscalls and CPU per mail (perf stat), $variant, disk, $STRACE_N mails"
+            drain "diag-perf-$variant" "$TMP/disk" "$STRACE_N" warn "$preload" perf
+            record "diag-perf-$variant-summary" "$("${TOOL[@]}" perfcount "$TMP/diag-perf-$variant.perf" -n "$STRACE_N")"
+        done
+    else
+        wait_quiet "diag syscalls"
+        log "diagnostics: syscalls per mail (strace -f -c -w, TCP_NODELAY forced, disk, $STRACE_N mails)"
+        drain "diag-syscalls" "$TMP/disk" "$STRACE_N" warn "$TMP/bin/mail_nodelay.so" \
+            strace -f -c -w -e trace=fsync,fdatasync,pwrite64,pread64,sendto,recvfrom,clock_nanosleep
+        record "diag-syscalls-summary" "$("${TOOL[@]}" stracecount "$TMP/diag-syscalls.wrap" -n "$STRACE_N")"
+    fi
     wait_quiet "diag fsync probe"
     record "fsync-probe-end" "$("${TOOL[@]}" fsync --dir "$TMP/disk" -n 1000)"
 fi

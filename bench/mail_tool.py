@@ -20,6 +20,9 @@
         Latency of 4 KiB write + fdatasync in DIR, appending and overwriting (what one SQLite WAL
         commit under synchronous=FULL costs at least).
 
+    mail_tool.py perfcount FILE -n MAILS
+        Events per mail and CPU per mail from `perf stat -x,` output.
+
     mail_tool.py stracecount FILE -n MAILS
         Calls per mail and wall-clock time per syscall from a `strace -f -c -w` summary.
 
@@ -243,6 +246,27 @@ def cmd_stracecount(args):
     print(json.dumps(out))
 
 
+def cmd_perfcount(args):
+    """`perf stat -x,` output -> events per mail, CPU milliseconds per mail."""
+    out = {"mails": args.n}
+    with open(args.file) as f:
+        for line in f:
+            parts = line.strip().split(",")
+            if len(parts) < 3 or line.startswith("#"):
+                continue
+            try:
+                value = float(parts[0])
+            except ValueError:
+                continue
+            event = parts[2].split(":")[-1].replace("sys_enter_", "")
+            if event == "task-clock":
+                out["cpu_ms_per_mail"] = round(value / args.n, 3)
+                out["cpu_secs"] = round(value / 1000, 2)
+            else:
+                out[event + "_per_mail"] = round(value / args.n, 2)
+    print(json.dumps(out))
+
+
 STRACE_LINE = re.compile(r"^(?:\[pid\s+(\d+)\] )?(\d+):(\d+):(\d+\.\d+) (sendto|recvfrom)\((\d+), \"([^\"]*)\"")
 
 
@@ -310,6 +334,9 @@ def main():
     s = sub.add_parser("fsync")
     s.add_argument("--dir", required=True)
     s.add_argument("-n", type=int, default=1000)
+    s = sub.add_parser("perfcount")
+    s.add_argument("file")
+    s.add_argument("-n", type=int, required=True)
     s = sub.add_parser("stracecount")
     s.add_argument("file")
     s.add_argument("-n", type=int, required=True)
@@ -326,6 +353,8 @@ def main():
         sys.exit(asyncio.run(signups(args)))
     elif args.cmd == "fsync":
         cmd_fsync(args)
+    elif args.cmd == "perfcount":
+        cmd_perfcount(args)
     elif args.cmd == "stracecount":
         cmd_stracecount(args)
     elif args.cmd == "smtpwait":

@@ -1,22 +1,25 @@
 #!/usr/bin/env bash
-# End-to-end signup benchmark for signupd (see BENCHMARKS.md for the figures and how to read them).
+# End-to-end signup benchmark for signupd; BENCHMARKS.md has the figures and how to read them.
 #
-#   bash bench/signup.sh            # ~5 minutes after the release build
+#   bash bench/signup.sh      # ~15 minutes on an idle 2-core machine, after the release build
 #
-# 1. ceiling: examples/bench_ceiling.rs (actix-web, parse a form, answer 303), driven by wrk;
-# 2. signupd POST /api/signup, unique addresses, rate limits raised, RUST_LOG=warn, same wrk
-#    command; then the same with the default log level (one access-log line per request);
-# 3. signupd at half of the maximum rate from 2., paced open-loop by bench/loadgen (wrk cannot
-#    pace and Debian has no wrk2); the ceiling at the same rate for comparison;
-#    and a sweep of lower paced rates (SWEEP_RATES) to find where p99 <= 10 ms holds;
+# 1. ceiling: examples/bench_ceiling.rs (actix-web, parses the same form, answers 303), wrk;
+# 2. signupd POST /api/signup, unique addresses, rate limits raised, RUST_LOG=warn, the same wrk
+#    command; then once with the default log level (one access-log line per request);
+# 3. signupd paced open loop by bench/loadgen (wrk cannot pace, Debian has no wrk2) at half the
+#    median maximum rate of 2., the ceiling at the same rate, and a sweep of lower rates;
 # 4. answer timing for the four address states (bench/states.py), requests back to back and
-#    with a pause between them (STATES_GAPS, ms).
+#    with a pause between them.
 #
-# Knobs (environment): THREADS=2 CONNS=64 DURATION=20s WARMUP=3s PACED_SECS=30 PACED_WARMUP=5
-# PACED_CONNS=64 SWEEP_RATES="250 500 1000 2000" SWEEP_SECS=20 REPEAT=3 STATES_N=600 STATES_GAPS="0 20" LOG_COMPARE=1 KEEP_TMP=0 QUIET_MAX=10 QUIET_WAIT=900 BUILD=1
-# SUMMARY_OUT=file. Before each phase the script waits (up to QUIET_WAIT s) until other processes
-# use less than QUIET_MAX % of the CPUs, and the summary says which phases never got that quiet. Needs wrk (apt-get install wrk), python3,
-# sqlite3, curl, cargo. Run on an otherwise idle machine; everything listens on 127.0.0.1 only.
+# Knobs (environment, defaults shown):
+#   THREADS=2 CONNS=64 DURATION=20s WARMUP=3s REPEAT=3 LOG_COMPARE=1
+#   PACED_SECS=30 PACED_WARMUP=5 PACED_CONNS=64 SWEEP_RATES="250 500 1000 2000" SWEEP_SECS=20
+#   STATES_N=600 STATES_GAPS="0 20" (ms between requests)
+#   QUIET_MAX=10 QUIET_WAIT=900: before each phase, wait up to QUIET_WAIT s until the machine is
+#     at most QUIET_MAX % busy; the summary names phases that never got that quiet
+#   BUILD=1 (0: use the binaries already in target/release) KEEP_TMP=0 SUMMARY_OUT=file
+# Needs wrk (apt-get install wrk), python3, sqlite3, curl, cargo. Everything listens on
+# 127.0.0.1 (ports 18080-18082).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -416,9 +419,11 @@ wrk_line() { # LABEL SUMMARY
         "$(ms "$(field "$2" p50_us)")" "$(ms "$(field "$2" p90_us)")" "$(ms "$(field "$2" p99_us)")" \
         "$(ms "$(field "$2" max_us)")" "$(field "$2" socket_errors)" "$(field "$2" status_errors)" "$(field "$2" foreign_cpu)"
     if [[ $2 == *backlog=* ]]; then
-        printf '\n  %-24s backlog %s, drained in %s s, end-to-end %s rows/s, rows %s >= answered %s, "database is locked" %s' \
+        local stored=ok
+        (($(field "$2" rows) >= $(field "$2" answered))) || stored="MISMATCH: fewer rows than 303 answers"
+        printf '\n  %-24s backlog %s, drained in %s s, end-to-end %s rows/s, rows %s, answered %s (%s), "database is locked" %s' \
             "" "$(field "$2" backlog)" "$(field "$2" drain_s)" "$(field "$2" e2e_rps)" "$(field "$2" rows)" \
-            "$(field "$2" answered)" "$(field "$2" locked_errors)"
+            "$(field "$2" answered)" "$stored" "$(field "$2" locked_errors)"
     fi
     echo
 }

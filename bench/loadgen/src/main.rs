@@ -44,10 +44,7 @@ async fn read_response(stream: &mut TcpStream, buf: &mut Vec<u8>) -> io::Result<
         buf.extend_from_slice(&chunk[..n]);
     };
     let head = std::str::from_utf8(&buf[..head_end]).map_err(|_| bad("non-UTF-8 head"))?;
-    let status: u16 = head
-        .get(9..12)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| bad("no status"))?;
+    let status: u16 = head.get(9..12).and_then(|s| s.parse().ok()).ok_or_else(|| bad("no status"))?;
     let mut length = 0usize;
     for line in head.split("\r\n") {
         if let Some((name, value)) = line.split_once(':') {
