@@ -18,7 +18,7 @@ use crate::app::AppState;
 use crate::clock::UnixSeconds;
 use crate::config::{ConfirmMode, ListConfig};
 use crate::domain::EmailAddress;
-use crate::routes::form::{self, BodyKind};
+use crate::routes::form;
 use crate::routes::pages::{self, MessagePage, html};
 use crate::storage::subscribers::{self, ConfirmView, Status};
 use crate::storage::{outbox, suppressions};
@@ -37,12 +37,6 @@ impl std::fmt::Debug for ConfirmPage<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ConfirmPage").field("list", &self.list.id).finish_non_exhaustive()
     }
-}
-
-pub fn query_param(req: &HttpRequest, name: &str) -> Option<String> {
-    url::form_urlencoded::parse(req.query_string().as_bytes())
-        .find(|(key, _)| key == name)
-        .map(|(_, value)| value.into_owned())
 }
 
 fn malformed() -> HttpResponse {
@@ -85,7 +79,7 @@ async fn view(state: &AppState, hash: String) -> anyhow::Result<Option<ConfirmVi
 
 /// `GET /confirm?token=T`: reads, never writes.
 pub async fn confirm_page(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    let Some(token) = query_param(&req, "token").filter(|token| is_opaque(token)) else {
+    let Some(token) = form::query_param(&req, "token").filter(|token| is_opaque(token)) else {
         return malformed();
     };
     let now = state.clock.now();
@@ -116,7 +110,7 @@ pub async fn confirm_page(req: HttpRequest, state: web::Data<AppState>) -> HttpR
 
 /// `POST /api/confirm` with the form body `token=T` (and `email` in retype mode).
 pub async fn confirm(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
-    let fields = match read_form(&req, payload, state.config.server.max_body_bytes).await {
+    let fields = match form::read_form(&req, payload, state.config.server.max_body_bytes).await {
         Some(fields) => fields,
         None => return malformed(),
     };
@@ -196,13 +190,6 @@ fn retype_again(list: &ListConfig, token: &str) -> HttpResponse {
             error: Some("That is not the address this link was sent to. Please type it again."),
         },
     )
-}
-
-/// The urlencoded or multipart fields of a small form body; `None` if unreadable.
-pub async fn read_form(req: &HttpRequest, payload: web::Payload, limit: usize) -> Option<Vec<(String, String)>> {
-    let kind = form::body_kind(req).ok().filter(|kind| *kind != BodyKind::Json)?;
-    let body = form::read_limited(req, payload, limit).await.ok()?;
-    form::form_fields(kind, req, body).await.ok()
 }
 
 pub fn storage_error(error: &anyhow::Error) -> HttpResponse {

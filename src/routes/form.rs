@@ -112,6 +112,20 @@ pub async fn form_fields(kind: BodyKind, req: &HttpRequest, body: Bytes) -> Resu
     }
 }
 
+/// The urlencoded or multipart fields of a small form body; `None` if unreadable.
+pub async fn read_form(req: &HttpRequest, payload: web::Payload, limit: usize) -> Option<Vec<(String, String)>> {
+    let kind = body_kind(req).ok().filter(|kind| *kind != BodyKind::Json)?;
+    let body = read_limited(req, payload, limit).await.ok()?;
+    form_fields(kind, req, body).await.ok()
+}
+
+/// The first value of `name` in the request's query string.
+pub fn query_param(req: &HttpRequest, name: &str) -> Option<String> {
+    url::form_urlencoded::parse(req.query_string().as_bytes())
+        .find(|(key, _)| key == name)
+        .map(|(_, value)| value.into_owned())
+}
+
 /// The first value of `name` among `fields`.
 pub fn field<'a>(fields: &'a [(String, String)], name: &str) -> Option<&'a str> {
     fields.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str())

@@ -14,7 +14,7 @@ use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 
-use super::confirm::{query_param, read_form, storage_error};
+use super::confirm::storage_error;
 use crate::app::AppState;
 use crate::routes::form;
 use crate::routes::pages::{self, MessagePage, html};
@@ -95,7 +95,7 @@ fn parse_token(state: &AppState, token: Option<&str>) -> Option<TokenForm> {
 
 /// `GET /manage?token=T`: reads, never writes.
 pub async fn manage_page(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    let raw = query_param(&req, "token");
+    let raw = form::query_param(&req, "token");
     let Some(form) = parse_token(&state, raw.as_deref()) else {
         return malformed();
     };
@@ -110,7 +110,7 @@ pub async fn manage_page(req: HttpRequest, state: web::Data<AppState>) -> HttpRe
 
 /// `POST /api/manage` with the form body `token=T`.
 pub async fn manage(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
-    let fields = read_form(&req, payload, state.config.server.max_body_bytes).await.unwrap_or_default();
+    let fields = form::read_form(&req, payload, state.config.server.max_body_bytes).await.unwrap_or_default();
     let Some(form) = parse_token(&state, form::field(&fields, "token")) else {
         return malformed();
     };
@@ -131,11 +131,11 @@ fn plain(status: StatusCode, text: &'static str) -> HttpResponse {
 /// mail provider posts without cookies or a browser (RFC 8058 §3.1), so the answer is plain text
 /// and acts at once.
 pub async fn one_click(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
-    let fields = read_form(&req, payload, state.config.server.max_body_bytes).await.unwrap_or_default();
+    let fields = form::read_form(&req, payload, state.config.server.max_body_bytes).await.unwrap_or_default();
     if form::field(&fields, "List-Unsubscribe") != Some("One-Click") {
         return plain(StatusCode::BAD_REQUEST, "Expected the body List-Unsubscribe=One-Click (RFC 8058).");
     }
-    let Some(form) = parse_token(&state, query_param(&req, "token").as_deref()) else {
+    let Some(form) = parse_token(&state, form::query_param(&req, "token").as_deref()) else {
         return plain(StatusCode::BAD_REQUEST, "Invalid unsubscribe link.");
     };
     match remove(&state, &form).await {
@@ -149,7 +149,7 @@ pub async fn one_click(req: HttpRequest, payload: web::Payload, state: web::Data
 
 /// `GET /api/unsubscribe?token=T`: never acts; shows the manage page instead.
 pub async fn unsubscribe_redirect(req: HttpRequest) -> HttpResponse {
-    let token = query_param(&req, "token").unwrap_or_default();
+    let token = form::query_param(&req, "token").unwrap_or_default();
     let query: String = url::form_urlencoded::Serializer::new(String::new()).append_pair("token", &token).finish();
     HttpResponse::SeeOther().insert_header((header::LOCATION, format!("/manage?{query}"))).finish()
 }

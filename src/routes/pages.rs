@@ -61,9 +61,7 @@ pub fn html(status: StatusCode, page: &impl Template) -> HttpResponse {
 
 /// The `list` query parameter, if present.
 pub fn list_param(req: &HttpRequest) -> Option<String> {
-    url::form_urlencoded::parse(req.query_string().as_bytes())
-        .find(|(name, _)| name == "list")
-        .map(|(_, value)| value.into_owned())
+    super::form::query_param(req, "list")
 }
 
 /// The list a form is for when none is named: the only list, if there is exactly one.
