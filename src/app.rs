@@ -17,7 +17,6 @@ use actix_web::dev::Server;
 use actix_web::middleware::from_fn;
 use actix_web::{App, HttpServer, web};
 use anyhow::Context;
-use tokio::sync::Notify;
 
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
@@ -26,41 +25,15 @@ use crate::middleware::{access_log, security_headers};
 use crate::ratelimit::RateLimiter;
 use crate::routes;
 use crate::scheduler;
-use crate::secrets::{self, Secrets, SecretsPlan};
-use crate::signup::{self, IntakeWriter};
-use crate::storage::Db;
+use crate::secrets::{self, SecretsPlan};
+use crate::signup;
+use crate::state::AppState;
+use crate::storage::{self, Db, Writer};
 use crate::tokens::Keyring;
 
-/// How long a stopping server waits for in-flight requests.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
-
-/// Everything a request handler or background task needs; built once, cloned cheaply.
-#[derive(Debug, Clone)]
-pub struct AppState {
-    pub config: Arc<Config>,
-    pub db: Db,
-    pub secrets: Arc<Secrets>,
-    pub clock: Arc<dyn Clock>,
-    /// The group-commit writer that records signup requests.
-    pub intake: IntakeWriter,
-    /// Where mail goes (SMTP or files); built once, its connection pool kept.
-    pub transport: Transport,
-    /// Wakes the mail worker when new mail is queued.
-    pub mail_wakeup: Arc<Notify>,
-    /// For the alert webhook.
-    pub http_client: reqwest::Client,
-    /// Signs and verifies unsubscribe tokens.
-    pub keyring: Arc<Keyring>,
-}
-
-impl AppState {
-    /// Wakes every idle mail worker, and leaves a permit for one that is about to wait, so new
-    /// mail is never left for the idle poll.
-    pub fn wake_mail_workers(&self) {
-        self.mail_wakeup.notify_waiters();
-        self.mail_wakeup.notify_one();
-    }
-}
+/// How long a stopping server waits for in-flight requests. With the workers' own bounds (a
+/// claimed mail batch, one intake chunk) a stop takes well under 10 s whatever is queued.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 /// What differs between production and a test harness.
 #[derive(Debug, Clone)]
@@ -68,8 +41,8 @@ pub struct BuildOptions {
     pub clock: Arc<dyn Clock>,
     /// `$CREDENTIALS_DIRECTORY` (systemd `LoadCredential=`).
     pub credentials_dir: Option<PathBuf>,
-    /// Run the intake worker, the mail worker and the cleanup scheduler in the background. Tests
-    /// turn this off and drive the queues with `try_execute_task`, so they never race them.
+    /// Run the intake worker, the mail workers and the cleanup scheduler in the background.
+    /// Tests turn this off and drive the queues with `try_execute_task`, so they never race them.
     pub background_workers: bool,
 }
 
@@ -155,6 +128,9 @@ impl Application {
             result = &mut server => result.context("the HTTP server failed"),
             () = &mut shutdown => {
                 tracing::info!("shutting down: finishing in-flight requests");
+                // The workers wind down beside the server: each finishes the step in progress
+                // (an intake chunk, a claimed mail batch) and leaves the rest queued in SQLite.
+                let _ = stop_workers.send(true);
                 // The server future must keep being polled while it stops, or the stop never
                 // completes.
                 let (stopped, ()) = tokio::join!(server, handle.stop(true));
@@ -165,7 +141,6 @@ impl Application {
         if let Some(scheduler) = scheduler.as_mut() {
             scheduler.shutdown().await.context("cannot stop the scheduler")?;
         }
-        // The mail worker finishes the mail in flight before it looks at the signal again.
         let _ = stop_workers.send(true);
         for (name, worker) in workers {
             worker.await.with_context(|| format!("the {name} panicked"))?;
@@ -178,18 +153,13 @@ impl Application {
 /// Start-up without binding: checks, secrets, database. Shared by `serve` and tests.
 pub async fn prepare(config: Config, options: BuildOptions) -> anyhow::Result<AppState> {
     let plan = SecretsPlan::resolve(&config, options.credentials_dir.as_deref())?;
-    let db = open_database(&config).await?;
+    let path = prepare_database_file(&config).await?;
     let secrets =
         tokio::task::spawn_blocking(move || plan.materialize()).await.context("secret generation was cancelled")??;
-    let migrate_db = db.clone();
-    let applied =
-        tokio::task::spawn_blocking(move || migrate_db.migrate()).await.context("migration was cancelled")??;
-    if applied > 0 {
-        tracing::info!(applied, "applied database migrations");
-    }
+    let writer = start_writer(path.clone()).await?;
+    let db = Db::open_readers(&path)?;
     let config = Arc::new(config);
-    let limiter = RateLimiter::new(config.signup.rate_limits.clone(), &secrets.hash_key);
-    let intake = IntakeWriter::start(db.clone(), config.clone(), limiter, options.clock.clone())?;
+    let limiter = Arc::new(RateLimiter::new(config.signup.rate_limits.clone(), &secrets.hash_key));
     let transport = Transport::from_config(&config.mail)?;
     let http_client = reqwest::Client::builder()
         .timeout(Duration::from_secs(10))
@@ -198,29 +168,41 @@ pub async fn prepare(config: Config, options: BuildOptions) -> anyhow::Result<Ap
     Ok(AppState {
         config,
         db,
-        secrets: Arc::new(secrets.clone()),
-        clock: options.clock,
-        intake,
-        transport,
-        mail_wakeup: Arc::new(Notify::new()),
-        http_client,
+        writer,
         keyring: Arc::new(Keyring::new(&secrets.token_secret, &secrets.verify_only)),
+        secrets: Arc::new(secrets),
+        clock: options.clock,
+        limiter,
+        transport,
+        http_client,
     })
 }
 
-/// Creates the data directory if needed, checks it is writable, opens the database and refuses
-/// one from a newer signupd. Does not migrate.
-pub async fn open_database(config: &Config) -> anyhow::Result<Db> {
+/// Starts the writer (which migrates) on the blocking pool; logs what it applied.
+pub async fn start_writer(path: PathBuf) -> anyhow::Result<Writer> {
+    let writer = tokio::task::spawn_blocking(move || Writer::start(&path))
+        .await
+        .context("opening the database was cancelled")??;
+    if writer.migrations_applied() > 0 {
+        tracing::info!(applied = writer.migrations_applied(), "applied database migrations");
+    }
+    Ok(writer)
+}
+
+/// Creates the data directory if needed, checks it is writable, refuses a database from a newer
+/// signupd, and creates the database file 0600 if missing. Returns its path.
+pub async fn prepare_database_file(config: &Config) -> anyhow::Result<PathBuf> {
     let data_dir = config.storage.data_dir.clone();
     let path = config.storage.database_path();
     tokio::task::spawn_blocking(move || {
         ensure_writable_dir(&data_dir).context("storage.data_dir")?;
-        // Check the version through a read-only connection first: the pool's connections switch
-        // the file to WAL, which is already a write.
+        // Check the version through a read-only connection first: the writer switches the file
+        // to WAL, which is already a write.
         if path.exists() {
-            crate::storage::ensure_file_not_newer(&path)?;
+            storage::ensure_file_not_newer(&path)?;
         }
-        Db::open(&path)
+        storage::create_private_file(&path)?;
+        Ok(path)
     })
     .await
     .context("opening the database was cancelled")?

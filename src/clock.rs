@@ -45,6 +45,19 @@ impl Clock for ManualClock {
     }
 }
 
+/// `period` scaled by a random factor between 0.5 and 1.5: background work on a jittered tick
+/// is not tied to any request, and workers that share a tick do not wake in step.
+pub fn jittered(period: Duration) -> Duration {
+    use ring::rand::SecureRandom;
+    let mut bytes = [0u8; 2];
+    let unit = if ring::rand::SystemRandom::new().fill(&mut bytes).is_ok() {
+        f64::from(u16::from_le_bytes(bytes)) / f64::from(u16::MAX)
+    } else {
+        0.5
+    };
+    period.mul_f64(0.5 + unit)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -56,6 +69,14 @@ mod tests {
         assert_eq!(clock.now(), 1_000);
         shared.advance(Duration::from_secs(90));
         assert_eq!(clock.now(), 1_090);
+    }
+
+    #[test]
+    fn jitter_stays_within_half_a_period_either_way() {
+        let period = Duration::from_millis(1_000);
+        let samples: Vec<Duration> = (0..200).map(|_| jittered(period)).collect();
+        assert!(samples.iter().all(|d| *d >= period / 2 && *d <= period * 3 / 2), "{samples:?}");
+        assert!(samples.iter().any(|d| *d != samples[0]), "jitter varies");
     }
 
     #[test]

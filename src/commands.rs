@@ -4,8 +4,6 @@
 use std::io::Write;
 use std::path::Path;
 
-use anyhow::Context;
-
 use crate::app::{self, Application};
 use crate::config::{Config, SmtpSecurity};
 use crate::domain::EmailAddress;
@@ -43,8 +41,8 @@ pub fn check_config(config_path: Option<&Path>) -> anyhow::Result<()> {
 pub async fn migrate(config_path: Option<&Path>) -> anyhow::Result<()> {
     let config = load_config(config_path)?;
     telemetry::init(config.server.log_format);
-    let db = app::open_database(&config).await?;
-    let applied = tokio::task::spawn_blocking(move || db.migrate()).await.context("migration was cancelled")??;
+    let path = app::prepare_database_file(&config).await?;
+    let applied = app::start_writer(path).await?.migrations_applied();
     writeln!(std::io::stdout(), "applied {applied} migration(s); schema version {}", crate::storage::LATEST_VERSION)?;
     Ok(())
 }

@@ -4,12 +4,19 @@
 //!
 //! # Layout
 //!
-//! - [`app`]: assembly — `AppState`, start-up order, `Application::build` / `run_until_stopped`.
+//! - [`app`]: assembly — start-up order, `Application::build` / `run_until_stopped`.
+//! - [`state`]: `AppState`, what every handler, worker and the scheduler share; built by
+//!   [`app`], used by everything else.
 //! - [`cli`]: the clap command line (SPEC §8).
 //! - [`commands`]: one function per subcommand.
 //! - [`config`]: defaults + TOML + environment → a checked `Config`; errors name the key.
 //! - [`secrets`]: the token signing secret, verify-only secrets and the hash key; generated 0600.
-//! - [`storage`]: the SQLite pool, connection pragmas, embedded migrations.
+//! - [`storage`]: SQLite. **[`storage::writer`] is the one place SQLite is written**: a thread
+//!   with the only read-write connection runs every write as a typed command, group-committed.
+//!   The commands: `signup::intake` (record a signup), `signup::state_table` (apply intake),
+//!   `mail::queue` (claim and settle mail), [`subscription`] (confirm, remove), [`scheduler`]
+//!   (cleanup), and the writer's readiness probe. Everything else reads through the
+//!   `query_only` pool [`storage::Db`]. Migrations, one file per table family.
 //! - [`mail`]: mail messages, SMTP/file transports, the outbox worker, alerts.
 //! - [`routes`]: HTTP endpoints, one file per endpoint family.
 //! - [`middleware`]: access log (no query strings) and the security headers of HTML pages.
@@ -17,7 +24,9 @@
 //! - [`ratelimit`]: who the client is (trusted proxies, Cloudflare ranges) and the persistent
 //!   per-network counters.
 //! - [`scheduler`]: the hourly cleanup (tokio-cron-scheduler), also run once at start.
-//! - [`signup`]: group-committed intake of signup requests and the state table worker.
+//! - [`signup`]: recording signup requests, and the intake worker that applies the state table
+//!   on a jittered tick.
+//! - [`subscription`]: confirming and removing, shared by the routes and the command line.
 //! - [`tokens`]: token derivation and the hashes that are stored instead of tokens.
 //! - [`clock`]: injected time, so tests never sleep.
 //! - [`telemetry`]: tracing setup, text or JSON lines.
@@ -35,6 +44,8 @@ pub mod routes;
 pub mod scheduler;
 pub mod secrets;
 pub mod signup;
+pub mod state;
 pub mod storage;
+pub mod subscription;
 pub mod telemetry;
 pub mod tokens;

@@ -13,8 +13,9 @@
 use anyhow::Context;
 use tokio_cron_scheduler::{Job, JobScheduler};
 
-use crate::app::AppState;
 use crate::clock::UnixSeconds;
+use crate::state::AppState;
+use crate::storage::Command;
 
 /// What one cleanup run removed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -24,10 +25,10 @@ pub struct CleanupReport {
     pub expired_counters: usize,
 }
 
-/// One cleanup run, in one transaction.
+/// One cleanup run, in one command of the writer.
 pub async fn run_cleanup(state: &AppState) -> anyhow::Result<CleanupReport> {
     let now = state.clock.now();
-    let report = state.db.run(move |conn| cleanup(conn, now)).await?;
+    let report = state.writer.execute(Cleanup { now }).await?;
     tracing::info!(
         expired_pending = report.expired_pending,
         cleared_confirm_hashes = report.cleared_confirm_hashes,
@@ -37,17 +38,28 @@ pub async fn run_cleanup(state: &AppState) -> anyhow::Result<CleanupReport> {
     Ok(report)
 }
 
-fn cleanup(conn: &mut rusqlite::Connection, now: UnixSeconds) -> anyhow::Result<CleanupReport> {
-    let tx = crate::storage::immediate(conn)?;
+/// One cleanup run, as a command of the writer.
+struct Cleanup {
+    now: UnixSeconds,
+}
+
+impl Command for Cleanup {
+    type Output = CleanupReport;
+
+    fn execute(self, conn: &rusqlite::Connection) -> anyhow::Result<CleanupReport> {
+        cleanup(conn, self.now)
+    }
+}
+
+fn cleanup(conn: &rusqlite::Connection, now: UnixSeconds) -> anyhow::Result<CleanupReport> {
     let expired_pending =
-        tx.execute("DELETE FROM subscribers WHERE status = 'pending' AND confirm_expires_at < ?1", [now])?;
-    let cleared_confirm_hashes = tx.execute(
+        conn.execute("DELETE FROM subscribers WHERE status = 'pending' AND confirm_expires_at < ?1", [now])?;
+    let cleared_confirm_hashes = conn.execute(
         "UPDATE subscribers SET confirm_hash = NULL, confirm_expires_at = NULL
          WHERE status = 'confirmed' AND confirm_expires_at < ?1",
         [now],
     )?;
-    let expired_counters = crate::ratelimit::delete_expired(&tx, now)?;
-    tx.commit()?;
+    let expired_counters = crate::ratelimit::delete_expired(conn, now)?;
     Ok(CleanupReport { expired_pending, cleared_confirm_hashes, expired_counters })
 }
 
@@ -85,7 +97,7 @@ mod tests {
         conn.execute(insert, rusqlite::params!["done", "confirmed", "h3", 99]).unwrap();
         conn.execute("INSERT INTO rate_limits (key, count, expires_at) VALUES ('k', 1, 50)", []).unwrap();
 
-        let report = cleanup(&mut conn, 100).unwrap();
+        let report = cleanup(&conn, 100).unwrap();
         assert_eq!(report, CleanupReport { expired_pending: 1, cleared_confirm_hashes: 1, expired_counters: 1 });
         let left: Vec<String> = conn
             .prepare("SELECT id || ':' || coalesce(confirm_hash, '-') FROM subscribers ORDER BY id")

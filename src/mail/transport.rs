@@ -1,7 +1,15 @@
-//! Where mail goes: an SMTP relay (lettre's pooled async transport over tokio + rustls), or
-//! `.eml` files in a folder (the zero-setup default, so a newcomer can open the confirm link
-//! from the file). Built once at start and kept: dropping an unused pool logs a warning
-//! (DEPENDENCIES trap 3).
+//! Where mail goes: an SMTP relay, or `.eml` files in a folder (the zero-setup default, so a
+//! newcomer can open the confirm link from the file). Built once at start and kept.
+//!
+//! SMTP runs over lettre's async connection (tokio + rustls), with a small pool of our own
+//! instead of lettre's: lettre opens its sockets with Nagle's algorithm on, and the last write
+//! of each mail then waits for the relay's delayed ACK, about 40 ms a mail. So signupd connects
+//! the TCP socket itself with `TCP_NODELAY` and hands it to lettre (`connect_with_transport`),
+//! then upgrades it with STARTTLS when configured. Implicit TLS (`security = "tls"`, port 465)
+//! needs the TLS handshake before the SMTP greeting, which lettre only does on a socket it
+//! opens itself, so that mode keeps lettre's socket (and the stall). A connection is reused
+//! while it works; after any error it is dropped, and a reused one that turns out to be dead
+//! (the relay closed it while idle) is replaced once by a fresh one.
 //!
 //! Failures are classified for the worker: SMTP 5xx is permanent; 4xx, connection errors and
 //! timeouts are temporary. Error text carries the SMTP code and the server's reason, never the
@@ -11,14 +19,16 @@ use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
-use anyhow::Context;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
+use anyhow::Context;
+use lettre::Message;
+use lettre::address::Envelope;
 use lettre::message::dkim::{DkimCanonicalization, DkimConfig, DkimSigningAlgorithm, DkimSigningKey};
 use lettre::message::header::HeaderName;
-use lettre::transport::smtp::PoolConfig;
-use lettre::transport::smtp::authentication::Credentials;
-use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
+use lettre::transport::smtp::authentication::{Credentials, DEFAULT_MECHANISMS};
+use lettre::transport::smtp::client::{AsyncSmtpConnection, TlsParameters};
+use lettre::transport::smtp::extension::ClientId;
 
 use crate::config::{DkimAlgorithm, MailConfig, MailTransportKind, SmtpSecurity};
 
@@ -50,7 +60,7 @@ pub struct Transport {
 
 #[derive(Clone)]
 enum Route {
-    Smtp(AsyncSmtpTransport<Tokio1Executor>),
+    Smtp(Arc<Relay>),
     File(PathBuf),
 }
 
@@ -63,6 +73,92 @@ impl std::fmt::Debug for Transport {
         f.debug_struct("Transport").field("route", &route).field("dkim", &self.dkim.is_some()).finish()
     }
 }
+
+/// An SMTP relay and the connections to it that are open and idle.
+struct Relay {
+    host: String,
+    port: u16,
+    security: SmtpSecurity,
+    /// Bounds the connect and each command's answer.
+    timeout: std::time::Duration,
+    tls: Option<TlsParameters>,
+    credentials: Option<Credentials>,
+    client_id: ClientId,
+    idle: Mutex<Vec<AsyncSmtpConnection>>,
+}
+
+impl Relay {
+    async fn connect(&self) -> Result<AsyncSmtpConnection, SendError> {
+        let mut conn = match (&self.security, &self.tls) {
+            (SmtpSecurity::Tls, Some(tls)) => AsyncSmtpConnection::connect_tokio1(
+                (self.host.as_str(), self.port),
+                Some(self.timeout),
+                &self.client_id,
+                Some(tls.clone()),
+                None,
+            )
+            .await
+            .map_err(|error| classify(&error))?,
+            _ => {
+                let connect = tokio::net::TcpStream::connect((self.host.as_str(), self.port));
+                let stream = tokio::time::timeout(self.timeout, connect)
+                    .await
+                    .map_err(|_| temporary("timed out connecting to the SMTP server".into()))?
+                    .map_err(|_| temporary(CONNECTION_FAILED.into()))?;
+                stream.set_nodelay(true).map_err(|_| temporary(CONNECTION_FAILED.into()))?;
+                let mut conn = AsyncSmtpConnection::connect_with_transport(Box::new(stream), &self.client_id)
+                    .await
+                    .map_err(|error| classify(&error))?;
+                if let (SmtpSecurity::StartTls, Some(tls)) = (&self.security, &self.tls) {
+                    conn.starttls(tls.clone(), &self.client_id).await.map_err(|error| classify(&error))?;
+                }
+                conn
+            }
+        };
+        if let Some(credentials) = &self.credentials {
+            conn.auth(DEFAULT_MECHANISMS, credentials).await.map_err(|error| classify(&error))?;
+        }
+        Ok(conn)
+    }
+
+    fn take_idle(&self) -> Option<AsyncSmtpConnection> {
+        self.idle.lock().ok()?.pop()
+    }
+
+    fn put_back(&self, conn: AsyncSmtpConnection) {
+        if conn.has_broken() {
+            return;
+        }
+        if let Ok(mut idle) = self.idle.lock()
+            && idle.len() < MAX_IDLE_CONNECTIONS
+        {
+            idle.push(conn);
+        }
+    }
+
+    async fn send(&self, envelope: &Envelope, bytes: &[u8]) -> Result<u16, SendError> {
+        if let Some(mut conn) = self.take_idle() {
+            match conn.send(envelope, bytes).await {
+                Ok(response) => {
+                    self.put_back(conn);
+                    return Ok(u16::from(response.code()));
+                }
+                // The relay answered: that is its verdict on this mail.
+                Err(error) if error.status().is_some() => return Err(classify(&error)),
+                // The idle connection was dead: try once more on a fresh one.
+                Err(_) => {}
+            }
+        }
+        let mut conn = self.connect().await?;
+        let response = conn.send(envelope, bytes).await.map_err(|error| classify(&error))?;
+        self.put_back(conn);
+        Ok(u16::from(response.code()))
+    }
+}
+
+/// Idle connections kept open: one per mail worker, and one for the odd extra sender.
+const MAX_IDLE_CONNECTIONS: usize = super::WORKERS + 1;
+const CONNECTION_FAILED: &str = "could not talk to the SMTP server (connection refused or closed)";
 
 /// Headers the DKIM signature covers. RFC 8058 §3.1 requires `List-Unsubscribe` and
 /// `List-Unsubscribe-Post` to be signed; lettre's default set does not include them. Signing a
@@ -110,35 +206,46 @@ impl Transport {
             MailTransportKind::File => Ok(Route::File(mail.file_dir.clone())),
             MailTransportKind::Smtp => {
                 let smtp = &mail.smtp;
-                let builder = match smtp.security {
-                    SmtpSecurity::StartTls => AsyncSmtpTransport::<Tokio1Executor>::starttls_relay(&smtp.host)
-                        .context("mail.smtp.host: cannot set up STARTTLS")?,
-                    SmtpSecurity::Tls => AsyncSmtpTransport::<Tokio1Executor>::relay(&smtp.host)
-                        .context("mail.smtp.host: cannot set up TLS")?,
+                let tls = match smtp.security {
                     // Checked at load time: only to a loopback relay.
-                    SmtpSecurity::None => AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(&smtp.host),
+                    SmtpSecurity::None => None,
+                    SmtpSecurity::StartTls | SmtpSecurity::Tls => Some(
+                        TlsParameters::new(smtp.host.clone()).context("mail.smtp.host: cannot set up TLS for it")?,
+                    ),
                 };
-                let mut builder = builder
-                    .port(smtp.port)
-                    .timeout(Some(smtp.timeout))
-                    .pool_config(PoolConfig::new().max_size(u32::try_from(super::WORKERS).unwrap_or(16)));
-                if let Some(username) = &smtp.username {
-                    let password = match (&smtp.password_file, &smtp.password) {
-                        (Some(path), _) => std::fs::read_to_string(path)
-                            .with_context(|| format!("mail.smtp.password_file: cannot read {}", path.display()))?
-                            .trim_end_matches(['\r', '\n'])
-                            .to_owned(),
-                        (None, Some(password)) => password.clone(),
-                        (None, None) => anyhow::bail!(
-                            "mail.smtp.username is set but there is no password: set mail.smtp.password_file or SIGNUPD_MAIL__SMTP__PASSWORD"
-                        ),
-                    };
-                    builder = builder.credentials(Credentials::new(username.clone(), password));
-                }
-                let transport: AsyncSmtpTransport<Tokio1Executor> = builder.build();
-                Ok(Route::Smtp(transport))
+                let credentials = match &smtp.username {
+                    None => None,
+                    Some(username) => {
+                        let password = match (&smtp.password_file, &smtp.password) {
+                            (Some(path), _) => std::fs::read_to_string(path)
+                                .with_context(|| format!("mail.smtp.password_file: cannot read {}", path.display()))?
+                                .trim_end_matches(['\r', '\n'])
+                                .to_owned(),
+                            (None, Some(password)) => password.clone(),
+                            (None, None) => anyhow::bail!(
+                                "mail.smtp.username is set but there is no password: set mail.smtp.password_file or SIGNUPD_MAIL__SMTP__PASSWORD"
+                            ),
+                        };
+                        Some(Credentials::new(username.clone(), password))
+                    }
+                };
+                Ok(Route::Smtp(Arc::new(Relay {
+                    host: smtp.host.clone(),
+                    port: smtp.port,
+                    security: smtp.security,
+                    timeout: smtp.timeout,
+                    tls,
+                    credentials,
+                    client_id: ClientId::default(),
+                    idle: Mutex::new(Vec::new()),
+                })))
             }
         }
+    }
+
+    /// The longest one send may take before it counts as a temporary failure.
+    pub fn send_bound(&self) -> std::time::Duration {
+        self.send_timeout
     }
 
     pub async fn send(&self, mut message: Message) -> Result<Delivered, SendError> {
@@ -148,11 +255,14 @@ impl Transport {
         match &self.route {
             // lettre's timeout bounds only the connect; a relay that stalls mid-conversation
             // would hold the worker (and shutdown) forever, so the whole send is bounded too.
-            Route::Smtp(transport) => match tokio::time::timeout(self.send_timeout, transport.send(message)).await {
-                Ok(Ok(response)) => Ok(Delivered::Smtp { code: u16::from(response.code()) }),
-                Ok(Err(error)) => Err(classify(&error)),
-                Err(_) => Err(temporary("timed out talking to the SMTP server".into())),
-            },
+            Route::Smtp(relay) => {
+                let bytes = message.formatted();
+                match tokio::time::timeout(self.send_timeout, relay.send(message.envelope(), &bytes)).await {
+                    Ok(Ok(code)) => Ok(Delivered::Smtp { code }),
+                    Ok(Err(error)) => Err(error),
+                    Err(_) => Err(temporary("timed out talking to the SMTP server".into())),
+                }
+            }
             Route::File(dir) => {
                 let dir = dir.clone();
                 let bytes = message.formatted();
@@ -177,7 +287,7 @@ fn classify(error: &lettre::transport::smtp::Error) -> SendError {
         Some(code) => format!("SMTP {code}: {}", reason_without_addresses(&error.to_string())),
         None if error.is_timeout() => "timed out talking to the SMTP server".to_owned(),
         None if error.is_tls() => "TLS handshake with the SMTP server failed".to_owned(),
-        None => "could not talk to the SMTP server (connection refused or closed)".to_owned(),
+        None => CONNECTION_FAILED.to_owned(),
     };
     SendError { permanent, code, detail }
 }

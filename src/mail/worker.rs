@@ -1,50 +1,60 @@
-//! The mail worker: turns `outbox` items into sent mail (SPEC §5), after the request that caused
-//! them was answered.
+//! The mail workers: turn `outbox` items into sent mail (SPEC §5), after the request that
+//! caused them was answered, and not right behind it.
 //!
-//! Per item, two transactions around the send: the first claims the item with a lease, reads its
-//! row and, for a confirmation, stamps the new token's hash and send time (compare-and-set on the
-//! send time it read, so two workers or a resend race can never send twice within the cooldown);
-//! the second deletes the item and counts the budget. Several workers run side by side
-//! ([`WORKERS`]): the lease keeps them off each other's items, and the SMTP pool gives each its
-//! connection. Outcomes:
+//! A worker wakes on a jittered tick of about [`MAIL_TICK`] (so the cost of a mail is not tied
+//! to the request that queued it), looks through a reader whether anything is due and the
+//! hourly budget has room — an idle worker never opens a write transaction — and if so:
 //!
-//! - sent → item deleted; the budget counts it.
-//! - temporary failure (4xx, connection, timeout) → the stamp is undone, the item retries after
-//!   `retry_base` × 2^(attempt−1) with ±20 % jitter, capped at 1 h, until the confirm window
-//!   (`confirm_ttl` from when the item was queued) ends.
-//! - permanent failure (5xx), or the window ended → item dropped; a pending row that never got a
-//!   confirmation is deleted (nothing is kept for an address that never got a link) and the
+//! 1. claims a batch of up to [`CLAIM_BATCH`] due items in one writer command
+//!    ([`ClaimMail`]): leases them, stamps each confirmation's new token and reserves the
+//!    budget, all in one commit;
+//! 2. sends them one after another over its own pooled SMTP connection;
+//! 3. settles the whole batch in one command ([`SettleMail`]).
+//!
+//! It goes on without waiting while items are due. [`WORKERS`] workers run side by side; the
+//! leases keep them off each other's items. Outcomes per mail:
+//!
+//! - sent → item deleted; its budget reservation stays spent.
+//! - temporary failure (4xx, connection, timeout) → the stamp is undone, the reservation given
+//!   back, the item retries after `retry_base` × 2^(attempt−1) with ±20 % jitter, capped at
+//!   1 h, until the confirm window (`confirm_ttl` from when the item was queued) ends. A failure
+//!   that reached no SMTP answer (the relay is down or silent) ends the batch: the rest of it
+//!   is settled the same way unsent, so a dead relay costs one timeout per batch, not one per
+//!   mail.
+//! - permanent failure (5xx), or the window ended → item dropped; a pending row that never got
+//!   a confirmation is deleted (nothing is kept for an address that never got a link) and the
 //!   operator is alerted.
 //!
-//! `max_mails_per_hour` caps sending: over the budget, items wait in the queue. A crash between
-//! send and delete sends the mail again after the lease ends (at least once), never zero times.
+//! `max_mails_per_hour` is reserved at claim time, inside the writer, so no clock hour sends
+//! more than the budget however many workers race. A crash between send and settle sends the
+//! mail again after the lease ends (at least once), never zero times.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use ring::rand::{SecureRandom, SystemRandom};
-use rusqlite::Connection;
 
 use super::alert::{self, Alert};
 use super::message;
+use super::queue::{ClaimMail, ReadyKind, SettleMail, Settlement, Undo, secs};
 use super::transport::{Delivered, SendError};
-use crate::app::AppState;
-use crate::clock::UnixSeconds;
-use crate::config::Config;
-use crate::storage::outbox::{self, Claimed, MailKind};
-use crate::storage::subscribers::{self, MailTarget, Status};
+use crate::clock::{UnixSeconds, jittered};
+use crate::state::AppState;
+use crate::storage::outbox;
+use crate::storage::subscribers::MailTarget;
 use crate::tokens::{ConfirmToken, RemovalToken};
 
-/// Mail workers run side by side by `serve`; each sends one mail at a time. Sending is mostly
-/// waiting on the relay (round trips, and lettre's sockets keep Nagle's algorithm on, which
-/// stalls each mail ~40 ms against a delayed-ACK peer), so throughput scales with workers until
-/// SQLite's commits are the limit. The SMTP pool has as many connections.
-pub const WORKERS: usize = 16;
+/// Mail workers run side by side by `serve`, each with its own SMTP connection. With
+/// `TCP_NODELAY` a mail to a local relay takes well under a millisecond of waiting, so a few
+/// workers keep a relay busy; more would only queue on the writer.
+pub const WORKERS: usize = 4;
+/// Most items one worker claims (and settles) in one command.
+pub const CLAIM_BATCH: usize = 32;
+/// How often, on average, an idle worker looks for due mail (±50 % jitter).
+pub const MAIL_TICK: Duration = Duration::from_secs(1);
 /// The longest wait between two attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(3600);
-/// How often an idle worker looks for due retries.
-const IDLE_POLL: Duration = Duration::from_secs(5);
 
-/// What one call of [`try_execute_task`] did.
+/// What happened to one mail (or, for the last two, why nothing happened).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MailOutcome {
     /// A mail was sent (or written to a file).
@@ -61,141 +71,151 @@ pub enum MailOutcome {
     BudgetExhausted,
 }
 
-/// A claimed item, ready to send.
-enum Prepared {
-    Empty,
-    Budget,
-    /// Nothing to send; the item was deleted in the same transaction.
-    Skipped,
-    Confirm {
-        item: Claimed,
-        target: MailTarget,
-        token: ConfirmToken,
-        expires_at: UnixSeconds,
-    },
-    Welcome {
-        item: Claimed,
-        target: MailTarget,
-    },
+impl MailOutcome {
+    /// Whether a worker moved the queue (and should look again at once).
+    fn moved_the_queue(&self) -> bool {
+        !matches!(self, Self::EmptyQueue | Self::BudgetExhausted)
+    }
 }
 
-/// Sends the next due mail, if any. Tests call this directly, with the background workers off.
+/// Sends the next due mail, if any: a batch of one. Tests call this directly, with the
+/// background workers off.
 pub async fn try_execute_task(state: &AppState) -> anyhow::Result<MailOutcome> {
+    let outcomes = try_execute_batch(state, 1).await?;
+    Ok(outcomes.into_iter().next().unwrap_or(MailOutcome::EmptyQueue))
+}
+
+/// Claims up to `limit` due mails, sends them and settles them; one outcome per claimed item,
+/// or a single `EmptyQueue` / `BudgetExhausted`.
+pub async fn try_execute_batch(state: &AppState, limit: usize) -> anyhow::Result<Vec<MailOutcome>> {
     let now = state.clock.now();
-    let lease = now + lease_secs(state);
-    // Minted before the transaction, used only if the item is a confirmation that wins its
-    // compare-and-set; otherwise it is dropped unseen.
-    let token = ConfirmToken::mint()?;
-    let config = state.config.clone();
-    let prepared = state.db.run(move |conn| prepare(conn, &config, now, lease, token)).await?;
-    match prepared {
-        Prepared::Empty => Ok(MailOutcome::EmptyQueue),
-        Prepared::Budget => Ok(MailOutcome::BudgetExhausted),
-        Prepared::Skipped => Ok(MailOutcome::Skipped),
-        Prepared::Confirm { item, target, token, expires_at } => {
-            let message = confirmation_mail(state, &target, &token, expires_at)?;
-            deliver(state, item, target, message, Some((now, token.hash())), now).await
-        }
-        Prepared::Welcome { item, target } => {
-            let message = welcome_mail(state, &target, now)?;
-            deliver(state, item, target, message, None, now).await
-        }
+    if let Some(idle) = look(state, now).await? {
+        return Ok(vec![idle]);
     }
-}
+    // Minted before the claim; each is used only if its item is a confirmation that wins its
+    // compare-and-set, otherwise dropped unseen.
+    let tokens = (0..limit).map(|_| ConfirmToken::mint()).collect::<Result<Vec<_>, _>>()?;
+    let lease_for = batch_bound(state, limit);
+    let claim =
+        ClaimMail { config: state.config.clone(), now, lease_until: now.saturating_add(secs(lease_for)), tokens };
+    let claim = state.writer.execute(claim).await?;
+    let mut outcomes = vec![MailOutcome::Skipped; claim.skipped];
+    if claim.ready.is_empty() {
+        if outcomes.is_empty() {
+            outcomes.push(if claim.budget_exhausted { MailOutcome::BudgetExhausted } else { MailOutcome::EmptyQueue });
+        }
+        return Ok(outcomes);
+    }
 
-/// One transaction: budget check, claim, read the row, and for a confirmation the stamp.
-fn prepare(
-    conn: &mut Connection,
-    config: &Config,
-    now: UnixSeconds,
-    lease: UnixSeconds,
-    token: ConfirmToken,
-) -> anyhow::Result<Prepared> {
-    let tx = crate::storage::immediate(conn)?;
-    if outbox::sent_this_hour(&tx, now)? >= i64::from(config.mail.max_mails_per_hour) {
-        return Ok(if outbox::any_due(&tx, now)? { Prepared::Budget } else { Prepared::Empty });
-    }
-    let Some(item) = outbox::claim_due(&tx, now, lease)? else {
-        return Ok(Prepared::Empty);
-    };
-    let target =
-        subscribers::mail_target(&tx, &item.subscriber_id)?.filter(|target| config.list(&target.list_id).is_some());
-    let prepared = match (item.kind, target) {
-        (MailKind::Confirm, Some(target)) if target.status == Status::Pending => {
-            let cooldown = secs(config.signup.resend_cooldown);
-            let recently_mailed = target.confirmation_sent_at.is_some_and(|sent| now.saturating_sub(sent) < cooldown);
-            let expires_at = now.saturating_add(secs(config.signup.confirm_ttl));
-            if !recently_mailed
-                && subscribers::stamp_confirmation(
-                    &tx,
-                    &target.id,
-                    target.confirmation_sent_at,
-                    &token.hash(),
-                    now,
-                    expires_at,
-                )?
-            {
-                Prepared::Confirm { item, target, token, expires_at }
-            } else {
-                outbox::delete(&tx, item.id)?;
-                Prepared::Skipped
+    // Sending: one mail after another. Past the deadline, or once the relay is unreachable,
+    // the rest goes back to the queue unsent.
+    let deadline = Instant::now() + lease_for.saturating_sub(state.transport.send_bound());
+    let mut settlements = Vec::with_capacity(claim.ready.len());
+    let mut targets = Vec::with_capacity(claim.ready.len());
+    let mut unreachable: Option<SendError> = None;
+    for ready in claim.ready {
+        let undo = match &ready.kind {
+            ReadyKind::Confirm { token, .. } => {
+                Some(Undo { stamped_at: now, stamped_hash: token.hash(), previous: ready.target.previous_link.clone() })
             }
-        }
-        (MailKind::Welcome, Some(target)) if target.status == Status::Confirmed => Prepared::Welcome { item, target },
-        _ => {
-            outbox::delete(&tx, item.id)?;
-            Prepared::Skipped
-        }
-    };
-    tx.commit()?;
-    Ok(prepared)
-}
-
-fn secs(duration: Duration) -> i64 {
-    i64::try_from(duration.as_secs()).unwrap_or(i64::MAX)
-}
-
-/// Runs until `shutdown`; the mail in flight is finished first.
-pub async fn run_worker(state: AppState, shutdown: impl std::future::Future<Output = ()>) {
-    tokio::pin!(shutdown);
-    loop {
-        let idle = match try_execute_task(&state).await {
-            Ok(MailOutcome::EmptyQueue | MailOutcome::BudgetExhausted) => true,
-            Ok(_) => false,
+            ReadyKind::Welcome => None,
+        };
+        let kind = if undo.is_some() { "confirmation" } else { "welcome" };
+        let result = match (&unreachable, Instant::now() > deadline) {
+            (Some(error), _) => Err(error.clone()),
+            (None, true) => Err(SendError { permanent: false, code: None, detail: "not attempted in time".into() }),
+            (None, false) => send(state, &ready.target, &ready.kind, now).await,
+        };
+        let (settlement, outcome, code) = match result {
+            Ok(delivered) => {
+                log_delivered(&delivered, kind, &ready.target);
+                (Settlement::Sent { item_id: ready.item.id }, MailOutcome::Sent, None)
+            }
             Err(error) => {
-                tracing::error!(error = format!("{error:#}"), "mail worker: cannot read the queue; retrying");
-                true
+                if error.code.is_none() && !error.permanent {
+                    unreachable.get_or_insert_with(|| error.clone());
+                }
+                let code = error.code;
+                let (settlement, outcome) =
+                    failed(state, &ready.item, &ready.target, error, now, undo, ready.reserved_at);
+                (settlement, outcome, code)
             }
         };
-        if idle {
-            tokio::select! {
-                () = state.mail_wakeup.notified() => {}
-                () = tokio::time::sleep(IDLE_POLL) => {}
-                () = &mut shutdown => return,
-            }
-        } else if futures_util::poll!(&mut shutdown).is_ready() {
-            return;
-        }
+        settlements.push(settlement);
+        outcomes.push(outcome);
+        targets.push((ready.target, code));
     }
+
+    let deleted_rows = state.writer.execute(SettleMail(settlements)).await?;
+    for ((outcome, (target, code)), deleted_row) in outcomes.iter().skip(claim.skipped).zip(&targets).zip(deleted_rows)
+    {
+        report(state, outcome, target, *code, deleted_row).await;
+    }
+    Ok(outcomes)
 }
 
-fn lease_secs(state: &AppState) -> i64 {
-    // Longer than one whole SMTP conversation (capped at 3 × timeout by the transport).
-    secs(state.config.mail.smtp.timeout).saturating_mul(4) + 60
-}
-
-/// After a successful send: the item goes and the budget counts it, in one transaction.
-async fn finish_sent(state: &AppState, item_id: i64, now: UnixSeconds) -> anyhow::Result<()> {
+/// Through a reader, without a write transaction: `Some` when there is nothing to claim.
+async fn look(state: &AppState, now: UnixSeconds) -> anyhow::Result<Option<MailOutcome>> {
+    let budget = i64::from(state.config.mail.max_mails_per_hour);
     state
         .db
         .run(move |conn| {
-            let tx = crate::storage::immediate(conn)?;
-            outbox::count_sent(&tx, now)?;
-            outbox::delete(&tx, item_id)?;
-            tx.commit()?;
-            Ok::<_, anyhow::Error>(())
+            if !outbox::any_due(conn, now)? {
+                return Ok(Some(MailOutcome::EmptyQueue));
+            }
+            let spent = outbox::reserved_this_hour(conn, now)? >= budget;
+            Ok::<_, anyhow::Error>(spent.then_some(MailOutcome::BudgetExhausted))
         })
         .await
+}
+
+/// How long a batch of `mails` may take to send, one after another, with a minute to spare:
+/// its lease. No send starts later than one send bound before the lease ends.
+fn batch_bound(state: &AppState, mails: usize) -> Duration {
+    let sends = state.transport.send_bound().saturating_mul(u32::try_from(mails).unwrap_or(u32::MAX));
+    sends.saturating_add(Duration::from_secs(60))
+}
+
+async fn send(
+    state: &AppState,
+    target: &MailTarget,
+    kind: &ReadyKind,
+    now: UnixSeconds,
+) -> Result<Delivered, SendError> {
+    let message = match kind {
+        ReadyKind::Confirm { token, expires_at } => confirmation_mail(state, target, token, *expires_at),
+        ReadyKind::Welcome => welcome_mail(state, target, now),
+    };
+    let message = message.map_err(|error| SendError {
+        permanent: true,
+        code: None,
+        detail: format!("the mail could not be built: {error:#}"),
+    })?;
+    state.transport.send(message).await
+}
+
+/// Runs until `shutdown`; the batch in flight is finished (sent and settled) first.
+pub async fn run_worker(state: AppState, shutdown: impl std::future::Future<Output = ()>) {
+    tokio::pin!(shutdown);
+    loop {
+        let moved = match try_execute_batch(&state, CLAIM_BATCH).await {
+            Ok(outcomes) => outcomes.iter().any(MailOutcome::moved_the_queue),
+            Err(error) => {
+                tracing::error!(error = format!("{error:#}"), "mail worker: cannot read the queue; retrying");
+                false
+            }
+        };
+        if moved {
+            if futures_util::poll!(&mut shutdown).is_ready() {
+                return;
+            }
+            continue;
+        }
+        tokio::select! {
+            () = tokio::time::sleep(jittered(MAIL_TICK)) => {}
+            () = &mut shutdown => return,
+        }
+    }
 }
 
 /// The mail for a prepared confirmation: a new confirm link and the manage link.
@@ -225,30 +245,6 @@ fn configured_list<'a>(state: &'a AppState, target: &MailTarget) -> anyhow::Resu
         .ok_or_else(|| anyhow::anyhow!("list {} vanished from the configuration", target.list_id))
 }
 
-/// Sends a prepared mail and settles its item. `undo` is the confirmation stamp (time, hash)
-/// to take back if the send fails.
-async fn deliver(
-    state: &AppState,
-    item: Claimed,
-    target: MailTarget,
-    message: lettre::Message,
-    undo: Option<(UnixSeconds, String)>,
-    now: UnixSeconds,
-) -> anyhow::Result<MailOutcome> {
-    let kind = if undo.is_some() { "confirmation" } else { "welcome" };
-    match state.transport.send(message).await {
-        Ok(delivered) => {
-            log_delivered(&delivered, kind, &target);
-            finish_sent(state, item.id, now).await?;
-            Ok(MailOutcome::Sent)
-        }
-        Err(error) => {
-            let window_ends = item.created_at.saturating_add(secs(state.config.signup.confirm_ttl));
-            handle_failure(state, &item, &target, error, now, window_ends, undo).await
-        }
-    }
-}
-
 fn log_delivered(delivered: &Delivered, kind: &str, target: &MailTarget) {
     let masked = crate::domain::EmailAddress::parse(&target.email).map(|e| e.masked()).unwrap_or_default();
     match delivered {
@@ -261,66 +257,63 @@ fn log_delivered(delivered: &Delivered, kind: &str, target: &MailTarget) {
     }
 }
 
-/// After a failed send, in one transaction: undo the confirmation stamp (`undo`: the stamp's
-/// time and hash), then either schedule a retry or drop the item — and, for a confirmation that
-/// never reached anyone, the row. Alerts go out after the commit.
-async fn handle_failure(
+/// After a failed send: retry later, or give up for good (permanent failure, or the confirm
+/// window would end first).
+fn failed(
     state: &AppState,
-    item: &Claimed,
+    item: &outbox::Claimed,
     target: &MailTarget,
     error: SendError,
     now: UnixSeconds,
-    window_ends: UnixSeconds,
-    undo: Option<(UnixSeconds, String)>,
-) -> anyhow::Result<MailOutcome> {
+    undo: Option<Undo>,
+    reserved_at: UnixSeconds,
+) -> (Settlement, MailOutcome) {
+    let window_ends = item.created_at.saturating_add(secs(state.config.signup.confirm_ttl));
     let next = now.saturating_add(backoff_secs(state, item.attempts));
-    let retry = !error.permanent && next < window_ends;
-    let is_confirmation = undo.is_some();
-    let (item_id, subscriber_id, previous, detail) =
-        (item.id, target.id.clone(), target.previous_link.clone(), error.detail.clone());
-    let deleted_row = state
-        .db
-        .run(move |conn| {
-            let tx = crate::storage::immediate(conn)?;
-            if let Some((stamped_at, stamped_hash)) = &undo {
-                subscribers::unstamp_confirmation(&tx, &subscriber_id, *stamped_at, stamped_hash, &previous)?;
-            }
-            let deleted = if retry {
-                outbox::retry_at(&tx, item_id, next, &detail)?;
-                false
-            } else {
-                outbox::delete(&tx, item_id)?;
-                is_confirmation && subscribers::delete_never_mailed(&tx, &subscriber_id)?
-            };
-            tx.commit()?;
-            Ok::<_, anyhow::Error>(deleted)
-        })
-        .await?;
-
-    if retry {
-        tracing::warn!(
-            list = %target.list_id,
-            attempt = item.attempts,
-            retry_in_secs = next - now,
-            detail = %error.detail,
-            "mail not sent; will retry"
-        );
-        return Ok(MailOutcome::Retrying { detail: error.detail });
-    }
-    let domain = target.email.rsplit_once('@').map(|(_, domain)| domain.to_owned()).unwrap_or_default();
-    if deleted_row {
-        let alert = Alert {
-            event: "confirmation_undeliverable",
-            list: target.list_id.clone(),
-            smtp_code: error.code,
-            recipient_domain: domain,
-            detail: error.detail.clone(),
+    if !error.permanent && next < window_ends {
+        let settlement = Settlement::Retry {
+            item_id: item.id,
+            subscriber_id: target.id.clone(),
+            next_attempt_at: next,
+            last_error: error.detail.clone(),
+            undo,
+            reserved_at,
         };
-        alert::send(&state.config, &state.http_client, &alert).await;
-    } else {
-        tracing::error!(list = %target.list_id, recipient_domain = %domain, detail = %error.detail, "mail could not be delivered; giving up");
+        return (settlement, MailOutcome::Retrying { detail: error.detail });
     }
-    Ok(MailOutcome::GaveUp { detail: error.detail })
+    let settlement = Settlement::GiveUp { item_id: item.id, subscriber_id: target.id.clone(), undo, reserved_at };
+    (settlement, MailOutcome::GaveUp { detail: error.detail })
+}
+
+/// After the settlement committed: a warning for a retry, an alert for a confirmation that never
+/// reached anyone, an error for any other mail given up.
+async fn report(
+    state: &AppState,
+    outcome: &MailOutcome,
+    target: &MailTarget,
+    smtp_code: Option<u16>,
+    deleted_row: bool,
+) {
+    let domain = target.email.rsplit_once('@').map(|(_, domain)| domain.to_owned()).unwrap_or_default();
+    match outcome {
+        MailOutcome::Retrying { detail } => {
+            tracing::warn!(list = %target.list_id, recipient_domain = %domain, detail = %detail, "mail not sent; will retry");
+        }
+        MailOutcome::GaveUp { detail } if deleted_row => {
+            let alert = Alert {
+                event: "confirmation_undeliverable",
+                list: target.list_id.clone(),
+                smtp_code,
+                recipient_domain: domain,
+                detail: detail.clone(),
+            };
+            alert::send(&state.config, &state.http_client, &alert).await;
+        }
+        MailOutcome::GaveUp { detail } => {
+            tracing::error!(list = %target.list_id, recipient_domain = %domain, detail = %detail, "mail could not be delivered; giving up");
+        }
+        _ => {}
+    }
 }
 
 /// `retry_base` × 2^(attempt−1), capped at an hour, ±20 % jitter so a relay coming back is not

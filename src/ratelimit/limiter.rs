@@ -2,13 +2,13 @@
 //! counter in the `rate_limits` table, keyed by HMAC(hash key, rule window + bucket + client
 //! network). No IP address is stored, and a restart resets nothing.
 //!
-//! Counting happens inside the caller's write transaction (the signup intake's group commit), so
+//! Counting happens inside the signup's write command (one writer runs them one after another), so
 //! a request is counted exactly when it is recorded, and concurrent requests can never exceed a
-//! limit: SQLite serialises the writers. Only accepted requests count; a refused request does not
+//! limit. Only accepted requests count; a refused request does not
 //! extend its own ban.
 
 use ring::hmac;
-use rusqlite::{Transaction, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use super::ClientNet;
 use crate::clock::UnixSeconds;
@@ -39,49 +39,68 @@ impl RateLimiter {
     /// Checks every rule for `client` at `now`; if all have room, counts the request in each.
     pub fn check_and_count(
         &self,
-        tx: &Transaction<'_>,
+        conn: &Connection,
         client: &ClientNet,
         now: UnixSeconds,
     ) -> rusqlite::Result<Decision> {
-        let windows: Vec<(String, i64, u32)> = self
-            .rules
+        check_and_count(conn, &self.counters(client, now), now)
+    }
+
+    /// The counters `client` is checked against at `now`, one per rule. Computing the keys
+    /// (an HMAC each) is left to the caller's thread, so the writer only runs SQL.
+    pub fn counters(&self, client: &ClientNet, now: UnixSeconds) -> Vec<Counter> {
+        self.rules
             .iter()
             .map(|rule| {
                 let window = i64::try_from(rule.window.as_secs()).unwrap_or(i64::MAX).max(1);
                 let bucket = now.div_euclid(window);
                 let expires_at = (bucket + 1).saturating_mul(window);
-                (self.counter_key(window, bucket, client), expires_at, rule.max)
+                Counter { key: self.counter_key(window, bucket, client), expires_at, max: rule.max }
             })
-            .collect();
-
-        let mut retry_after: Option<i64> = None;
-        for (key, expires_at, max) in &windows {
-            let count: i64 = tx
-                .prepare_cached("SELECT count FROM rate_limits WHERE key = ?1 AND expires_at > ?2")?
-                .query_row(params![key, now], |row| row.get(0))
-                .or_else(|error| if error == rusqlite::Error::QueryReturnedNoRows { Ok(0) } else { Err(error) })?;
-            if count >= i64::from(*max) {
-                let wait = (expires_at - now).max(1);
-                retry_after = Some(retry_after.map_or(wait, |longest| longest.max(wait)));
-            }
-        }
-        if let Some(wait) = retry_after {
-            return Ok(Decision::Limited { retry_after_secs: u64::try_from(wait).unwrap_or(1) });
-        }
-        for (key, expires_at, _) in &windows {
-            tx.prepare_cached(
-                "INSERT INTO rate_limits (key, count, expires_at) VALUES (?1, 1, ?2)
-                 ON CONFLICT (key) DO UPDATE SET count = count + 1",
-            )?
-            .execute(params![key, expires_at])?;
-        }
-        Ok(Decision::Allowed)
+            .collect()
     }
 
     fn counter_key(&self, window: i64, bucket: i64, client: &ClientNet) -> String {
         let message = format!("signupd/ratelimit/v1\n{window}\n{bucket}\n{client}");
         hex::encode(hmac::sign(&self.key, message.as_bytes()).as_ref())
     }
+}
+
+/// One rule's counter for one client and window bucket.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Counter {
+    /// HMAC(hash key, window + bucket + client network), hex: no IP address is stored.
+    key: String,
+    expires_at: UnixSeconds,
+    max: u32,
+}
+
+/// Checks `counters` at `now`; if all have room, counts the request in each. Runs inside the
+/// caller's write transaction, so a request is counted exactly when it is recorded.
+pub fn check_and_count(conn: &Connection, counters: &[Counter], now: UnixSeconds) -> rusqlite::Result<Decision> {
+    let mut retry_after: Option<i64> = None;
+    for counter in counters {
+        let count: i64 = conn
+            .prepare_cached("SELECT count FROM rate_limits WHERE key = ?1 AND expires_at > ?2")?
+            .query_row(params![counter.key, now], |row| row.get(0))
+            .optional()?
+            .unwrap_or(0);
+        if count >= i64::from(counter.max) {
+            let wait = (counter.expires_at - now).max(1);
+            retry_after = Some(retry_after.map_or(wait, |longest| longest.max(wait)));
+        }
+    }
+    if let Some(wait) = retry_after {
+        return Ok(Decision::Limited { retry_after_secs: u64::try_from(wait).unwrap_or(1) });
+    }
+    for counter in counters {
+        conn.prepare_cached(
+            "INSERT INTO rate_limits (key, count, expires_at) VALUES (?1, 1, ?2)
+             ON CONFLICT (key) DO UPDATE SET count = count + 1",
+        )?
+        .execute(params![counter.key, counter.expires_at])?;
+    }
+    Ok(Decision::Allowed)
 }
 
 /// Deletes counters whose window has ended (the hourly cleanup).

@@ -7,5 +7,5 @@ mod limiter;
 mod trusted_proxies;
 
 pub use client_ip::{ClientNet, client_ip};
-pub use limiter::{Decision, RateLimiter, delete_expired};
+pub use limiter::{Counter, Decision, RateLimiter, check_and_count, delete_expired};
 pub use trusted_proxies::TrustedProxies;

@@ -14,14 +14,14 @@ use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 
-use crate::app::AppState;
 use crate::clock::UnixSeconds;
 use crate::config::{ConfirmMode, ListConfig};
 use crate::domain::EmailAddress;
 use crate::routes::form;
 use crate::routes::pages::{self, MessagePage, html};
+use crate::state::AppState;
 use crate::storage::subscribers::{self, ConfirmView, Status};
-use crate::storage::{outbox, suppressions};
+use crate::subscription::Confirm;
 use crate::tokens::{is_opaque, sha256_hex};
 
 #[derive(Template)]
@@ -139,28 +139,19 @@ pub async fn confirm(req: HttpRequest, payload: web::Payload, state: web::Data<A
         None
     };
 
-    let config = state.config.clone();
-    let hash_key = state.secrets.hash_key.clone();
-    let method = if retype { "retype" } else { "button" };
-    let result = state
-        .db
-        .run(move |conn| -> anyhow::Result<Option<String>> {
-            let tx = crate::storage::immediate(conn)?;
-            let Some(row) = subscribers::confirm(&tx, &hash, now, method, retyped.as_deref())? else {
-                return Ok(None);
-            };
-            if config.list(&row.list_id).is_some_and(|list| list.welcome_mail) {
-                outbox::queue_welcome(&tx, &row.id, now)?;
-            }
-            suppressions::lift_unsubscribed(&tx, &suppressions::hash(&hash_key, &row.list_id, &row.email))?;
-            tx.commit()?;
-            Ok(Some(row.list_id))
-        })
-        .await;
+    let command = Confirm {
+        config: state.config.clone(),
+        hash_key: state.secrets.hash_key.clone(),
+        confirm_hash: hash,
+        method: if retype { "retype" } else { "button" },
+        retyped_email: retyped,
+        now,
+    };
+    let method = command.method;
+    let result = state.writer.execute(command).await.map_err(anyhow::Error::from);
     match result {
         Ok(Some(list_id)) => {
             tracing::info!(list = %list_id, method, "signup confirmed");
-            state.wake_mail_workers();
             confirmed_redirect(&list_id)
         }
         Ok(None) => {

@@ -4,14 +4,14 @@
 
 use actix_web::{HttpResponse, web};
 
-use crate::app::AppState;
+use crate::state::AppState;
 
 pub async fn healthz() -> HttpResponse {
     HttpResponse::Ok().content_type("text/plain; charset=utf-8").body("ok")
 }
 
 pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
-    if state.db.is_ready().await {
+    if state.writer.is_ready().await {
         HttpResponse::Ok().content_type("text/plain; charset=utf-8").body("ready")
     } else {
         HttpResponse::ServiceUnavailable()

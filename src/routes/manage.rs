@@ -15,11 +15,11 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 
 use super::confirm::storage_error;
-use crate::app::AppState;
 use crate::routes::form;
 use crate::routes::pages::{self, MessagePage, html};
-use crate::storage::subscribers::{self, Removable, Status};
-use crate::storage::suppressions::{self, Reason};
+use crate::state::AppState;
+use crate::storage::subscribers::{self, Removable};
+use crate::subscription::{RemovalTarget, Remove};
 use crate::tokens::{TokenForm, sha256_hex};
 
 #[derive(Template)]
@@ -67,26 +67,19 @@ async fn lookup(state: &AppState, form: &TokenForm) -> anyhow::Result<(Option<Re
 
 /// Removes the row a token names; returns the list id to show, if known.
 async fn remove(state: &AppState, form: &TokenForm) -> anyhow::Result<Option<String>> {
-    let (row, claimed_list) = lookup(state, form).await?;
-    let Some(row) = row else {
+    let (target, claimed_list) = match form {
+        TokenForm::Opaque(token) => (RemovalTarget::ByRemovalHash(sha256_hex(token.as_bytes())), None),
+        TokenForm::Unsubscribe(claims) => (
+            RemovalTarget::ById { subscriber_id: claims.subscriber_id.clone(), list_id: claims.list_id.clone() },
+            Some(claims.list_id.clone()),
+        ),
+    };
+    let command = Remove { hash_key: state.secrets.hash_key.clone(), target, now: state.clock.now() };
+    let Some(removed) = state.writer.execute(command).await? else {
         return Ok(claimed_list);
     };
-    let hash_key = state.secrets.hash_key.clone();
-    let now = state.clock.now();
-    let list_id = row.list_id.clone();
-    let reason = if row.status == Status::Confirmed { Reason::Unsubscribed } else { Reason::NotMe };
-    state
-        .db
-        .run(move |conn| {
-            let tx = crate::storage::immediate(conn)?;
-            subscribers::delete_everywhere(&tx, &row)?;
-            suppressions::record(&tx, &suppressions::hash(&hash_key, &row.list_id, &row.email), reason, now)?;
-            tx.commit()?;
-            Ok::<_, anyhow::Error>(())
-        })
-        .await?;
-    tracing::info!(list = %list_id, reason = reason.as_str(), "address removed");
-    Ok(Some(list_id))
+    tracing::info!(list = %removed.list_id, reason = removed.reason.as_str(), "address removed");
+    Ok(Some(removed.list_id))
 }
 
 fn parse_token(state: &AppState, token: Option<&str>) -> Option<TokenForm> {

@@ -6,8 +6,8 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 
-use crate::app::AppState;
 use crate::config::{Config, ListConfig};
+use crate::state::AppState;
 
 const STYLESHEET: &str = include_str!("../../static/style.css");
 

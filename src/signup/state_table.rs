@@ -18,12 +18,11 @@
 use rusqlite::Connection;
 
 use crate::clock::UnixSeconds;
-use crate::config::Config;
 use crate::secrets::Secret;
+use crate::storage::Command;
 use crate::storage::intake::{self, IntakeItem};
 use crate::storage::subscribers::{self, NewPending, Status};
 use crate::storage::suppressions::{self, Reason};
-use crate::storage::{self};
 use crate::tokens::RemovalToken;
 
 /// What the state table did with one intake item.
@@ -34,61 +33,83 @@ pub enum Action {
     Nothing,
 }
 
-/// Applies the oldest `limit` intake items in one transaction and deletes them.
-pub fn apply_oldest(
-    conn: &mut Connection,
-    config: &Config,
-    hash_key: &Secret,
-    now: UnixSeconds,
-    limit: usize,
-) -> anyhow::Result<Vec<Action>> {
-    let tx = storage::immediate(conn)?;
-    let items = intake::oldest(&tx, limit)?;
-    let mut actions = Vec::with_capacity(items.len());
-    for item in &items {
-        actions.push(apply(&tx, config, hash_key, now, item)?);
-        intake::delete(&tx, item.id)?;
-    }
-    tx.commit()?;
-    Ok(actions)
+/// An intake item with the hashes applying it may need, computed before it reaches the writer.
+pub struct Prepared {
+    item: IntakeItem,
+    suppression_hash: String,
+    /// Used only if the address is unknown.
+    new_id: String,
+    new_removal_hash: String,
 }
 
-fn apply(
-    tx: &rusqlite::Transaction<'_>,
-    config: &Config,
-    hash_key: &Secret,
-    now: UnixSeconds,
-    item: &IntakeItem,
-) -> anyhow::Result<Action> {
-    let suppression = suppressions::find(tx, &suppressions::hash(hash_key, &item.list_id, &item.email))?;
-    if suppression == Some(Reason::NotMe) {
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prepared").field("intake_id", &self.item.id).finish_non_exhaustive()
+    }
+}
+
+impl Prepared {
+    pub fn new(item: IntakeItem, hash_key: &Secret) -> Self {
+        let new_id = uuid::Uuid::new_v4().to_string();
+        Self {
+            suppression_hash: suppressions::hash(hash_key, &item.list_id, &item.email),
+            new_removal_hash: RemovalToken::derive(hash_key, &new_id).hash(),
+            new_id,
+            item,
+        }
+    }
+}
+
+/// Applies the state table to a chunk of intake items and deletes them. An item that is no
+/// longer in `intake` (its address was removed meanwhile) is skipped.
+#[derive(Debug)]
+pub struct ApplyIntake {
+    pub items: Vec<Prepared>,
+    pub resend_cooldown: i64,
+    pub now: UnixSeconds,
+}
+
+impl Command for ApplyIntake {
+    type Output = Vec<Action>;
+
+    fn execute(self, conn: &Connection) -> anyhow::Result<Vec<Action>> {
+        let mut actions = Vec::with_capacity(self.items.len());
+        for prepared in &self.items {
+            if intake::delete(conn, prepared.item.id)? {
+                actions.push(apply(conn, self.resend_cooldown, self.now, prepared)?);
+            }
+        }
+        Ok(actions)
+    }
+}
+
+fn apply(conn: &Connection, cooldown: i64, now: UnixSeconds, prepared: &Prepared) -> anyhow::Result<Action> {
+    let item = &prepared.item;
+    if suppressions::find(conn, &prepared.suppression_hash)? == Some(Reason::NotMe) {
         return Ok(Action::Nothing);
     }
-    let cooldown = i64::try_from(config.signup.resend_cooldown.as_secs()).unwrap_or(i64::MAX);
-    match subscribers::find(tx, &item.list_id, &item.email)? {
+    match subscribers::find(conn, &item.list_id, &item.email)? {
         Some(existing) if existing.status == Status::Confirmed => Ok(Action::Nothing),
         Some(existing) => match existing.confirmation_sent_at {
             Some(sent_at) if now.saturating_sub(sent_at) >= cooldown => {
-                let queued = subscribers::queue_confirmation(tx, &existing.id, now)?;
+                let queued = subscribers::queue_confirmation(conn, &existing.id, now)?;
                 Ok(if queued { Action::QueuedResend } else { Action::Nothing })
             }
             _ => Ok(Action::Nothing),
         },
         None => {
-            let id = uuid::Uuid::new_v4().to_string();
-            let removal_hash = RemovalToken::derive(hash_key, &id).hash();
             subscribers::insert_pending(
-                tx,
+                conn,
                 &NewPending {
-                    id: &id,
+                    id: &prepared.new_id,
                     list_id: &item.list_id,
                     email: &item.email,
                     consent_version: &item.consent_version,
                     created_at: item.received_at,
-                    removal_hash: &removal_hash,
+                    removal_hash: &prepared.new_removal_hash,
                 },
             )?;
-            subscribers::queue_confirmation(tx, &id, now)?;
+            subscribers::queue_confirmation(conn, &prepared.new_id, now)?;
             Ok(Action::InsertedPending)
         }
     }
@@ -102,16 +123,23 @@ mod tests {
     struct Fixture {
         _dir: tempfile::TempDir,
         conn: Connection,
-        config: Config,
         key: Secret,
     }
 
     fn fixture() -> Fixture {
         let dir = tempfile::tempdir().unwrap();
         let mut conn = Connection::open(dir.path().join("db")).unwrap();
-        storage::migrations::migrate(&mut conn).unwrap();
-        let config = Config::from_toml("[[lists]]\nid = \"news\"").unwrap();
-        Fixture { _dir: dir, conn, config, key: Secret::from_bytes(vec![9; 32]) }
+        crate::storage::migrations::migrate(&mut conn).unwrap();
+        Fixture { _dir: dir, conn, key: Secret::from_bytes(vec![9; 32]) }
+    }
+
+    /// What the intake worker does: read the oldest items, prepare them, apply them.
+    fn apply_oldest(conn: &mut Connection, key: &Secret, now: UnixSeconds, limit: usize) -> Vec<Action> {
+        let items = intake::oldest(conn, limit).unwrap().into_iter().map(|item| Prepared::new(item, key)).collect();
+        let tx = conn.transaction().unwrap();
+        let actions = ApplyIntake { items, resend_cooldown: 600, now }.execute(&tx).unwrap();
+        tx.commit().unwrap();
+        actions
     }
 
     impl Fixture {
@@ -122,7 +150,7 @@ mod tests {
                     params![email, now],
                 )
                 .unwrap();
-            let actions = apply_oldest(&mut self.conn, &self.config, &self.key, now, 10).unwrap();
+            let actions = apply_oldest(&mut self.conn, &self.key, now, 10);
             assert_eq!(actions.len(), 1);
             actions[0]
         }

@@ -1,7 +1,8 @@
 //! The `intake` table: accepted signup requests waiting for the state table to be applied.
 //! Appending is the whole of a signup's synchronous work, the same for every address.
+//! Items are read in order by the intake worker and deleted by the command that applies them.
 
-use rusqlite::{Connection, Transaction, params};
+use rusqlite::{Connection, params};
 
 use crate::clock::UnixSeconds;
 
@@ -17,13 +18,13 @@ pub struct IntakeItem {
 }
 
 pub fn append(
-    tx: &Transaction<'_>,
+    conn: &Connection,
     list_id: &str,
     email: &str,
     consent_version: &str,
     now: UnixSeconds,
 ) -> rusqlite::Result<()> {
-    tx.prepare_cached("INSERT INTO intake (list_id, email, consent_version, received_at) VALUES (?1, ?2, ?3, ?4)")?
+    conn.prepare_cached("INSERT INTO intake (list_id, email, consent_version, received_at) VALUES (?1, ?2, ?3, ?4)")?
         .execute(params![list_id, email, consent_version, now])?;
     Ok(())
 }
@@ -44,20 +45,20 @@ pub fn oldest(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<IntakeIte
         .collect()
 }
 
-pub fn delete(tx: &Transaction<'_>, id: i64) -> rusqlite::Result<()> {
-    tx.prepare_cached("DELETE FROM intake WHERE id = ?1")?.execute([id])?;
-    Ok(())
+/// Deletes an item; returns whether it was still there.
+pub fn delete(conn: &Connection, id: i64) -> rusqlite::Result<bool> {
+    Ok(conn.prepare_cached("DELETE FROM intake WHERE id = ?1")?.execute([id])? == 1)
 }
 
 /// Records the consent text a list shows, the first time each (list, version, text) is used.
 pub fn record_consent_text(
-    tx: &Transaction<'_>,
+    conn: &Connection,
     list_id: &str,
     version: &str,
     text: &str,
     now: UnixSeconds,
 ) -> rusqlite::Result<()> {
-    tx.prepare_cached(
+    conn.prepare_cached(
         "INSERT OR IGNORE INTO consent_texts (list_id, consent_version, text_sha256, consent_text, first_used_at)
          VALUES (?1, ?2, ?3, ?4, ?5)",
     )?

@@ -74,27 +74,35 @@ pub fn queue_welcome(conn: &Connection, subscriber_id: &str, now: UnixSeconds) -
     Ok(())
 }
 
-/// Queue depth and the oldest item's creation time.
-pub fn depth(conn: &Connection) -> rusqlite::Result<(i64, Option<UnixSeconds>)> {
-    conn.query_row("SELECT count(*), min(created_at) FROM outbox", [], |row| Ok((row.get(0)?, row.get(1)?)))
-}
-
-/// Mails sent in the hour bucket containing `now` (the `max_mails_per_hour` budget). Kept in
+/// Mails reserved in the hour bucket containing `now` (the `max_mails_per_hour` budget): every
+/// claimed mail counts when it is claimed, and a failed send gives its reservation back, so
+/// however many workers claim side by side, no hour sends more than the budget. Kept in
 /// `rate_limits` under a key that is not an HMAC, so it cannot collide with a client counter.
-pub fn sent_this_hour(conn: &Connection, now: UnixSeconds) -> rusqlite::Result<i64> {
+pub fn reserved_this_hour(conn: &Connection, now: UnixSeconds) -> rusqlite::Result<i64> {
     conn.prepare_cached("SELECT count FROM rate_limits WHERE key = ?1")?
         .query_row([budget_key(now)], |row| row.get(0))
         .optional()
         .map(Option::unwrap_or_default)
 }
 
-pub fn count_sent(conn: &Connection, now: UnixSeconds) -> rusqlite::Result<()> {
+/// Reserves `mails` of the budget of the hour containing `now`.
+pub fn reserve(conn: &Connection, now: UnixSeconds, mails: usize) -> rusqlite::Result<()> {
+    if mails == 0 {
+        return Ok(());
+    }
     let expires_at = (now.div_euclid(3600) + 1) * 3600;
     conn.prepare_cached(
-        "INSERT INTO rate_limits (key, count, expires_at) VALUES (?1, 1, ?2)
-         ON CONFLICT (key) DO UPDATE SET count = count + 1",
+        "INSERT INTO rate_limits (key, count, expires_at) VALUES (?1, ?3, ?2)
+         ON CONFLICT (key) DO UPDATE SET count = count + excluded.count",
     )?
-    .execute(params![budget_key(now), expires_at])?;
+    .execute(params![budget_key(now), expires_at, i64::try_from(mails).unwrap_or(i64::MAX)])?;
+    Ok(())
+}
+
+/// Gives back one reservation made at `reserved_at` (a send that failed).
+pub fn refund(conn: &Connection, reserved_at: UnixSeconds) -> rusqlite::Result<()> {
+    conn.prepare_cached("UPDATE rate_limits SET count = count - 1 WHERE key = ?1 AND count > 0")?
+        .execute([budget_key(reserved_at)])?;
     Ok(())
 }
 

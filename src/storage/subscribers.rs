@@ -1,6 +1,6 @@
 //! The `subscribers` table and the mail queued for its rows (`outbox`).
 
-use rusqlite::{OptionalExtension, Transaction, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::clock::UnixSeconds;
 
@@ -29,8 +29,8 @@ pub struct Existing {
     pub confirmation_sent_at: Option<UnixSeconds>,
 }
 
-pub fn find(tx: &Transaction<'_>, list_id: &str, email: &str) -> rusqlite::Result<Option<Existing>> {
-    tx.prepare_cached("SELECT id, status, confirmation_sent_at FROM subscribers WHERE list_id = ?1 AND email = ?2")?
+pub fn find(conn: &Connection, list_id: &str, email: &str) -> rusqlite::Result<Option<Existing>> {
+    conn.prepare_cached("SELECT id, status, confirmation_sent_at FROM subscribers WHERE list_id = ?1 AND email = ?2")?
         .query_row(params![list_id, email], |row| {
             Ok(Existing { id: row.get(0)?, status: row.get(1)?, confirmation_sent_at: row.get(2)? })
         })
@@ -48,8 +48,8 @@ pub struct NewPending<'a> {
     pub removal_hash: &'a str,
 }
 
-pub fn insert_pending(tx: &Transaction<'_>, row: &NewPending<'_>) -> rusqlite::Result<()> {
-    tx.prepare_cached(
+pub fn insert_pending(conn: &Connection, row: &NewPending<'_>) -> rusqlite::Result<()> {
+    conn.prepare_cached(
         "INSERT INTO subscribers (id, list_id, email, status, consent_version, created_at, removal_hash)
          VALUES (?1, ?2, ?3, 'pending', ?4, ?5, ?6)",
     )?
@@ -59,8 +59,8 @@ pub fn insert_pending(tx: &Transaction<'_>, row: &NewPending<'_>) -> rusqlite::R
 
 /// Queues a confirmation mail for a row unless one is already queued: however often an address
 /// is entered, at most one confirmation waits in the queue.
-pub fn queue_confirmation(tx: &Transaction<'_>, subscriber_id: &str, now: UnixSeconds) -> rusqlite::Result<bool> {
-    let queued = tx
+pub fn queue_confirmation(conn: &Connection, subscriber_id: &str, now: UnixSeconds) -> rusqlite::Result<bool> {
+    let queued = conn
         .prepare_cached(
             "INSERT INTO outbox (kind, subscriber_id, created_at, next_attempt_at)
                          SELECT 'confirm', ?1, ?2, ?2
@@ -90,7 +90,7 @@ pub struct PreviousLink {
     pub expires_at: Option<UnixSeconds>,
 }
 
-pub fn mail_target(conn: &rusqlite::Connection, id: &str) -> rusqlite::Result<Option<MailTarget>> {
+pub fn mail_target(conn: &Connection, id: &str) -> rusqlite::Result<Option<MailTarget>> {
     conn.prepare_cached(
         "SELECT id, list_id, email, status, confirmation_sent_at, confirm_hash, confirm_expires_at
          FROM subscribers WHERE id = ?1",
@@ -112,7 +112,7 @@ pub fn mail_target(conn: &rusqlite::Connection, id: &str) -> rusqlite::Result<Op
 /// Compare-and-set: stores a new confirm token hash and send time only if the row is still
 /// pending with the send time the worker read. Returns whether this worker won.
 pub fn stamp_confirmation(
-    conn: &rusqlite::Connection,
+    conn: &Connection,
     id: &str,
     previous_sent_at: Option<UnixSeconds>,
     confirm_hash: &str,
@@ -132,7 +132,7 @@ pub fn stamp_confirmation(
 /// the row had before come back, so the link already mailed keeps working (SPEC §3: a token
 /// stops working only when a new one was actually sent) and the cooldown sees the old time.
 pub fn unstamp_confirmation(
-    conn: &rusqlite::Connection,
+    conn: &Connection,
     id: &str,
     stamped_at: UnixSeconds,
     stamped_hash: &str,
@@ -155,7 +155,7 @@ pub fn unstamp_confirmation(
 
 /// Deletes a pending row that never got a confirmation mail (its queued mail goes with it).
 /// Returns whether a row was deleted.
-pub fn delete_never_mailed(conn: &rusqlite::Connection, id: &str) -> rusqlite::Result<bool> {
+pub fn delete_never_mailed(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
     let deleted = conn
         .prepare_cached(
             "DELETE FROM subscribers WHERE id = ?1 AND status = 'pending' AND confirmation_sent_at IS NULL",
@@ -172,7 +172,7 @@ pub struct ConfirmView {
     pub expires_at: Option<UnixSeconds>,
 }
 
-pub fn find_by_confirm_hash(conn: &rusqlite::Connection, hash: &str) -> rusqlite::Result<Option<ConfirmView>> {
+pub fn find_by_confirm_hash(conn: &Connection, hash: &str) -> rusqlite::Result<Option<ConfirmView>> {
     conn.prepare_cached("SELECT list_id, status, confirm_expires_at FROM subscribers WHERE confirm_hash = ?1")?
         .query_row([hash], |row| Ok(ConfirmView { list_id: row.get(0)?, status: row.get(1)?, expires_at: row.get(2)? }))
         .optional()
@@ -190,7 +190,7 @@ pub struct JustConfirmed {
 /// address must match too. The confirm hash stays until the link's lifetime ends, so a repeated
 /// POST can be recognised as already done.
 pub fn confirm(
-    conn: &rusqlite::Connection,
+    conn: &Connection,
     hash: &str,
     now: UnixSeconds,
     method: &str,
@@ -225,7 +225,7 @@ impl std::fmt::Debug for Removable {
 }
 
 pub fn find_removable(
-    conn: &rusqlite::Connection,
+    conn: &Connection,
     by_removal_hash: Option<&str>,
     by_id: Option<&str>,
 ) -> rusqlite::Result<Option<Removable>> {
@@ -241,7 +241,7 @@ pub fn find_removable(
 
 /// Deletes a row everywhere at once: the row, its queued mail (by cascade) and any intake item
 /// for the same address.
-pub fn delete_everywhere(conn: &rusqlite::Connection, row: &Removable) -> rusqlite::Result<()> {
+pub fn delete_everywhere(conn: &Connection, row: &Removable) -> rusqlite::Result<()> {
     conn.prepare_cached("DELETE FROM subscribers WHERE id = ?1")?.execute([&row.id])?;
     conn.prepare_cached("DELETE FROM intake WHERE list_id = ?1 AND email = ?2")?.execute([&row.list_id, &row.email])?;
     Ok(())

@@ -2,7 +2,7 @@
 //! HMAC(hash key, list id + normalised address), so the table holds no address.
 
 use ring::hmac;
-use rusqlite::{OptionalExtension, Transaction};
+use rusqlite::{Connection, OptionalExtension};
 
 use crate::secrets::Secret;
 
@@ -28,20 +28,15 @@ pub fn hash(hash_key: &Secret, list_id: &str, email: &str) -> String {
     hex::encode(hmac::sign(&key, format!("signupd/suppression/v1\n{list_id}\n{email}").as_bytes()).as_ref())
 }
 
-pub fn find(tx: &Transaction<'_>, hash: &str) -> rusqlite::Result<Option<Reason>> {
-    tx.prepare_cached("SELECT reason FROM suppressions WHERE hash = ?1")?
+pub fn find(conn: &Connection, hash: &str) -> rusqlite::Result<Option<Reason>> {
+    conn.prepare_cached("SELECT reason FROM suppressions WHERE hash = ?1")?
         .query_row([hash], |row| row.get::<_, String>(0))
         .optional()
         .map(|reason| reason.map(|r| if r == "not_me" { Reason::NotMe } else { Reason::Unsubscribed }))
 }
 
 /// Records (or updates) a suppression.
-pub fn record(
-    conn: &rusqlite::Connection,
-    hash: &str,
-    reason: Reason,
-    now: crate::clock::UnixSeconds,
-) -> rusqlite::Result<()> {
+pub fn record(conn: &Connection, hash: &str, reason: Reason, now: crate::clock::UnixSeconds) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT INTO suppressions (hash, reason, created_at) VALUES (?1, ?2, ?3)
          ON CONFLICT (hash) DO UPDATE SET reason = excluded.reason, created_at = excluded.created_at",
@@ -52,7 +47,7 @@ pub fn record(
 
 /// Lifts an `unsubscribed` suppression (a new confirmation). A `not_me` one is never lifted here:
 /// no confirmation mail is sent to such an address in the first place.
-pub fn lift_unsubscribed(conn: &rusqlite::Connection, hash: &str) -> rusqlite::Result<()> {
+pub fn lift_unsubscribed(conn: &Connection, hash: &str) -> rusqlite::Result<()> {
     conn.prepare_cached("DELETE FROM suppressions WHERE hash = ?1 AND reason = 'unsubscribed'")?.execute([hash])?;
     Ok(())
 }

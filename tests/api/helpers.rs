@@ -5,9 +5,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
-use signupd::app::{AppState, Application, BuildOptions};
+use signupd::app::{Application, BuildOptions};
 use signupd::clock::ManualClock;
 use signupd::config::Config;
+use signupd::state::AppState;
 use tempfile::TempDir;
 
 /// 2026-01-01T00:00:00Z: tests start here and move the clock explicitly.

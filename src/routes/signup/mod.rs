@@ -5,8 +5,9 @@
 //! 2. `Origin` against the list's `allowed_origins` (403 `origin_not_allowed`);
 //! 3. the honeypot: the normal success answer, nothing saved;
 //! 4. email (400 `invalid_email`), consent (400 `consent_required`), list (400 `unknown_list`);
-//! 5. and 6. the rate limit (429 `rate_limited`) and the durable record, in one group commit
-//!    ([`crate::signup::IntakeWriter`]); 503 `storage_unavailable` if SQLite cannot write.
+//! 5. and 6. the rate limit (429 `rate_limited`) and the durable record, one command in the
+//!    writer's group commit ([`crate::signup::record`]); 503 `storage_unavailable` if SQLite
+//!    cannot write.
 //!
 //! Decisions where SPEC is silent: a body that cannot be read (bad JSON, a JSON value that is
 //! not an object, more than 100 fields) is 400 `invalid_request`; 405, 413 and 415 use the codes
@@ -21,13 +22,13 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, web};
 use url::Url;
 
-use crate::app::AppState;
 use crate::config::{Config, ListConfig};
 use crate::domain::EmailAddress;
 use crate::ratelimit::{ClientNet, client_ip};
 use crate::routes::form::{self as body, BodyError, BodyKind};
 use crate::routes::pages::{self, SignupPage};
 use crate::signup::{IntakeOutcome, SignupRequest};
+use crate::state::AppState;
 
 /// What a client should wait before retrying after a storage failure.
 const STORAGE_RETRY_AFTER_SECS: u64 = 30;
@@ -272,7 +273,7 @@ pub async fn signup(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
     let peer = req.peer_addr().map(|addr| addr.ip()).unwrap_or(std::net::Ipv4Addr::UNSPECIFIED.into());
     let client = ClientNet::of(client_ip(peer, req.headers(), &config.server), config.server.ipv6_prefix);
     let request = SignupRequest { list_id: list.id.clone(), email, client };
-    match state.intake.submit(request).await {
+    match crate::signup::record(&state, request).await {
         Ok(IntakeOutcome::Accepted) => answer.success(),
         Ok(IntakeOutcome::RateLimited { retry_after_secs }) => {
             answer.refuse(Refusal::RateLimited { retry_after_secs }, typed_email)

@@ -1,0 +1,415 @@
+//! The one writer: a thread that owns the only read-write connection to the database. Every
+//! write the program makes is a [`Command`] sent to it through a [`Writer`] handle; everything
+//! else reads through the `query_only` pool of [`super::Db`].
+//!
+//! The thread takes every command that is waiting (up to [`MAX_BATCH`]), runs them in one
+//! `BEGIN IMMEDIATE` transaction, each under its own savepoint, commits once, and only then
+//! answers each caller. So:
+//!
+//! - "persist first, then answer" holds for every acknowledged request: no answer leaves before
+//!   the commit (and its fsync, `synchronous = FULL`) that made it durable;
+//! - one fsync serves every write of a batch, which is what makes a bot wave cheap;
+//! - SQLite's write lock never changes hands inside the process, so no writer polls a busy
+//!   handler for another; only other processes (a CLI command, a backup) can make it wait;
+//! - a command that fails rolls back to its own savepoint and answers with its error; its
+//!   neighbours in the batch are committed as if it had never run. If the transaction itself
+//!   cannot begin or commit, every command of the batch answers [`WriteError::Unavailable`] and
+//!   nothing of it is kept.
+//!
+//! Adding a write: define a struct with what it needs, `impl Command` for it (the SQL goes in
+//! `execute`, against the connection it is given), and call `writer.execute(command).await`.
+//! Keep `execute` short and free of crypto or I/O the caller could do first: the writer thread
+//! is the one place every write waits for.
+
+use std::panic::AssertUnwindSafe;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use rusqlite::Connection;
+use tokio::sync::{mpsc, oneshot};
+
+use super::migrations;
+
+/// Most commands committed together: bounds how long one transaction holds the write lock.
+pub const MAX_BATCH: usize = 1024;
+/// Commands waiting for the writer; beyond this, callers wait (backpressure), nothing is dropped.
+const CHANNEL_CAPACITY: usize = 8192;
+/// How long the writer waits for another process's write lock before the batch fails. Short, so
+/// a locked database answers `503` within 2 s (a command that arrives during a failed wait fails
+/// with that batch).
+pub const LOCK_WAIT: Duration = Duration::from_secs(1);
+/// How long the writer sleeps between two tries while another process holds the write lock.
+/// SQLite's own `busy_timeout` sleeps up to 100 ms between tries.
+const LOCK_RETRY: Duration = Duration::from_micros(500);
+
+/// A write, executed on the writer thread inside the batch transaction, under its own savepoint.
+pub trait Command: Send + 'static {
+    type Output: Send + 'static;
+
+    /// Does the write. An error rolls back what this command did, and only that.
+    fn execute(self, conn: &Connection) -> anyhow::Result<Self::Output>;
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// The command failed; what it wrote was rolled back, the rest of its batch committed.
+    #[error(transparent)]
+    Rejected(anyhow::Error),
+    /// The batch could not be committed (the database is locked by another process, full, or
+    /// unwritable); nothing of it was kept.
+    #[error("the database cannot be written: {0:#}")]
+    Unavailable(Arc<anyhow::Error>),
+    #[error("the database writer has stopped")]
+    Stopped,
+}
+
+/// The handle every writer of the program uses; cheap to clone. The thread ends when the last
+/// handle is dropped, after the commands already sent.
+#[derive(Debug, Clone)]
+pub struct Writer {
+    sender: mpsc::Sender<Box<dyn Queued>>,
+    batches: Arc<AtomicU64>,
+    migrations_applied: usize,
+}
+
+impl Writer {
+    /// Opens the read-write connection (WAL, `synchronous = FULL`, foreign keys), applies
+    /// pending migrations on it, and starts the writer thread.
+    pub fn start(path: &Path) -> anyhow::Result<Self> {
+        let mut conn = Connection::open(path).with_context(|| format!("cannot open database {}", path.display()))?;
+        configure(&conn).with_context(|| format!("cannot configure database {}", path.display()))?;
+        let migrations_applied =
+            migrations::migrate(&mut conn).with_context(|| format!("database {}", path.display()))?;
+        let (sender, receiver) = mpsc::channel(CHANNEL_CAPACITY);
+        let batches = Arc::new(AtomicU64::new(0));
+        let counter = batches.clone();
+        std::thread::Builder::new()
+            .name("signupd-writer".into())
+            .spawn(move || run(&conn, receiver, &counter))
+            .context("cannot start the database writer thread")?;
+        Ok(Self { sender, batches, migrations_applied })
+    }
+
+    /// Runs `command` in the next batch and returns its output once the batch is committed.
+    pub async fn execute<C: Command>(&self, command: C) -> Result<C::Output, WriteError> {
+        let (reply, answer) = oneshot::channel();
+        let job: Box<dyn Queued> =
+            Box::new(Envelope { queued_at: Instant::now(), command: Some(command), outcome: None, reply: Some(reply) });
+        self.sender.send(job).await.map_err(|_| WriteError::Stopped)?;
+        answer.await.map_err(|_| WriteError::Stopped)?
+    }
+
+    /// Batches committed since start (for tests that check what shared a commit).
+    pub fn batches_committed(&self) -> u64 {
+        self.batches.load(Ordering::SeqCst)
+    }
+
+    /// How many migrations [`Writer::start`] applied.
+    pub fn migrations_applied(&self) -> usize {
+        self.migrations_applied
+    }
+
+    /// Whether the database is migrated and can take a write right now: an empty command, so a
+    /// batch must begin (take the write lock) and commit for it to answer.
+    pub async fn is_ready(&self) -> bool {
+        match self.execute(Probe).await {
+            Ok(version) => version == migrations::LATEST_VERSION,
+            Err(error) => {
+                tracing::warn!(error = %error, "readiness probe: the database cannot be written");
+                false
+            }
+        }
+    }
+}
+
+/// Reads the schema version inside a write transaction: answers only when a batch committed.
+struct Probe;
+
+impl Command for Probe {
+    type Output = usize;
+
+    fn execute(self, conn: &Connection) -> anyhow::Result<usize> {
+        Ok(migrations::schema_version(conn)?)
+    }
+}
+
+/// A command waiting in the channel, its type erased.
+trait Queued: Send {
+    /// Runs the command; `false` when it failed (and must be rolled back to its savepoint).
+    fn execute(&mut self, conn: &Connection) -> bool;
+    /// Answers the caller once the batch's fate is known.
+    fn answer(self: Box<Self>, batch: Result<(), &Arc<anyhow::Error>>);
+    fn queued_at(&self) -> Instant;
+}
+
+impl std::fmt::Debug for dyn Queued {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Queued")
+    }
+}
+
+struct Envelope<C: Command> {
+    queued_at: Instant,
+    command: Option<C>,
+    outcome: Option<anyhow::Result<C::Output>>,
+    reply: Option<oneshot::Sender<Result<C::Output, WriteError>>>,
+}
+
+impl<C: Command> Queued for Envelope<C> {
+    fn queued_at(&self) -> Instant {
+        self.queued_at
+    }
+
+    fn execute(&mut self, conn: &Connection) -> bool {
+        let Some(command) = self.command.take() else {
+            return false;
+        };
+        // A panicking command must not take the writer (and every later write) down with it.
+        let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| command.execute(conn)))
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("the command panicked")));
+        let ok = outcome.is_ok();
+        self.outcome = Some(outcome);
+        ok
+    }
+
+    fn answer(mut self: Box<Self>, batch: Result<(), &Arc<anyhow::Error>>) {
+        let Some(reply) = self.reply.take() else {
+            return;
+        };
+        let answer = match (batch, self.outcome.take()) {
+            (Ok(()), Some(Ok(output))) => Ok(output),
+            (Ok(()), Some(Err(error))) => Err(WriteError::Rejected(error)),
+            (Ok(()), None) => Err(WriteError::Unavailable(Arc::new(anyhow::anyhow!("the command did not run")))),
+            (Err(error), _) => Err(WriteError::Unavailable(error.clone())),
+        };
+        // The caller may have gone (a client that hung up); what was committed stays committed.
+        let _ = reply.send(answer);
+    }
+}
+
+/// Why a batch was not committed.
+enum BatchError {
+    /// The transaction could not begin: nothing ran.
+    Begin(rusqlite::Error),
+    /// It began, but a savepoint or the commit failed: rolled back whole.
+    Commit(rusqlite::Error),
+}
+
+fn run(conn: &Connection, mut receiver: mpsc::Receiver<Box<dyn Queued>>, batches: &AtomicU64) {
+    let mut batch: Vec<Box<dyn Queued>> = Vec::with_capacity(MAX_BATCH);
+    let mut carried: Option<Box<dyn Queued>> = None;
+    while let Some(first) = carried.take().or_else(|| receiver.blocking_recv()) {
+        batch.push(first);
+        while batch.len() < MAX_BATCH {
+            match receiver.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        match execute_batch(conn, &mut batch) {
+            Ok(()) => {
+                batches.fetch_add(1, Ordering::SeqCst);
+                for job in batch.drain(..) {
+                    job.answer(Ok(()));
+                }
+            }
+            Err(failure) => {
+                let (error, lock_wait_failed) = match failure {
+                    BatchError::Begin(error) => (error, true),
+                    BatchError::Commit(error) => (error, false),
+                };
+                tracing::error!(error = %error, commands = batch.len(), "cannot write to the database");
+                let error = Arc::new(anyhow::Error::new(error).context("the write transaction failed"));
+                let failed_at = Instant::now();
+                for job in batch.drain(..) {
+                    job.answer(Err(&error));
+                }
+                // What arrived while the writer waited for the lock in vain would wait as long
+                // again: it fails now, so a locked database answers within one wait. What
+                // arrives after the failure gets a fresh try.
+                if lock_wait_failed {
+                    while let Ok(job) = receiver.try_recv() {
+                        if job.queued_at() > failed_at {
+                            carried = Some(job);
+                            break;
+                        }
+                        job.answer(Err(&error));
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn execute_batch(conn: &Connection, batch: &mut [Box<dyn Queued>]) -> Result<(), BatchError> {
+    conn.execute_batch("BEGIN IMMEDIATE").map_err(BatchError::Begin)?;
+    let result = (|| {
+        for job in batch.iter_mut() {
+            conn.prepare_cached("SAVEPOINT command")?.execute([])?;
+            if !job.execute(conn) {
+                conn.prepare_cached("ROLLBACK TO command")?.execute([])?;
+            }
+            conn.prepare_cached("RELEASE command")?.execute([])?;
+        }
+        conn.execute_batch("COMMIT")
+    })();
+    result.map_err(|error| {
+        // Leaves no half-written batch behind; fails harmlessly if SQLite already rolled back.
+        let _ = conn.execute_batch("ROLLBACK");
+        BatchError::Commit(error)
+    })
+}
+
+/// The writer connection's settings. WAL lets readers run beside the writer; `synchronous =
+/// FULL` makes every commit survive a power cut; foreign keys take queued mail with its row.
+fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    wait_for_lock(conn)?;
+    // journal_mode answers with a row; WAL is persistent, the others are per connection.
+    let mode: String = conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(rusqlite::Error::InvalidParameterName(format!("journal_mode is {mode}, WAL is required")));
+    }
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    Ok(())
+}
+
+/// Waits up to [`LOCK_WAIT`] for another process's write lock, in short steps.
+pub(super) fn wait_for_lock(conn: &Connection) -> rusqlite::Result<()> {
+    #[allow(clippy::disallowed_methods, reason = "a busy handler runs on a blocking thread and must sleep")]
+    fn retry(attempt: i32) -> bool {
+        std::thread::sleep(LOCK_RETRY);
+        u128::try_from(attempt).unwrap_or(0) * LOCK_RETRY.as_micros() < LOCK_WAIT.as_micros()
+    }
+    conn.busy_handler(Some(retry))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Inserts a value into the test table, or fails after inserting it.
+    struct Insert {
+        value: &'static str,
+        fail: bool,
+    }
+
+    impl Command for Insert {
+        type Output = i64;
+
+        fn execute(self, conn: &Connection) -> anyhow::Result<i64> {
+            conn.execute("INSERT INTO t (value) VALUES (?1)", [self.value])?;
+            anyhow::ensure!(!self.fail, "refused {}", self.value);
+            Ok(conn.last_insert_rowid())
+        }
+    }
+
+    /// Blocks the writer thread until released, so the commands sent meanwhile share a batch.
+    struct Hold {
+        started: tokio::sync::oneshot::Sender<()>,
+        release: std::sync::mpsc::Receiver<()>,
+    }
+
+    impl Command for Hold {
+        type Output = ();
+
+        fn execute(self, _conn: &Connection) -> anyhow::Result<()> {
+            let _ = self.started.send(());
+            self.release.recv()?;
+            Ok(())
+        }
+    }
+
+    struct Panics;
+
+    impl Command for Panics {
+        type Output = ();
+
+        fn execute(self, conn: &Connection) -> anyhow::Result<()> {
+            conn.execute("INSERT INTO t (value) VALUES ('from a panic')", [])?;
+            panic!("a bug in a command");
+        }
+    }
+
+    fn values(path: &Path) -> Vec<String> {
+        let conn = Connection::open(path).unwrap();
+        let mut statement = conn.prepare("SELECT value FROM t ORDER BY id").unwrap();
+        statement.query_map([], |row| row.get(0)).unwrap().map(Result::unwrap).collect()
+    }
+
+    fn writer_with_table() -> (tempfile::TempDir, std::path::PathBuf, Writer) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db.sqlite3");
+        let writer = Writer::start(&path).unwrap();
+        Connection::open(&path).unwrap().execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY, value TEXT)").unwrap();
+        (dir, path, writer)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failing_command_does_not_fail_its_neighbours_in_the_batch() {
+        // Arrange: hold the writer, so the next commands queue up and share one batch
+        let (_dir, path, writer) = writer_with_table();
+        let (release_writer, release) = std::sync::mpsc::channel();
+        let (started, writer_held) = tokio::sync::oneshot::channel();
+        let hold = tokio::spawn({
+            let writer = writer.clone();
+            async move { writer.execute(Hold { started, release }).await }
+        });
+        writer_held.await.unwrap();
+        let before = writer.batches_committed();
+
+        // Act
+        let first = tokio::spawn({
+            let writer = writer.clone();
+            async move { writer.execute(Insert { value: "first", fail: false }).await }
+        });
+        let failing = tokio::spawn({
+            let writer = writer.clone();
+            async move { writer.execute(Insert { value: "failing", fail: true }).await }
+        });
+        let panicking = tokio::spawn({
+            let writer = writer.clone();
+            async move { writer.execute(Panics).await }
+        });
+        let last = tokio::spawn({
+            let writer = writer.clone();
+            async move { writer.execute(Insert { value: "last", fail: false }).await }
+        });
+        while writer.sender.capacity() > CHANNEL_CAPACITY - 4 {
+            tokio::task::yield_now().await;
+        }
+        release_writer.send(()).unwrap();
+        hold.await.unwrap().unwrap();
+
+        // Assert
+        assert!(first.await.unwrap().is_ok());
+        let failed = failing.await.unwrap().unwrap_err();
+        assert!(matches!(&failed, WriteError::Rejected(error) if error.to_string() == "refused failing"), "{failed}");
+        assert!(matches!(panicking.await.unwrap(), Err(WriteError::Rejected(_))));
+        assert!(last.await.unwrap().is_ok());
+        assert_eq!(values(&path), ["first", "last"], "the failed commands' writes are rolled back, only theirs");
+        assert_eq!(writer.batches_committed() - before, 2, "the held batch, then one commit for all four");
+        assert!(writer.execute(Insert { value: "after", fail: false }).await.is_ok(), "the writer lives on");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_database_locked_by_another_process_fails_the_batch_whole_within_the_lock_wait() {
+        let (_dir, path, writer) = writer_with_table();
+        let blocker = Connection::open(&path).unwrap();
+        blocker.execute_batch("BEGIN EXCLUSIVE; INSERT INTO t (value) VALUES ('blocker')").unwrap();
+
+        let started = std::time::Instant::now();
+        let outcome = writer.execute(Insert { value: "blocked", fail: false }).await;
+
+        assert!(matches!(outcome, Err(WriteError::Unavailable(_))), "{outcome:?}");
+        assert!(started.elapsed() < Duration::from_secs(2), "answered after {:?}", started.elapsed());
+        assert!(!writer.is_ready().await);
+        blocker.execute_batch("ROLLBACK").unwrap();
+        let probe = writer.execute(Probe).await;
+        assert!(matches!(probe, Ok(version) if version == migrations::LATEST_VERSION), "{probe:?}");
+        assert!(values(&path).is_empty(), "nothing of the failed batch was kept");
+    }
+}

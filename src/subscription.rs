@@ -1,0 +1,103 @@
+//! The two changes a subscriber makes to their own subscription, as commands of the writer:
+//! confirming (SPEC §4.2) and removing their address (SPEC §4.3). The routes that trigger them
+//! only parse and answer; what is written, and in which order, lives here, so every way in
+//! (the pages, one-click unsubscribe, the command line) writes the same.
+
+use std::sync::Arc;
+
+use rusqlite::Connection;
+
+use crate::clock::UnixSeconds;
+use crate::config::Config;
+use crate::secrets::Secret;
+use crate::storage::subscribers::{self, Status};
+use crate::storage::suppressions::{self, Reason};
+use crate::storage::{Command, outbox};
+
+/// The one atomic transition pending → confirmed, with its consequences in the same commit:
+/// the welcome mail is queued (if the list sends one) and an `unsubscribed` suppression is
+/// lifted. Returns the row's list id, or `None` when the token matched no live pending row (or,
+/// with `retyped_email`, not its address).
+pub struct Confirm {
+    pub config: Arc<Config>,
+    pub hash_key: Secret,
+    /// SHA-256 hex of the confirm token.
+    pub confirm_hash: String,
+    pub method: &'static str,
+    pub retyped_email: Option<String>,
+    pub now: UnixSeconds,
+}
+
+impl std::fmt::Debug for Confirm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Confirm").field("method", &self.method).finish_non_exhaustive()
+    }
+}
+
+impl Command for Confirm {
+    type Output = Option<String>;
+
+    fn execute(self, conn: &Connection) -> anyhow::Result<Option<String>> {
+        let Some(row) =
+            subscribers::confirm(conn, &self.confirm_hash, self.now, self.method, self.retyped_email.as_deref())?
+        else {
+            return Ok(None);
+        };
+        if self.config.list(&row.list_id).is_some_and(|list| list.welcome_mail) {
+            outbox::queue_welcome(conn, &row.id, self.now)?;
+        }
+        suppressions::lift_unsubscribed(conn, &suppressions::hash(&self.hash_key, &row.list_id, &row.email))?;
+        Ok(Some(row.list_id))
+    }
+}
+
+/// Which row a removal names: by removal-token hash, or by id from a signed unsubscribe token
+/// (whose list must match the row's).
+#[derive(Debug, Clone)]
+pub enum RemovalTarget {
+    ByRemovalHash(String),
+    ById { subscriber_id: String, list_id: String },
+}
+
+/// What a removal did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Removed {
+    pub list_id: String,
+    pub reason: Reason,
+}
+
+/// Deletes a row everywhere at once (the row, its queued mail, any intake item for the address)
+/// and records its suppression hash: `not_me` if it was still pending, `unsubscribed` if it was
+/// confirmed. The row is looked up inside the command, so the reason always matches the status
+/// the row had when it was deleted. `None` when nothing matched.
+pub struct Remove {
+    pub hash_key: Secret,
+    pub target: RemovalTarget,
+    pub now: UnixSeconds,
+}
+
+impl std::fmt::Debug for Remove {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Remove").finish_non_exhaustive()
+    }
+}
+
+impl Command for Remove {
+    type Output = Option<Removed>;
+
+    fn execute(self, conn: &Connection) -> anyhow::Result<Option<Removed>> {
+        let row = match &self.target {
+            RemovalTarget::ByRemovalHash(hash) => subscribers::find_removable(conn, Some(hash), None)?,
+            RemovalTarget::ById { subscriber_id, list_id } => {
+                subscribers::find_removable(conn, None, Some(subscriber_id))?.filter(|row| row.list_id == *list_id)
+            }
+        };
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let reason = if row.status == Status::Confirmed { Reason::Unsubscribed } else { Reason::NotMe };
+        subscribers::delete_everywhere(conn, &row)?;
+        suppressions::record(conn, &suppressions::hash(&self.hash_key, &row.list_id, &row.email), reason, self.now)?;
+        Ok(Some(Removed { list_id: row.list_id, reason }))
+    }
+}
