@@ -3,16 +3,14 @@
 //! [`RecordSignup`] command counts the client and appends the request to `intake` in the
 //! writer's next group commit; the answer is sent only after that commit.
 
-use std::sync::Arc;
-
 use rusqlite::Connection;
 
 use crate::clock::UnixSeconds;
-use crate::config::ListConfig;
 use crate::domain::{EmailAddress, ListId};
 use crate::ratelimit::{self, ClientNet, Counter, Decision};
 use crate::state::AppState;
-use crate::storage::{Command, WriteError, intake};
+use crate::storage::intake::{self, ConsentText};
+use crate::storage::{Command, WriteError};
 
 /// A validated signup request.
 #[derive(Debug, Clone)]
@@ -48,23 +46,10 @@ pub async fn record(state: &AppState, request: SignupRequest) -> Result<IntakeOu
         counters: state.limiter.counters(&request.client, now),
         list_id: request.list_id,
         email: request.email,
-        consent: Consent::of(list),
+        consent: ConsentText::new(&list.consent_version, &list.consent_text),
         now,
     };
     state.writer.execute(command).await.map_err(IntakeError::Storage)
-}
-
-/// The consent a list shows, as recorded with each signup.
-#[derive(Debug, Clone)]
-struct Consent {
-    version: String,
-    text: Arc<str>,
-}
-
-impl Consent {
-    fn of(list: &ListConfig) -> Self {
-        Self { version: list.consent_version.clone(), text: Arc::from(list.consent_text.as_str()) }
-    }
 }
 
 /// Counts the client against its limits and, if it has room, appends the request to `intake`
@@ -73,7 +58,7 @@ struct RecordSignup {
     counters: Vec<Counter>,
     list_id: ListId,
     email: EmailAddress,
-    consent: Consent,
+    consent: ConsentText,
     now: UnixSeconds,
 }
 
@@ -86,7 +71,7 @@ impl Command for RecordSignup {
         }
         let list_id = self.list_id.as_ref();
         intake::append(conn, list_id, self.email.as_ref(), &self.consent.version, self.now)?;
-        intake::record_consent_text(conn, list_id, &self.consent.version, &self.consent.text, self.now)?;
+        intake::record_consent_text(conn, list_id, &self.consent, self.now)?;
         Ok(IntakeOutcome::Accepted)
     }
 }

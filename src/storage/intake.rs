@@ -50,18 +50,32 @@ pub fn delete(conn: &Connection, id: i64) -> rusqlite::Result<bool> {
     Ok(conn.prepare_cached("DELETE FROM intake WHERE id = ?1")?.execute([id])? == 1)
 }
 
+/// The consent a list shows: its version, its exact text and the text's SHA-256 (hex), computed
+/// once, away from the writer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsentText {
+    pub version: String,
+    pub text: String,
+    pub sha256: String,
+}
+
+impl ConsentText {
+    pub fn new(version: &str, text: &str) -> Self {
+        Self { version: version.to_owned(), text: text.to_owned(), sha256: crate::tokens::sha256_hex(text.as_bytes()) }
+    }
+}
+
 /// Records the consent text a list shows, the first time each (list, version, text) is used.
 pub fn record_consent_text(
     conn: &Connection,
     list_id: &str,
-    version: &str,
-    text: &str,
+    consent: &ConsentText,
     now: UnixSeconds,
 ) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT OR IGNORE INTO consent_texts (list_id, consent_version, text_sha256, consent_text, first_used_at)
          VALUES (?1, ?2, ?3, ?4, ?5)",
     )?
-    .execute(params![list_id, version, crate::tokens::sha256_hex(text.as_bytes()), text, now])?;
+    .execute(params![list_id, consent.version, consent.sha256, consent.text, now])?;
     Ok(())
 }

@@ -4,7 +4,8 @@
 //! operator alerted without the address), outages, the hourly budget and privacy of errors.
 //!
 //! Both queues are driven by hand (`signup::try_execute_task`, then `mail::try_execute_task`)
-//! with a manual clock, so nothing here races background work.
+//! with a manual clock, so nothing here races background work — except the tests that run the
+//! real mail workers side by side on purpose, to see what only a race shows (the budget).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -752,6 +753,55 @@ async fn the_hourly_budget_holds_mail_in_the_queue_until_the_next_hour() {
     assert_eq!(count(&app, "outbox"), 0);
     let recipients: BTreeSet<String> = smtp.received().iter().map(|raw| Mail::parse(raw).to()).collect();
     assert_eq!(recipients.len(), 5, "each address once: {recipients:?}");
+}
+
+#[actix_web::test]
+async fn the_hourly_budget_holds_exactly_when_sixteen_real_workers_race_for_the_queue() {
+    // Arrange: 40 confirmations queued, a budget of 5, and a relay that fails some sends (a
+    // failed send gives its reservation back, which must not let the next claims overshoot)
+    let smtp = SmtpServer::start();
+    smtp.answer_data_with(&[451, 250, 451]);
+    let mail_config = smtp.config().replacen("[mail]\n", "[mail]\nmax_mails_per_hour = 5\n", 1);
+    let app = spawn_app_with(&format!("{RAISED_LIMITS}{mail_config}")).await;
+    for n in 0..40 {
+        assert_eq!(post_form(&app, &valid(&format!("person{n}@example.com"))).await.status().as_u16(), 303);
+    }
+    drain(&app).await;
+    assert_eq!(count(&app, "outbox"), 40);
+
+    // Act: sixteen background workers, as `serve` runs them, all starting at once
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let workers: Vec<_> = (0..16)
+        .map(|_| {
+            let mut stopped = stopped.clone();
+            let shutdown = async move {
+                let _ = stopped.wait_for(|stop| *stop).await;
+            };
+            actix_web::rt::spawn(signupd::mail::run_worker(app.state.clone(), shutdown))
+        })
+        .collect();
+    // Until five mails went out and the rest waits (or the budget was overshot).
+    for _ in 0..300 {
+        if smtp.received().len() >= 5 && count(&app, "outbox") <= 35 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // A few more ticks of every worker, for any claim over the budget to show.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    stop.send(true).unwrap();
+    for worker in workers {
+        worker.await.unwrap();
+    }
+
+    // Assert
+    assert_eq!(smtp.received().len(), 5, "exactly the budget, however the workers raced");
+    assert_eq!(count(&app, "outbox"), 35, "the rest waits for the next hour; nothing is dropped");
+    let reserved: i64 = db(&app)
+        .query_row("SELECT count FROM rate_limits WHERE key LIKE 'mail-budget/%'", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(reserved, 5, "failed sends gave their reservations back");
+    assert!(smtp.data_attempts() >= 7, "the two failed sends happened: {}", smtp.data_attempts());
 }
 
 #[actix_web::test]
