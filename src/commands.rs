@@ -4,6 +4,8 @@
 use std::io::Write;
 use std::path::Path;
 
+use anyhow::Context;
+
 use crate::app::{self, Application};
 use crate::config::{Config, SmtpSecurity};
 use crate::domain::EmailAddress;
@@ -15,6 +17,9 @@ use crate::telemetry;
 pub async fn serve(config_path: Option<&Path>) -> anyhow::Result<()> {
     let config = load_config(config_path)?;
     telemetry::init(config.server.log_format);
+    // Before anything answers: a SIGTERM right after the first answer must stop us cleanly,
+    // not kill us with the signal's default action.
+    let shutdown = shutdown_signal()?;
     let application = Application::build(config).await?;
     let listen = application.state().config.server.listen;
     tracing::info!(address = %listen.ip(), port = application.port(), "signupd is listening");
@@ -22,7 +27,7 @@ pub async fn serve(config_path: Option<&Path>) -> anyhow::Result<()> {
     if let Err(error) = sd_notify::notify(&[sd_notify::NotifyState::Ready]) {
         tracing::warn!(error = %error, "could not notify systemd of readiness");
     }
-    application.run_until_stopped(shutdown_signal()).await?;
+    application.run_until_stopped(shutdown).await?;
     let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
     tracing::info!("signupd stopped");
     Ok(())
@@ -102,23 +107,16 @@ fn load_config(path: Option<&Path>) -> anyhow::Result<Config> {
     Ok(Config::load(path)?)
 }
 
-/// Completes on SIGTERM (systemd stop) or SIGINT (Ctrl-C).
-pub async fn shutdown_signal() {
-    let interrupt = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
+/// Installs the SIGTERM (systemd stop) and SIGINT (Ctrl-C) handlers now; the returned future
+/// completes on the first of them.
+pub fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = signal(SignalKind::terminate()).context("cannot handle SIGTERM")?;
+    let mut interrupt = signal(SignalKind::interrupt()).context("cannot handle SIGINT")?;
+    Ok(async move {
+        tokio::select! {
+            _ = interrupt.recv() => tracing::info!("received SIGINT"),
+            _ = terminate.recv() => tracing::info!("received SIGTERM"),
         }
-    };
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    tokio::select! {
-        () = interrupt => tracing::info!("received SIGINT"),
-        () = terminate => tracing::info!("received SIGTERM"),
-    }
+    })
 }

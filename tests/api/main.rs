@@ -6,6 +6,7 @@
 
 mod cli;
 mod confirm;
+mod crash;
 mod health;
 mod helpers;
 mod mail;
