@@ -61,6 +61,8 @@ impl BuildOptions {
 pub struct Application {
     port: u16,
     server: Server,
+    /// The metrics listener (`server.metrics_listen`) and its bound port, when configured.
+    metrics: Option<(Server, u16)>,
     state: AppState,
     background_workers: bool,
 }
@@ -84,12 +86,18 @@ impl Application {
             TcpListener::bind(listen).with_context(|| format!("cannot listen on {listen} (server.listen)"))?;
         let port = listener.local_addr().context("cannot read the bound address")?.port();
         let server = http_server(listener, state.clone())?;
-        Ok(Self { port, server, state, background_workers })
+        let metrics = crate::metrics::server(&state)?;
+        Ok(Self { port, server, metrics, state, background_workers })
     }
 
     /// The bound port (useful when `server.listen` asked for port 0).
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// The bound metrics port, when `server.metrics_listen` is set.
+    pub fn metrics_port(&self) -> Option<u16> {
+        self.metrics.as_ref().map(|(_, port)| *port)
     }
 
     pub fn state(&self) -> &AppState {
@@ -121,6 +129,11 @@ impl Application {
             None
         };
 
+        // The metrics listener runs on its own and stops with the rest.
+        let metrics = self.metrics.map(|(server, _)| {
+            let handle = server.handle();
+            (tokio::spawn(server), handle)
+        });
         let handle = self.server.handle();
         let server = self.server;
         tokio::pin!(server, shutdown);
@@ -142,6 +155,10 @@ impl Application {
             scheduler.shutdown().await.context("cannot stop the scheduler")?;
         }
         let _ = stop_workers.send(true);
+        if let Some((metrics, handle)) = metrics {
+            handle.stop(true).await;
+            let _ = metrics.await;
+        }
         for (name, worker) in workers {
             worker.await.with_context(|| format!("the {name} panicked"))?;
             tracing::info!(worker = name, "stopped");

@@ -5,6 +5,9 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
+use crate::operator::export::{Format, StatusFilter};
+use crate::operator::remove::ReasonArg;
+
 #[derive(Debug, Parser)]
 #[command(name = "signupd", version, about = "A self-contained double opt-in signup service", propagate_version = true)]
 pub struct Cli {
@@ -26,6 +29,54 @@ pub enum Command {
     Migrate,
     /// Print a new random secret (for token_secret_file or hash_key_file).
     GenSecret,
+    /// Write subscribers out (streamed, one consistent snapshot), while `serve` keeps running.
+    ///
+    /// One record per subscriber: email, list, status, created_at, confirmed_at, confirm_method,
+    /// consent_version, consent_text, and for confirmed rows an unsubscribe_url (a one-click
+    /// link for your own mail). In CSV, a cell that starts with =, +, -, @, a tab or a carriage
+    /// return gets a leading ' so a spreadsheet shows it instead of running it as a formula.
+    Export {
+        /// Only this list (default: every list).
+        #[arg(long, value_name = "ID")]
+        list: Option<String>,
+        #[arg(long, value_enum, default_value_t = StatusFilter::Confirmed)]
+        status: StatusFilter,
+        #[arg(long, value_enum, default_value_t = Format::Csv)]
+        format: Format,
+        /// Only rows created at or after this time: RFC 3339 or a date (2026-11-01, UTC).
+        #[arg(long, value_name = "TIME")]
+        since: Option<String>,
+        /// Write to this new file (mode 0600; an existing file is refused) instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Remove an address (an erasure request), as the manage page would: every table at once,
+    /// only the suppression hash kept.
+    Remove {
+        /// The address.
+        email: String,
+        /// Only this list (default: every list).
+        #[arg(long, value_name = "ID")]
+        list: Option<String>,
+        /// The suppression to record (default: unsubscribed if confirmed, not_me if pending).
+        #[arg(long, value_enum)]
+        reason: Option<ReasonArg>,
+    },
+    /// Per list and per queue figures: subscribers, suppressions, recent signups and
+    /// confirmations, queues, the mail budget, the last cleanup.
+    Stats {
+        /// Print one JSON object instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Copy the database (SQLite's online backup), checked with PRAGMA integrity_check, 0600.
+    Backup {
+        /// Where to write the copy.
+        dest: PathBuf,
+        /// Replace DEST if it exists.
+        #[arg(long)]
+        force: bool,
+    },
     /// Send one mail through the configured transport and report the SMTP result.
     SendTestMail {
         /// Recipient address.

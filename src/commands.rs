@@ -2,7 +2,7 @@
 //! line on stderr (with its cause chain) and exit code 1.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
@@ -10,6 +10,9 @@ use crate::app::{self, Application};
 use crate::config::{Config, SmtpSecurity};
 use crate::domain::EmailAddress;
 use crate::mail::{self, Delivered, SendError, Transport};
+use crate::operator::export::{ExportRequest, Format, StatusFilter};
+use crate::operator::remove::ReasonArg;
+use crate::operator::{self, Beside};
 use crate::secrets;
 use crate::telemetry;
 
@@ -56,6 +59,65 @@ pub async fn migrate(config_path: Option<&Path>) -> anyhow::Result<()> {
 pub fn gen_secret() -> anyhow::Result<()> {
     writeln!(std::io::stdout(), "{}", secrets::generate_secret_text()?)?;
     Ok(())
+}
+
+/// Opens the database beside a (possibly) running server, then runs `work` off the async
+/// executor: the operator commands' one way in.
+async fn beside<T: Send + 'static>(
+    config_path: Option<&Path>,
+    work: impl FnOnce(&Beside) -> anyhow::Result<T> + Send + 'static,
+) -> anyhow::Result<T> {
+    let config = load_config(config_path)?;
+    tokio::task::spawn_blocking(move || work(&Beside::open(config)?)).await.context("the command was cancelled")?
+}
+
+/// `signupd export`: subscribers to stdout or a new 0600 file.
+pub async fn export(
+    config_path: Option<&Path>,
+    list: Option<String>,
+    status: StatusFilter,
+    format: Format,
+    since: Option<&str>,
+    output: Option<PathBuf>,
+) -> anyhow::Result<()> {
+    // A bad --since is a runtime error (exit 1) naming the flag, like every other bad value.
+    let since =
+        since.map(operator::export::parse_since).transpose().map_err(|error| anyhow::anyhow!("--since: {error}"))?;
+    let request = ExportRequest { list, status, format, since, output };
+    let written = beside(config_path, move |beside| {
+        let mut stdout = std::io::stdout().lock();
+        operator::export::run(beside, &request, &mut stdout)
+    })
+    .await?;
+    // The count goes to stderr, so stdout stays a clean export.
+    writeln!(std::io::stderr(), "exported {written} record(s)")?;
+    Ok(())
+}
+
+/// `signupd remove EMAIL`: an erasure request.
+pub async fn remove(
+    config_path: Option<&Path>,
+    email: &str,
+    list: Option<&str>,
+    reason: Option<ReasonArg>,
+) -> anyhow::Result<()> {
+    let config = load_config(config_path)?;
+    let beside = tokio::task::spawn_blocking(move || Beside::open(config)).await.context("cancelled")??;
+    let mut out = Vec::new();
+    operator::remove::run(&beside, email, list, reason, &mut out).await?;
+    std::io::stdout().write_all(&out)?;
+    Ok(())
+}
+
+/// `signupd stats [--json]`.
+pub async fn stats(config_path: Option<&Path>, json: bool) -> anyhow::Result<()> {
+    beside(config_path, move |beside| operator::stats::run(beside, json, &mut std::io::stdout().lock())).await
+}
+
+/// `signupd backup DEST [--force]`.
+pub async fn backup(config_path: Option<&Path>, dest: &Path, force: bool) -> anyhow::Result<()> {
+    let dest = dest.to_owned();
+    beside(config_path, move |beside| operator::backup::run(beside, &dest, force, &mut std::io::stdout().lock())).await
 }
 
 /// `signupd send-test-mail --to ADDR [--list ID]`: one mail through the configured transport,

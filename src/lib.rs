@@ -9,6 +9,9 @@
 //!   [`app`], used by everything else.
 //! - [`cli`]: the clap command line (SPEC §8).
 //! - [`commands`]: one function per subcommand.
+//! - [`operator`]: the operator's commands beside a running server — export, remove, stats,
+//!   backup — and the one way they open the database.
+//! - [`metrics`]: Prometheus counters, gauges and histograms on their own listener.
 //! - [`config`]: defaults + TOML + environment → a checked `Config`; errors name the key.
 //! - [`secrets`]: the token signing secret, verify-only secrets and the hash key; generated 0600.
 //! - [`storage`]: SQLite. **[`storage::writer`] is the one place SQLite is written**: a thread
@@ -38,7 +41,9 @@ pub mod commands;
 pub mod config;
 pub mod domain;
 pub mod mail;
+pub mod metrics;
 pub mod middleware;
+pub mod operator;
 pub mod ratelimit;
 pub mod routes;
 pub mod scheduler;

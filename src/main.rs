@@ -18,6 +18,12 @@ async fn main() -> ExitCode {
         Command::Migrate => commands::migrate(config).await,
         Command::GenSecret => commands::gen_secret(),
         Command::SendTestMail { to, list } => commands::send_test_mail(config, &to, list.as_deref()).await,
+        Command::Export { list, status, format, since, output } => {
+            commands::export(config, list, status, format, since.as_deref(), output).await
+        }
+        Command::Remove { email, list, reason } => commands::remove(config, &email, list.as_deref(), reason).await,
+        Command::Stats { json } => commands::stats(config, json).await,
+        Command::Backup { dest, force } => commands::backup(config, &dest, force).await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

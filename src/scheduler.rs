@@ -60,6 +60,11 @@ fn cleanup(conn: &rusqlite::Connection, now: UnixSeconds) -> anyhow::Result<Clea
         [now],
     )?;
     let expired_counters = crate::ratelimit::delete_expired(conn, now)?;
+    conn.prepare_cached(
+        "INSERT INTO service_runs (name, last_run_at) VALUES ('cleanup', ?1)
+         ON CONFLICT (name) DO UPDATE SET last_run_at = excluded.last_run_at",
+    )?
+    .execute([now])?;
     Ok(CleanupReport { expired_pending, cleared_confirm_hashes, expired_counters })
 }
 

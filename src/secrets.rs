@@ -103,6 +103,23 @@ impl SecretsPlan {
         Ok(Self { token_secret, verify_only, hash_key })
     }
 
+    /// Every secret, but only if all exist already: for commands that must use the secrets
+    /// `serve` created, never new ones.
+    pub fn existing(self) -> anyhow::Result<Secrets> {
+        let exists = |resolved: Resolved, name: &str| match resolved {
+            Resolved::Loaded(secret) => Ok(secret),
+            Resolved::Generate(path) => Err(anyhow::anyhow!(
+                "the {name} {} does not exist: run this command with the configuration (and $CREDENTIALS_DIRECTORY) that `serve` uses",
+                path.display()
+            )),
+        };
+        Ok(Secrets {
+            token_secret: exists(self.token_secret, "token secret")?,
+            verify_only: self.verify_only,
+            hash_key: exists(self.hash_key, "hash key")?,
+        })
+    }
+
     /// Creates the generated secret files that do not exist yet, then returns every secret.
     pub fn materialize(self) -> anyhow::Result<Secrets> {
         Ok(Secrets {

@@ -1,7 +1,7 @@
 //! The two changes a subscriber makes to their own subscription, as commands of the writer:
 //! confirming (SPEC §4.2) and removing their address (SPEC §4.3). The routes that trigger them
 //! only parse and answer; what is written, and in which order, lives here, so every way in
-//! (the pages, one-click unsubscribe, the command line) writes the same.
+//! (the pages, one-click unsubscribe, the `signupd remove` command) writes the same.
 
 use std::sync::Arc;
 
@@ -10,13 +10,14 @@ use rusqlite::Connection;
 use crate::clock::UnixSeconds;
 use crate::config::Config;
 use crate::secrets::Secret;
-use crate::storage::subscribers::{self, Status};
+use crate::storage::intake;
+use crate::storage::subscribers::{self, Removable, Status};
 use crate::storage::suppressions::{self, Reason};
 use crate::storage::{Command, outbox};
 
 /// The one atomic transition pending → confirmed, with its consequences in the same commit:
 /// the welcome mail is queued (if the list sends one) and an `unsubscribed` suppression is
-/// lifted. Returns the row's list id, or `None` when the token matched no live pending row (or,
+/// lifted. Returns what was confirmed, or `None` when the token matched no live pending row (or,
 /// with `retyped_email`, not its address).
 pub struct Confirm {
     pub config: Arc<Config>,
@@ -34,10 +35,18 @@ impl std::fmt::Debug for Confirm {
     }
 }
 
-impl Command for Confirm {
-    type Output = Option<String>;
+/// A confirmation that happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Confirmed {
+    pub list_id: String,
+    /// Seconds from the confirmation mail to the click (a scanner clicks within seconds).
+    pub delay_secs: Option<i64>,
+}
 
-    fn execute(self, conn: &Connection) -> anyhow::Result<Option<String>> {
+impl Command for Confirm {
+    type Output = Option<Confirmed>;
+
+    fn execute(self, conn: &Connection) -> anyhow::Result<Option<Confirmed>> {
         let Some(row) =
             subscribers::confirm(conn, &self.confirm_hash, self.now, self.method, self.retyped_email.as_deref())?
         else {
@@ -47,7 +56,7 @@ impl Command for Confirm {
             outbox::queue_welcome(conn, &row.id, self.now)?;
         }
         suppressions::lift_unsubscribed(conn, &suppressions::hash(&self.hash_key, &row.list_id, &row.email))?;
-        Ok(Some(row.list_id))
+        Ok(Some(Confirmed { list_id: row.list_id, delay_secs: row.delay_secs }))
     }
 }
 
@@ -95,9 +104,75 @@ impl Command for Remove {
         let Some(row) = row else {
             return Ok(None);
         };
-        let reason = if row.status == Status::Confirmed { Reason::Unsubscribed } else { Reason::NotMe };
-        subscribers::delete_everywhere(conn, &row)?;
-        suppressions::record(conn, &suppressions::hash(&self.hash_key, &row.list_id, &row.email), reason, self.now)?;
+        let reason = reason_for(row.status);
+        remove_row(conn, &self.hash_key, &row, reason, self.now)?;
         Ok(Some(Removed { list_id: row.list_id, reason }))
+    }
+}
+
+/// As the manage page would: `unsubscribed` for a confirmed row, `not_me` for a pending one.
+fn reason_for(status: Status) -> Reason {
+    if status == Status::Confirmed { Reason::Unsubscribed } else { Reason::NotMe }
+}
+
+fn remove_row(
+    conn: &Connection,
+    hash_key: &Secret,
+    row: &Removable,
+    reason: Reason,
+    now: UnixSeconds,
+) -> anyhow::Result<()> {
+    subscribers::delete_everywhere(conn, row)?;
+    suppressions::record(conn, &suppressions::hash(hash_key, &row.list_id, &row.email), &row.list_id, reason, now)?;
+    Ok(())
+}
+
+/// An erasure request (`signupd remove`): removes `email` from each of `lists` as the manage page
+/// would, all in one transaction, with `reason` instead of the status-derived one when given.
+/// A signup of the address not yet applied from `intake` is removed too (as a pending one).
+pub struct RemoveAddress {
+    pub hash_key: Secret,
+    pub lists: Vec<String>,
+    /// Normalised, as `EmailAddress` gives it.
+    pub email: String,
+    pub reason: Option<Reason>,
+    pub now: UnixSeconds,
+}
+
+impl std::fmt::Debug for RemoveAddress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoveAddress").field("lists", &self.lists).finish_non_exhaustive()
+    }
+}
+
+impl Command for RemoveAddress {
+    /// What was removed from which list.
+    type Output = Vec<Removed>;
+
+    fn execute(self, conn: &Connection) -> anyhow::Result<Vec<Removed>> {
+        let mut removed = Vec::new();
+        for list_id in &self.lists {
+            let row = match subscribers::find(conn, list_id, &self.email)? {
+                Some(existing) => Some(Removable {
+                    id: existing.id,
+                    list_id: list_id.clone(),
+                    email: self.email.clone(),
+                    status: existing.status,
+                }),
+                None if intake::delete_address(conn, list_id, &self.email)? > 0 => Some(Removable {
+                    id: String::new(),
+                    list_id: list_id.clone(),
+                    email: self.email.clone(),
+                    status: Status::Pending,
+                }),
+                None => None,
+            };
+            if let Some(row) = row {
+                let reason = self.reason.unwrap_or(reason_for(row.status));
+                remove_row(conn, &self.hash_key, &row, reason, self.now)?;
+                removed.push(Removed { list_id: row.list_id, reason });
+            }
+        }
+        Ok(removed)
     }
 }

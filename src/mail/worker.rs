@@ -124,7 +124,12 @@ pub async fn try_execute_batch(state: &AppState, limit: usize) -> anyhow::Result
         let result = match (&unreachable, Instant::now() > deadline) {
             (Some(error), _) => Err(error.clone()),
             (None, true) => Err(SendError { permanent: false, code: None, detail: "not attempted in time".into() }),
-            (None, false) => send(state, &ready.target, &ready.kind, now).await,
+            (None, false) => {
+                let started = Instant::now();
+                let sent = send(state, &ready.target, &ready.kind, now).await;
+                crate::metrics::smtp_send(started.elapsed());
+                sent
+            }
         };
         let (settlement, outcome, code) = match result {
             Ok(delivered) => {
@@ -141,6 +146,12 @@ pub async fn try_execute_batch(state: &AppState, limit: usize) -> anyhow::Result
                 (settlement, outcome, code)
             }
         };
+        let result = match &outcome {
+            MailOutcome::Sent => "sent",
+            MailOutcome::Retrying { .. } => "retry",
+            _ => "failed",
+        };
+        crate::metrics::mail(kind, result);
         settlements.push(settlement);
         outcomes.push(outcome);
         targets.push((ready.target, code));

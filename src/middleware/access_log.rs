@@ -23,9 +23,14 @@ pub async fn access_log(
     let request_id = uuid::Uuid::new_v4().simple().to_string();
     let method = req.method().clone();
     let path = loggable_path(req.path());
+    // The metric's label is the route's pattern, never the raw path: a scanner's junk paths must
+    // not each become a series.
+    let route = req.match_pattern().unwrap_or_else(|| "unmatched".to_owned());
 
     let result = next.call(req).await;
-    let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let elapsed = started.elapsed();
+    crate::metrics::http_request(route, elapsed);
+    let latency_ms = elapsed.as_secs_f64() * 1000.0;
     let status = match &result {
         Ok(response) => response.status().as_u16(),
         Err(error) => error.as_response_error().status_code().as_u16(),

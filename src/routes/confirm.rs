@@ -150,9 +150,10 @@ pub async fn confirm(req: HttpRequest, payload: web::Payload, state: web::Data<A
     let method = command.method;
     let result = state.writer.execute(command).await.map_err(anyhow::Error::from);
     match result {
-        Ok(Some(list_id)) => {
-            tracing::info!(list = %list_id, method, "signup confirmed");
-            confirmed_redirect(&list_id)
+        Ok(Some(confirmed)) => {
+            tracing::info!(list = %confirmed.list_id, method, "signup confirmed");
+            crate::metrics::confirmation(&confirmed.list_id, method, confirmed.delay_secs);
+            confirmed_redirect(&confirmed.list_id)
         }
         Ok(None) => {
             // Lost a race with a concurrent POST, a wrong retyped address, or an expired link.

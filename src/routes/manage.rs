@@ -65,8 +65,9 @@ async fn lookup(state: &AppState, form: &TokenForm) -> anyhow::Result<(Option<Re
     Ok((row, claimed_list))
 }
 
-/// Removes the row a token names; returns the list id to show, if known.
-async fn remove(state: &AppState, form: &TokenForm) -> anyhow::Result<Option<String>> {
+/// Removes the row a token names; returns the list id to show, if known. `via` is the metric
+/// label: `manage` or `one_click`.
+async fn remove(state: &AppState, form: &TokenForm, via: &'static str) -> anyhow::Result<Option<String>> {
     let (target, claimed_list) = match form {
         TokenForm::Opaque(token) => (RemovalTarget::ByRemovalHash(sha256_hex(token.as_bytes())), None),
         TokenForm::Unsubscribe(claims) => (
@@ -78,7 +79,8 @@ async fn remove(state: &AppState, form: &TokenForm) -> anyhow::Result<Option<Str
     let Some(removed) = state.writer.execute(command).await? else {
         return Ok(claimed_list);
     };
-    tracing::info!(list = %removed.list_id, reason = removed.reason.as_str(), "address removed");
+    tracing::info!(list = %removed.list_id, reason = removed.reason.as_str(), via, "address removed");
+    crate::metrics::removal(&removed.list_id, removed.reason.as_str(), via);
     Ok(Some(removed.list_id))
 }
 
@@ -107,7 +109,7 @@ pub async fn manage(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
     let Some(form) = parse_token(&state, form::field(&fields, "token")) else {
         return malformed();
     };
-    match remove(&state, &form).await {
+    match remove(&state, &form, "manage").await {
         Ok(list_id) => {
             let location = list_id.map_or_else(|| "/removed".to_owned(), |id| format!("/removed?list={id}"));
             HttpResponse::SeeOther().insert_header((header::LOCATION, location)).finish()
@@ -131,7 +133,7 @@ pub async fn one_click(req: HttpRequest, payload: web::Payload, state: web::Data
     let Some(form) = parse_token(&state, form::query_param(&req, "token").as_deref()) else {
         return plain(StatusCode::BAD_REQUEST, "Invalid unsubscribe link.");
     };
-    match remove(&state, &form).await {
+    match remove(&state, &form, "one_click").await {
         Ok(_) => plain(StatusCode::OK, "Unsubscribed"),
         Err(error) => {
             tracing::error!(error = format!("{error:#}"), "one-click unsubscribe failed");

@@ -45,6 +45,11 @@ pub fn oldest(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<IntakeIte
         .collect()
 }
 
+/// Deletes every item for an address on a list (an erasure request); returns how many.
+pub fn delete_address(conn: &Connection, list_id: &str, email: &str) -> rusqlite::Result<usize> {
+    conn.prepare_cached("DELETE FROM intake WHERE list_id = ?1 AND email = ?2")?.execute([list_id, email])
+}
+
 /// Deletes an item; returns whether it was still there.
 pub fn delete(conn: &Connection, id: i64) -> rusqlite::Result<bool> {
     Ok(conn.prepare_cached("DELETE FROM intake WHERE id = ?1")?.execute([id])? == 1)

@@ -5,7 +5,8 @@
 use rusqlite::Connection;
 use rusqlite_migration::{M, Migrations};
 
-const MIGRATION_SLICE: &[M<'_>] = &[M::up(include_str!("migrations/0001_initial.sql"))];
+const MIGRATION_SLICE: &[M<'_>] =
+    &[M::up(include_str!("migrations/0001_initial.sql")), M::up(include_str!("migrations/0002_operator.sql"))];
 
 pub const MIGRATIONS: Migrations<'_> = Migrations::from_slice(MIGRATION_SLICE);
 
@@ -71,7 +72,10 @@ mod tests {
             .unwrap()
             .collect::<Result<_, _>>()
             .unwrap();
-        assert_eq!(tables, ["consent_texts", "intake", "outbox", "rate_limits", "subscribers", "suppressions"]);
+        assert_eq!(
+            tables,
+            ["consent_texts", "intake", "outbox", "rate_limits", "service_runs", "subscribers", "suppressions"]
+        );
     }
 
     #[test]

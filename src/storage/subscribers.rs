@@ -184,6 +184,8 @@ pub struct JustConfirmed {
     pub id: String,
     pub list_id: String,
     pub email: String,
+    /// Seconds from the confirmation mail to the click.
+    pub delay_secs: Option<i64>,
 }
 
 /// The one atomic transition pending → confirmed (SPEC §4.2). With `retyped_email`, the row's
@@ -202,10 +204,10 @@ pub fn confirm(
              confirm_delay_secs = ?2 - confirmation_sent_at
          WHERE status = 'pending' AND confirm_hash = ?1 AND confirm_expires_at >= ?2
            AND (?4 IS NULL OR email = ?4)
-         RETURNING id, list_id, email",
+         RETURNING id, list_id, email, confirm_delay_secs",
     )?
     .query_row(params![hash, now, method, retyped_email], |row| {
-        Ok(JustConfirmed { id: row.get(0)?, list_id: row.get(1)?, email: row.get(2)? })
+        Ok(JustConfirmed { id: row.get(0)?, list_id: row.get(1)?, email: row.get(2)?, delay_secs: row.get(3)? })
     })
     .optional()
 }
@@ -243,6 +245,6 @@ pub fn find_removable(
 /// for the same address.
 pub fn delete_everywhere(conn: &Connection, row: &Removable) -> rusqlite::Result<()> {
     conn.prepare_cached("DELETE FROM subscribers WHERE id = ?1")?.execute([&row.id])?;
-    conn.prepare_cached("DELETE FROM intake WHERE list_id = ?1 AND email = ?2")?.execute([&row.list_id, &row.email])?;
+    super::intake::delete_address(conn, &row.list_id, &row.email)?;
     Ok(())
 }

@@ -35,13 +35,20 @@ pub fn find(conn: &Connection, hash: &str) -> rusqlite::Result<Option<Reason>> {
         .map(|reason| reason.map(|r| if r == "not_me" { Reason::NotMe } else { Reason::Unsubscribed }))
 }
 
-/// Records (or updates) a suppression.
-pub fn record(conn: &Connection, hash: &str, reason: Reason, now: crate::clock::UnixSeconds) -> rusqlite::Result<()> {
+/// Records (or updates) a suppression for `list_id`; `hash` is [`hash`] of that list and address.
+pub fn record(
+    conn: &Connection,
+    hash: &str,
+    list_id: &str,
+    reason: Reason,
+    now: crate::clock::UnixSeconds,
+) -> rusqlite::Result<()> {
     conn.prepare_cached(
-        "INSERT INTO suppressions (hash, reason, created_at) VALUES (?1, ?2, ?3)
-         ON CONFLICT (hash) DO UPDATE SET reason = excluded.reason, created_at = excluded.created_at",
+        "INSERT INTO suppressions (hash, reason, created_at, list_id) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (hash) DO UPDATE SET reason = excluded.reason, created_at = excluded.created_at,
+                                          list_id = excluded.list_id",
     )?
-    .execute(rusqlite::params![hash, reason.as_str(), now])?;
+    .execute(rusqlite::params![hash, reason.as_str(), now, list_id])?;
     Ok(())
 }
 

@@ -79,10 +79,27 @@ impl Writer {
     /// Opens the read-write connection (WAL, `synchronous = FULL`, foreign keys), applies
     /// pending migrations on it, and starts the writer thread.
     pub fn start(path: &Path) -> anyhow::Result<Self> {
-        let mut conn = Connection::open(path).with_context(|| format!("cannot open database {}", path.display()))?;
-        configure(&conn).with_context(|| format!("cannot configure database {}", path.display()))?;
+        let mut conn = open(path)?;
         let migrations_applied =
             migrations::migrate(&mut conn).with_context(|| format!("database {}", path.display()))?;
+        Self::spawn(conn, migrations_applied)
+    }
+
+    /// Like [`Writer::start`], for a command beside a running server: it never migrates, and
+    /// refuses a database whose schema is not the one this binary writes.
+    pub fn attach(path: &Path) -> anyhow::Result<Self> {
+        let conn = open(path)?;
+        let version = migrations::schema_version(&conn).with_context(|| format!("database {}", path.display()))?;
+        anyhow::ensure!(
+            version == migrations::LATEST_VERSION,
+            "database {} has schema version {version}, this signupd writes version {}: run `signupd migrate` (or start `serve`) with this binary first",
+            path.display(),
+            migrations::LATEST_VERSION
+        );
+        Self::spawn(conn, 0)
+    }
+
+    fn spawn(conn: Connection, migrations_applied: usize) -> anyhow::Result<Self> {
         let (sender, receiver) = mpsc::channel(CHANNEL_CAPACITY);
         let batches = Arc::new(AtomicU64::new(0));
         let counter = batches.clone();
@@ -261,6 +278,12 @@ fn execute_batch(conn: &Connection, batch: &mut [Box<dyn Queued>]) -> Result<(),
         let _ = conn.execute_batch("ROLLBACK");
         BatchError::Commit(error)
     })
+}
+
+fn open(path: &Path) -> anyhow::Result<Connection> {
+    let conn = Connection::open(path).with_context(|| format!("cannot open database {}", path.display()))?;
+    configure(&conn).with_context(|| format!("cannot configure database {}", path.display()))?;
+    Ok(conn)
 }
 
 /// The writer connection's settings. WAL lets readers run beside the writer; `synchronous =

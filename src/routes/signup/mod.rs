@@ -121,8 +121,24 @@ impl Answer<'_> {
         builder
     }
 
+    /// The list label of the signup metric: a configured list id or `none`.
+    fn list_label(&self) -> String {
+        self.list.map_or_else(|| "none".to_owned(), |list| list.id.as_ref().to_owned())
+    }
+
     /// The one success answer, identical for every state of the address.
     fn success(&self) -> HttpResponse {
+        crate::metrics::signup(self.list_label(), "accepted");
+        self.success_answer()
+    }
+
+    /// What a filled honeypot gets: the success answer, counted apart.
+    fn honeypot(&self) -> HttpResponse {
+        crate::metrics::signup(self.list_label(), "honeypot");
+        self.success_answer()
+    }
+
+    fn success_answer(&self) -> HttpResponse {
         if self.json {
             return self.builder(StatusCode::ACCEPTED).json(serde_json::json!({"ok": true, "next": "confirm_email"}));
         }
@@ -137,6 +153,7 @@ impl Answer<'_> {
     }
 
     fn refuse(&self, refusal: Refusal, typed_email: &str) -> HttpResponse {
+        crate::metrics::signup(self.list_label(), refusal.code());
         let mut builder = self.builder(refusal.status());
         if let Some(seconds) = refusal.retry_after() {
             builder.insert_header((header::RETRY_AFTER, seconds.to_string()));
@@ -255,7 +272,7 @@ pub async fn signup(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
     // 3. The honeypot: a bot gets what a person would get, and nothing is saved.
     if fields.website.as_deref().is_some_and(|value| !value.is_empty()) {
         tracing::debug!("honeypot filled; answered as success, nothing saved");
-        return answer.success();
+        return answer.honeypot();
     }
 
     // 4. The fields themselves.

@@ -1,0 +1,114 @@
+//! `signupd backup DEST [--force]`: a consistent online copy of the database while `serve`
+//! writes, through SQLite's backup API.
+//!
+//! The copy is read inside one read transaction on the source, so every step sees the same
+//! snapshot (in WAL mode a reader never holds up the server's writer, and the backup does not
+//! restart when the server commits meanwhile). It is written 0600 to a temporary file beside
+//! DEST, checked with `PRAGMA integrity_check`, and only then moved into place: DEST is either
+//! the old file or a complete, checked copy, never half of one. Without `--force` an existing
+//! DEST is refused. The hash key is not in the database: back it up with the copy, or every
+//! suppression stops matching after a restore.
+
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context;
+use rusqlite::Connection;
+use rusqlite::backup::Backup;
+
+use super::Beside;
+
+/// Pages copied per step (4 MiB with 4 KiB pages), and the pause between steps.
+const PAGES_PER_STEP: std::os::raw::c_int = 1024;
+const PAUSE: Duration = Duration::from_millis(1);
+
+/// What a finished backup holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summary {
+    pub bytes: u64,
+    pub pending: i64,
+    pub confirmed: i64,
+    pub suppressions: i64,
+}
+
+pub fn run(beside: &Beside, dest: &Path, force: bool, out: &mut dyn Write) -> anyhow::Result<()> {
+    let summary = backup(beside, dest, force)?;
+    writeln!(
+        out,
+        "backup written to {} ({} bytes): {} confirmed, {} pending, {} suppressions; integrity check ok",
+        dest.display(),
+        summary.bytes,
+        summary.confirmed,
+        summary.pending,
+        summary.suppressions
+    )?;
+    writeln!(out, "keep the hash key with it (secrets.hash_key_file, or hash_key in the data directory)")?;
+    Ok(())
+}
+
+pub fn backup(beside: &Beside, dest: &Path, force: bool) -> anyhow::Result<Summary> {
+    if !force && dest.exists() {
+        anyhow::bail!("{} exists already: pass --force to replace it", dest.display());
+    }
+    let temporary = temporary_beside(dest)?;
+    let result = copy_and_check(beside, &temporary).and_then(|summary| {
+        if force {
+            std::fs::rename(&temporary, dest)
+        } else {
+            // A hard link fails if DEST appeared meanwhile: never overwrite without --force.
+            std::fs::hard_link(&temporary, dest).and_then(|()| std::fs::remove_file(&temporary))
+        }
+        .with_context(|| format!("cannot move the backup into place at {}", dest.display()))?;
+        Ok(summary)
+    });
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    result
+}
+
+/// A new, empty, 0600 file in DEST's directory (so the final move is a rename on one file system).
+fn temporary_beside(dest: &Path) -> anyhow::Result<PathBuf> {
+    let name = dest.file_name().with_context(|| format!("{} is not a file path", dest.display()))?;
+    let dir = dest.parent().filter(|dir| !dir.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let temporary = dir.join(format!(".{}.partial-{}", name.to_string_lossy(), std::process::id()));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&temporary)
+        .with_context(|| format!("cannot write in {}", dir.display()))?;
+    Ok(temporary)
+}
+
+fn copy_and_check(beside: &Beside, temporary: &Path) -> anyhow::Result<Summary> {
+    let mut source = beside.reader()?;
+    let snapshot = source.transaction().context("cannot start a read transaction")?;
+    // The first read pins the snapshot every step of the copy sees.
+    snapshot.query_row("SELECT count(*) FROM sqlite_master", [], |row| row.get::<_, i64>(0))?;
+    {
+        let mut copy = Connection::open(temporary).with_context(|| format!("cannot open {}", temporary.display()))?;
+        let backup = Backup::new(&snapshot, &mut copy).context("cannot start the backup")?;
+        backup.run_to_completion(PAGES_PER_STEP, PAUSE, None).context("the backup failed")?;
+    }
+    drop(snapshot);
+
+    let copy = Connection::open(temporary)?;
+    let verdict: String = copy.query_row("PRAGMA integrity_check", [], |row| row.get(0))?;
+    anyhow::ensure!(verdict == "ok", "the copy failed its integrity check: {verdict}");
+    let count = |sql: &str| copy.query_row(sql, [], |row| row.get::<_, i64>(0));
+    let summary = Summary {
+        bytes: 0,
+        pending: count("SELECT count(*) FROM subscribers WHERE status = 'pending'")?,
+        confirmed: count("SELECT count(*) FROM subscribers WHERE status = 'confirmed'")?,
+        suppressions: count("SELECT count(*) FROM suppressions")?,
+    };
+    // Folds the copy's own WAL, if any, into the file, so DEST is one self-contained file.
+    copy.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")?;
+    drop(copy);
+    let file = std::fs::File::open(temporary)?;
+    file.sync_all().with_context(|| format!("cannot write {}", temporary.display()))?;
+    Ok(Summary { bytes: file.metadata()?.len(), ..summary })
+}

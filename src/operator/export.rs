@@ -1,0 +1,285 @@
+//! `signupd export`: every subscriber (of a list, a status, since a time) as CSV, JSON or JSON
+//! lines, streamed row by row from one read transaction — a consistent snapshot while `serve`
+//! keeps writing, in constant memory however many rows there are.
+//!
+//! Each record: `email`, `list`, `status`, `created_at`, `confirmed_at`, `confirm_method`,
+//! `consent_version`, `consent_text` (the text the list showed for that version when the row was
+//! created) and, for confirmed rows, `unsubscribe_url`: a one-click link signed with the current
+//! key, for the operator's own mail. Times are RFC 3339 UTC; absent values are empty (CSV) or
+//! `null` (JSON).
+//!
+//! CSV follows RFC 4180 (the `csv` crate quotes), and a cell a spreadsheet would run as a
+//! formula — starting with `=`, `+`, `-`, `@`, a tab or a carriage return — gets a leading `'`
+//! (OWASP's rule for CSV injection): the address `=cmd@example.com` is exported as
+//! `'=cmd@example.com`.
+//!
+//! `--output FILE` creates the file 0600 and refuses one that exists; if the export fails
+//! half-way, the partial file is deleted.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use rusqlite::params;
+use serde::Serialize;
+
+use super::{Beside, rfc3339};
+use crate::clock::{Clock, SystemClock, UnixSeconds};
+use crate::mail::message::Links;
+use crate::tokens::Keyring;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StatusFilter {
+    Confirmed,
+    Pending,
+    All,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Csv,
+    Json,
+    Jsonl,
+}
+
+/// What to export.
+#[derive(Debug, Clone)]
+pub struct ExportRequest {
+    pub list: Option<String>,
+    pub status: StatusFilter,
+    pub format: Format,
+    pub since: Option<UnixSeconds>,
+    pub output: Option<PathBuf>,
+}
+
+/// One exported subscriber. Holds an address: no `Debug`.
+#[allow(missing_debug_implementations)]
+#[derive(Serialize)]
+pub struct Record {
+    pub email: String,
+    pub list: String,
+    pub status: String,
+    pub created_at: String,
+    pub confirmed_at: Option<String>,
+    pub confirm_method: Option<String>,
+    pub consent_version: String,
+    pub consent_text: Option<String>,
+    pub unsubscribe_url: Option<String>,
+}
+
+const COLUMNS: [&str; 9] = [
+    "email",
+    "list",
+    "status",
+    "created_at",
+    "confirmed_at",
+    "confirm_method",
+    "consent_version",
+    "consent_text",
+    "unsubscribe_url",
+];
+
+/// Parses `--since`: RFC 3339 (`2026-11-01T00:00:00Z`) or a date (`2026-11-01`, midnight UTC).
+pub fn parse_since(value: &str) -> Result<UnixSeconds, String> {
+    if let Ok(time) = chrono::DateTime::parse_from_rfc3339(value) {
+        return Ok(time.timestamp());
+    }
+    chrono::NaiveDate::parse_from_str(value, "%Y-%m-%d")
+        .ok()
+        .and_then(|date| date.and_hms_opt(0, 0, 0))
+        .map(|time| time.and_utc().timestamp())
+        .ok_or_else(|| format!("{value:?} is neither an RFC 3339 time (2026-11-01T12:00:00Z) nor a date (2026-11-01)"))
+}
+
+/// Runs the export; returns how many records were written.
+pub fn run(beside: &Beside, request: &ExportRequest, stdout: &mut dyn Write) -> anyhow::Result<u64> {
+    if let Some(list) = &request.list {
+        anyhow::ensure!(beside.config.list(list).is_some(), "--list: no list with id {list:?} is configured");
+    }
+    let secrets = beside.secrets()?;
+    let keyring = Keyring::new(&secrets.token_secret, &secrets.verify_only);
+    let links = Links::new(&beside.config);
+    match &request.output {
+        None => write_records(beside, request, &keyring, &links, stdout),
+        Some(path) => {
+            let file = create_private(path)?;
+            let mut out = BufWriter::new(file);
+            let written = write_records(beside, request, &keyring, &links, &mut out)
+                .and_then(|count| out.flush().map(|()| count).context("cannot write the export"))
+                .and_then(|count| {
+                    out.get_ref().sync_all().with_context(|| format!("cannot write {}", path.display()))?;
+                    Ok(count)
+                });
+            if written.is_err() {
+                // Nothing half-written is left behind.
+                let _ = std::fs::remove_file(path);
+            }
+            written
+        }
+    }
+}
+
+fn create_private(path: &Path) -> anyhow::Result<File> {
+    std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path).with_context(|| {
+        if path.exists() {
+            format!("--output: {} exists already; choose a new file name", path.display())
+        } else {
+            format!("--output: cannot create {}", path.display())
+        }
+    })
+}
+
+fn write_records(
+    beside: &Beside,
+    request: &ExportRequest,
+    keyring: &Keyring,
+    links: &Links,
+    out: &mut dyn Write,
+) -> anyhow::Result<u64> {
+    let mut conn = beside.reader()?;
+    // One read transaction: every row comes from the same snapshot.
+    let tx = conn.transaction().context("cannot start a read transaction")?;
+    let status = match request.status {
+        StatusFilter::Confirmed => "confirmed",
+        StatusFilter::Pending => "pending",
+        StatusFilter::All => "all",
+    };
+    let now = SystemClock.now();
+    let mut statement = tx.prepare(
+        "SELECT s.id, s.email, s.list_id, s.status, s.created_at, s.confirmed_at, s.confirm_method, s.consent_version,
+                (SELECT c.consent_text FROM consent_texts c
+                 WHERE c.list_id = s.list_id AND c.consent_version = s.consent_version
+                 ORDER BY c.first_used_at <= s.created_at DESC, c.first_used_at DESC LIMIT 1)
+         FROM subscribers s
+         WHERE (?1 IS NULL OR s.list_id = ?1) AND (?2 = 'all' OR s.status = ?2) AND (?3 IS NULL OR s.created_at >= ?3)
+         ORDER BY s.rowid",
+    )?;
+    let mut rows = statement.query(params![request.list, status, request.since])?;
+    let mut sink = Sink::new(request.format, out)?;
+    let mut count = 0;
+    while let Some(row) = rows.next()? {
+        let id: String = row.get(0)?;
+        let list: String = row.get(2)?;
+        let status: String = row.get(3)?;
+        let unsubscribe_url =
+            (status == "confirmed").then(|| links.unsubscribe(&keyring.sign_unsubscribe(&list, &id, now)));
+        let record = Record {
+            email: row.get(1)?,
+            list,
+            status,
+            created_at: rfc3339(row.get(4)?),
+            confirmed_at: row.get::<_, Option<i64>>(5)?.map(rfc3339),
+            confirm_method: row.get(6)?,
+            consent_version: row.get(7)?,
+            consent_text: row.get(8)?,
+            unsubscribe_url,
+        };
+        sink.write(&record)?;
+        count += 1;
+    }
+    sink.finish()?;
+    Ok(count)
+}
+
+/// Where records go, in the chosen format.
+enum Sink<'a> {
+    Csv(csv::Writer<&'a mut dyn Write>),
+    Json { out: &'a mut dyn Write, first: bool },
+    Jsonl(&'a mut dyn Write),
+}
+
+impl<'a> Sink<'a> {
+    fn new(format: Format, out: &'a mut dyn Write) -> anyhow::Result<Self> {
+        Ok(match format {
+            Format::Csv => {
+                let mut writer = csv::Writer::from_writer(out);
+                writer.write_record(COLUMNS)?;
+                Sink::Csv(writer)
+            }
+            Format::Json => {
+                out.write_all(b"[")?;
+                Sink::Json { out, first: true }
+            }
+            Format::Jsonl => Sink::Jsonl(out),
+        })
+    }
+
+    fn write(&mut self, record: &Record) -> anyhow::Result<()> {
+        match self {
+            Sink::Csv(writer) => {
+                let cells = [
+                    Some(record.email.as_str()),
+                    Some(record.list.as_str()),
+                    Some(record.status.as_str()),
+                    Some(record.created_at.as_str()),
+                    record.confirmed_at.as_deref(),
+                    record.confirm_method.as_deref(),
+                    Some(record.consent_version.as_str()),
+                    record.consent_text.as_deref(),
+                    record.unsubscribe_url.as_deref(),
+                ];
+                writer.write_record(cells.iter().map(|cell| neutralise(cell.unwrap_or("")).into_owned()))?;
+            }
+            Sink::Json { out, first } => {
+                if !*first {
+                    out.write_all(b",")?;
+                }
+                *first = false;
+                out.write_all(b"\n")?;
+                serde_json::to_writer(&mut **out, record)?;
+            }
+            Sink::Jsonl(out) => {
+                serde_json::to_writer(&mut **out, record)?;
+                out.write_all(b"\n")?;
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> anyhow::Result<()> {
+        match self {
+            Sink::Csv(mut writer) => writer.flush()?,
+            Sink::Json { out, first } => out.write_all(if first { b"]\n" } else { b"\n]\n" })?,
+            Sink::Jsonl(out) => out.flush()?,
+        }
+        Ok(())
+    }
+}
+
+/// OWASP's rule against CSV injection: a cell that starts like a formula gets a leading `'`.
+pub fn neutralise(cell: &str) -> std::borrow::Cow<'_, str> {
+    if cell.starts_with(['=', '+', '-', '@', '\t', '\r']) { format!("'{cell}").into() } else { cell.into() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formula_cells_are_neutralised_and_others_left_alone() {
+        for (cell, expected) in [
+            ("=HYPERLINK(\"x\")", "'=HYPERLINK(\"x\")"),
+            ("+1", "'+1"),
+            ("-2", "'-2"),
+            ("@SUM(A1)", "'@SUM(A1)"),
+            ("\tx", "'\tx"),
+            ("\rx", "'\rx"),
+            ("ann@example.com", "ann@example.com"),
+            ("", ""),
+        ] {
+            assert_eq!(neutralise(cell), expected, "{cell:?}");
+        }
+    }
+
+    #[test]
+    fn since_takes_rfc3339_or_a_date() {
+        assert_eq!(parse_since("2026-01-01T00:00:00Z"), Ok(1_767_225_600));
+        assert_eq!(parse_since("2026-01-01T01:00:00+01:00"), Ok(1_767_225_600));
+        assert_eq!(parse_since("2026-01-01"), Ok(1_767_225_600));
+        for bad in ["yesterday", "2026-13-01", "", "1767225600"] {
+            assert!(parse_since(bad).is_err(), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,70 @@
+//! `signupd remove EMAIL [--list ID] [--reason unsubscribed|not_me]`: the erasure request an
+//! operator receives by mail. It runs the same removal the manage page runs
+//! ([`crate::subscription::RemoveAddress`]): the row, its queued mail and any signup of the
+//! address not yet applied go, in one transaction, and only the suppression hash stays. Without
+//! `--list`, every configured list. The reason defaults to what the manage page would record
+//! (`unsubscribed` for a confirmed address, `not_me` for a pending one).
+
+use std::io::Write;
+
+use super::Beside;
+use crate::clock::{Clock, SystemClock};
+use crate::domain::EmailAddress;
+use crate::storage::suppressions::Reason;
+use crate::subscription::RemoveAddress;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReasonArg {
+    Unsubscribed,
+    NotMe,
+}
+
+impl From<ReasonArg> for Reason {
+    fn from(reason: ReasonArg) -> Self {
+        match reason {
+            ReasonArg::Unsubscribed => Reason::Unsubscribed,
+            ReasonArg::NotMe => Reason::NotMe,
+        }
+    }
+}
+
+/// Removes the address; prints one line per list it was removed from, or that nothing matched.
+pub async fn run(
+    beside: &Beside,
+    email: &str,
+    list: Option<&str>,
+    reason: Option<ReasonArg>,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    // The error never repeats the input: it may be an address.
+    let email = EmailAddress::parse(email).map_err(|error| anyhow::anyhow!("EMAIL: {error}"))?;
+    let lists = match list {
+        Some(id) => {
+            anyhow::ensure!(beside.config.list(id).is_some(), "--list: no list with id {id:?} is configured");
+            vec![id.to_owned()]
+        }
+        None => beside.config.lists.iter().map(|list| list.id.as_ref().to_owned()).collect(),
+    };
+    let secrets = beside.secrets()?;
+    let command = RemoveAddress {
+        hash_key: secrets.hash_key,
+        lists,
+        email: email.as_ref().to_owned(),
+        reason: reason.map(Reason::from),
+        now: SystemClock.now(),
+    };
+    let removed = beside.writer()?.execute(command).await?;
+    if removed.is_empty() {
+        writeln!(out, "nothing matched {}: no list has this address", email.masked())?;
+    }
+    for removed in removed {
+        writeln!(
+            out,
+            "removed {} from list {} (suppressed as {})",
+            email.masked(),
+            removed.list_id,
+            removed.reason.as_str()
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,214 @@
+//! `signupd stats [--json]`: how the lists and queues are doing, read from one snapshot.
+//!
+//! Per list: pending and confirmed rows, suppressions by reason, signups (rows created) and
+//! confirmations in the last 24 h and 7 d, the confirmation rate of the last 7 d's signups (the
+//! share of rows created in the last 7 days that are confirmed now; a pending row that expired
+//! is deleted by the cleanup and no longer counts), and the median time from the confirmation
+//! mail to the confirm click over the last 7 d's confirmations. Per queue (`intake`, `mail`):
+//! depth and the age of the oldest item. The mail budget of the current hour, and when the
+//! hourly cleanup last finished.
+//!
+//! `--json` prints [`Stats`] as one JSON object; its field names are stable. Times are
+//! RFC 3339 UTC, durations seconds, absent values `null`.
+
+use std::io::Write;
+
+use anyhow::Context;
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+
+use super::{Beside, rfc3339};
+use crate::clock::{Clock, SystemClock, UnixSeconds};
+use crate::storage::outbox;
+
+const DAY: i64 = 86_400;
+
+#[derive(Debug, Serialize, PartialEq)]
+pub struct Stats {
+    pub generated_at: String,
+    pub lists: Vec<ListStats>,
+    pub queues: Vec<QueueStats>,
+    pub mail_budget: MailBudget,
+    pub last_cleanup_at: Option<String>,
+}
+
+#[derive(Debug, Serialize, PartialEq)]
+pub struct ListStats {
+    pub id: String,
+    pub pending: i64,
+    pub confirmed: i64,
+    pub suppressed: Suppressed,
+    pub signups: Recent,
+    pub confirmations: Recent,
+    /// Confirmed ÷ created, over rows created in the last 7 days; `null` without any.
+    pub confirmation_rate_7d: Option<f64>,
+    /// Median seconds from mail to confirm, over the last 7 days' confirmations.
+    pub median_time_to_confirm_secs_7d: Option<i64>,
+}
+
+#[derive(Debug, Serialize, PartialEq)]
+pub struct Suppressed {
+    pub unsubscribed: i64,
+    pub not_me: i64,
+}
+
+#[derive(Debug, Serialize, PartialEq)]
+pub struct Recent {
+    pub last_24h: i64,
+    pub last_7d: i64,
+}
+
+#[derive(Debug, Serialize, PartialEq)]
+pub struct QueueStats {
+    pub name: &'static str,
+    pub depth: i64,
+    pub oldest_age_secs: Option<i64>,
+}
+
+#[derive(Debug, Serialize, PartialEq)]
+pub struct MailBudget {
+    /// Mails sent or being sent in the current clock hour.
+    pub used_this_hour: i64,
+    pub max_per_hour: u32,
+}
+
+/// Gathers the figures at `now`, in one read transaction.
+pub fn gather(beside: &Beside, now: UnixSeconds) -> anyhow::Result<Stats> {
+    let mut conn = beside.reader()?;
+    let tx = conn.transaction().context("cannot start a read transaction")?;
+    let lists = beside
+        .config
+        .lists
+        .iter()
+        .map(|list| list_stats(&tx, list.id.as_ref(), now))
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let queues = vec![
+        queue(&tx, "intake", "SELECT count(*), min(received_at) FROM intake", now)?,
+        queue(&tx, "mail", "SELECT count(*), min(created_at) FROM outbox", now)?,
+    ];
+    let mail_budget = MailBudget {
+        used_this_hour: outbox::reserved_this_hour(&tx, now)?,
+        max_per_hour: beside.config.mail.max_mails_per_hour,
+    };
+    let last_cleanup_at: Option<i64> =
+        tx.query_row("SELECT last_run_at FROM service_runs WHERE name = 'cleanup'", [], |row| row.get(0)).optional()?;
+    Ok(Stats { generated_at: rfc3339(now), lists, queues, mail_budget, last_cleanup_at: last_cleanup_at.map(rfc3339) })
+}
+
+fn count(conn: &Connection, sql: &str, list: &str, since: i64) -> rusqlite::Result<i64> {
+    conn.query_row(sql, params![list, since], |row| row.get(0))
+}
+
+fn list_stats(conn: &Connection, list: &str, now: UnixSeconds) -> rusqlite::Result<ListStats> {
+    let by_status = |status: &str| {
+        conn.query_row("SELECT count(*) FROM subscribers WHERE list_id = ?1 AND status = ?2", [list, status], |row| {
+            row.get(0)
+        })
+    };
+    let by_reason = |reason: &str| {
+        conn.query_row("SELECT count(*) FROM suppressions WHERE list_id = ?1 AND reason = ?2", [list, reason], |row| {
+            row.get(0)
+        })
+    };
+    let created = "SELECT count(*) FROM subscribers WHERE list_id = ?1 AND created_at >= ?2";
+    let confirmed = "SELECT count(*) FROM subscribers WHERE list_id = ?1 AND confirmed_at >= ?2";
+    let week = now - 7 * DAY;
+    let created_7d = count(conn, created, list, week)?;
+    let confirmed_of_created_7d = count(
+        conn,
+        "SELECT count(*) FROM subscribers WHERE list_id = ?1 AND created_at >= ?2 AND status = 'confirmed'",
+        list,
+        week,
+    )?;
+    let delays = count(
+        conn,
+        "SELECT count(*) FROM subscribers WHERE list_id = ?1 AND confirmed_at >= ?2 AND confirm_delay_secs IS NOT NULL",
+        list,
+        week,
+    )?;
+    let median = if delays == 0 {
+        None
+    } else {
+        conn.query_row(
+            "SELECT confirm_delay_secs FROM subscribers
+             WHERE list_id = ?1 AND confirmed_at >= ?2 AND confirm_delay_secs IS NOT NULL
+             ORDER BY confirm_delay_secs LIMIT 1 OFFSET ?3",
+            params![list, week, delays / 2],
+            |row| row.get(0),
+        )
+        .optional()?
+    };
+    Ok(ListStats {
+        id: list.to_owned(),
+        pending: by_status("pending")?,
+        confirmed: by_status("confirmed")?,
+        suppressed: Suppressed { unsubscribed: by_reason("unsubscribed")?, not_me: by_reason("not_me")? },
+        signups: Recent { last_24h: count(conn, created, list, now - DAY)?, last_7d: created_7d },
+        confirmations: Recent {
+            last_24h: count(conn, confirmed, list, now - DAY)?,
+            last_7d: count(conn, confirmed, list, week)?,
+        },
+        #[allow(clippy::cast_precision_loss, reason = "counts far below 2^52")]
+        confirmation_rate_7d: (created_7d > 0).then(|| confirmed_of_created_7d as f64 / created_7d as f64),
+        median_time_to_confirm_secs_7d: median,
+    })
+}
+
+fn queue(conn: &Connection, name: &'static str, sql: &str, now: UnixSeconds) -> rusqlite::Result<QueueStats> {
+    let (depth, oldest): (i64, Option<i64>) = conn.query_row(sql, [], |row| Ok((row.get(0)?, row.get(1)?)))?;
+    Ok(QueueStats { name, depth, oldest_age_secs: oldest.map(|oldest| (now - oldest).max(0)) })
+}
+
+/// Prints the figures as a table, or as JSON.
+pub fn run(beside: &Beside, json: bool, out: &mut dyn Write) -> anyhow::Result<()> {
+    let stats = gather(beside, SystemClock.now())?;
+    if json {
+        serde_json::to_writer_pretty(&mut *out, &stats)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    writeln!(out, "signupd stats at {}", stats.generated_at)?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{:<16} {:>9} {:>9} {:>7} {:>7} {:>10} {:>10} {:>9} {:>9} {:>7} {:>12}",
+        "list",
+        "pending",
+        "confirmed",
+        "unsub",
+        "not_me",
+        "signups24h",
+        "signups7d",
+        "confirm24h",
+        "confirm7d",
+        "rate7d",
+        "median_secs"
+    )?;
+    for list in &stats.lists {
+        let rate = list.confirmation_rate_7d.map_or_else(|| "-".to_owned(), |rate| format!("{:.0}%", rate * 100.0));
+        let median = list.median_time_to_confirm_secs_7d.map_or_else(|| "-".to_owned(), |secs| secs.to_string());
+        writeln!(
+            out,
+            "{:<16} {:>9} {:>9} {:>7} {:>7} {:>10} {:>10} {:>9} {:>9} {:>7} {:>12}",
+            list.id,
+            list.pending,
+            list.confirmed,
+            list.suppressed.unsubscribed,
+            list.suppressed.not_me,
+            list.signups.last_24h,
+            list.signups.last_7d,
+            list.confirmations.last_24h,
+            list.confirmations.last_7d,
+            rate,
+            median
+        )?;
+    }
+    writeln!(out)?;
+    for queue in &stats.queues {
+        let oldest = queue.oldest_age_secs.map_or_else(|| "-".to_owned(), |secs| format!("{secs} s"));
+        writeln!(out, "queue {:<8} depth {:>8}   oldest {oldest}", queue.name, queue.depth)?;
+    }
+    writeln!(out, "mail budget this hour: {} of {}", stats.mail_budget.used_this_hour, stats.mail_budget.max_per_hour)?;
+    writeln!(out, "last cleanup: {}", stats.last_cleanup_at.as_deref().unwrap_or("never"))?;
+    Ok(())
+}
