@@ -30,6 +30,7 @@ use crate::signup;
 use crate::state::AppState;
 use crate::storage::{self, Db, Writer};
 use crate::tokens::Keyring;
+use crate::webhooks::{self, Webhooks};
 
 /// How long a stopping server waits for in-flight requests. With the workers' own bounds (a
 /// claimed mail batch, one intake chunk) a stop takes well under 10 s whatever is queued.
@@ -119,6 +120,14 @@ impl Application {
                 let mail = mail::run_worker(self.state.clone(), until_stopped(workers_stopped.clone()));
                 workers.push(("mail worker", tokio::spawn(mail)));
             }
+            for endpoint in self.state.webhooks.endpoints() {
+                let deliveries = webhooks::worker::run_worker(
+                    self.state.clone(),
+                    endpoint.clone(),
+                    until_stopped(workers_stopped.clone()),
+                );
+                workers.push(("webhook worker", tokio::spawn(deliveries)));
+            }
         }
         let mut scheduler = if self.background_workers {
             if let Err(error) = scheduler::run_cleanup(&self.state).await {
@@ -182,11 +191,14 @@ pub async fn prepare(config: Config, options: BuildOptions) -> anyhow::Result<Ap
         .timeout(Duration::from_secs(10))
         .build()
         .context("cannot build the HTTP client for the alert webhook")?;
+    let keyring = Arc::new(Keyring::new(&secrets.token_secret, &secrets.verify_only));
+    let webhooks = Webhooks::load(&config, options.credentials_dir.as_deref(), keyring.clone())?;
     Ok(AppState {
         config,
         db,
         writer,
-        keyring: Arc::new(Keyring::new(&secrets.token_secret, &secrets.verify_only)),
+        keyring,
+        webhooks,
         secrets: Arc::new(secrets),
         clock: options.clock,
         limiter,

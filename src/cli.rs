@@ -77,6 +77,12 @@ pub enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Post a signed `test` event to each webhook endpoint and print each answer.
+    SendTestWebhook {
+        /// Only the endpoint with this name.
+        #[arg(long, value_name = "NAME")]
+        name: Option<String>,
+    },
     /// Send one mail through the configured transport and report the SMTP result.
     SendTestMail {
         /// Recipient address.

@@ -58,6 +58,24 @@ pub fn jittered(period: Duration) -> Duration {
     period.mul_f64(0.5 + unit)
 }
 
+/// The retry schedule of mail and webhooks: `base` × 2^(attempt−1), capped at an hour, ±20 %
+/// jitter so a relay or receiver coming back is not hit by every retry at once. In seconds.
+pub fn backoff_secs(base: Duration, attempt: i64) -> i64 {
+    use ring::rand::SecureRandom;
+    const MAX_BACKOFF: Duration = Duration::from_secs(3600);
+    let exponent = i32::try_from(attempt.saturating_sub(1).clamp(0, 30)).unwrap_or(30);
+    let plain = (base.as_secs_f64() * 2f64.powi(exponent)).min(MAX_BACKOFF.as_secs_f64());
+    let mut byte = [0u8; 1];
+    let jitter = if ring::rand::SystemRandom::new().fill(&mut byte).is_ok() {
+        f64::from(byte[0]) / 255.0 * 0.4 - 0.2
+    } else {
+        0.0
+    };
+    #[allow(clippy::cast_possible_truncation, reason = "at most an hour and a fifth, in seconds")]
+    let secs = (plain * (1.0 + jitter)).round().max(1.0) as i64;
+    secs
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,6 +15,7 @@ use crate::operator::remove::ReasonArg;
 use crate::operator::{self, Beside};
 use crate::secrets;
 use crate::telemetry;
+use crate::webhooks;
 
 /// `signupd serve`: start, tell systemd we are ready, serve until SIGTERM or SIGINT.
 pub async fn serve(config_path: Option<&Path>) -> anyhow::Result<()> {
@@ -25,7 +26,13 @@ pub async fn serve(config_path: Option<&Path>) -> anyhow::Result<()> {
     let shutdown = shutdown_signal()?;
     let application = Application::build(config).await?;
     let listen = application.state().config.server.listen;
-    tracing::info!(address = %listen.ip(), port = application.port(), "signupd is listening");
+    // `metrics_port` only when `server.metrics_listen` is set (port 0 picks a free one).
+    tracing::info!(
+        address = %listen.ip(),
+        port = application.port(),
+        metrics_port = application.metrics_port(),
+        "signupd is listening"
+    );
     // Readiness after migrations and bind (SPEC §9); Ok when not run by systemd.
     if let Err(error) = sd_notify::notify(&[sd_notify::NotifyState::Ready]) {
         tracing::warn!(error = %error, "could not notify systemd of readiness");
@@ -39,6 +46,9 @@ pub async fn serve(config_path: Option<&Path>) -> anyhow::Result<()> {
 /// `signupd check-config`: validate and print the effective configuration, secrets redacted.
 pub fn check_config(config_path: Option<&Path>) -> anyhow::Result<()> {
     let config = load_config(config_path)?;
+    // Webhook secrets are files: read them too, so a bad one is found before `serve` starts.
+    let credentials_dir = std::env::var_os("CREDENTIALS_DIRECTORY").map(PathBuf::from);
+    webhooks::load_endpoints(&config, credentials_dir.as_deref())?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "# configuration is valid; effective values (secrets redacted):")?;
     out.write_all(config.to_redacted_toml().as_bytes())?;
@@ -142,6 +152,62 @@ pub async fn send_test_mail(config_path: Option<&Path>, to: &str, list: Option<&
         }
         Err(error) => Err(anyhow::anyhow!("{}{}", error.detail, smtp_hint(&config, &error))),
     }
+}
+
+/// `signupd send-test-webhook [--name NAME]`: a signed `test` event to each endpoint, with each
+/// answer (status and time) or the failure and a hint. Exit 1 if any endpoint failed.
+pub async fn send_test_webhook(config_path: Option<&Path>, name: Option<&str>) -> anyhow::Result<()> {
+    let config = load_config(config_path)?;
+    let credentials_dir = std::env::var_os("CREDENTIALS_DIRECTORY").map(PathBuf::from);
+    let endpoints = webhooks::load_endpoints(&config, credentials_dir.as_deref())?;
+    let chosen: Vec<_> =
+        endpoints.iter().filter(|endpoint| name.is_none_or(|name| endpoint.config.name == name)).collect();
+    match (name, chosen.is_empty()) {
+        (Some(name), true) => anyhow::bail!("--name: no webhook named {name:?} is configured"),
+        (None, true) => anyhow::bail!("no [[webhooks]] endpoint is configured"),
+        _ => {}
+    }
+    let client = webhooks::client()?;
+    let timeout = config.mail.webhook_timeout;
+    let mut failed = 0;
+    let mut out = std::io::stdout().lock();
+    for endpoint in chosen {
+        let now = crate::clock::Clock::now(&crate::clock::SystemClock);
+        let event_id = format!("evt_test_{}", uuid::Uuid::now_v7().simple());
+        let body = serde_json::json!({ "type": "test", "timestamp": operator::rfc3339(now), "data": {} }).to_string();
+        let started = std::time::Instant::now();
+        let answer = webhooks::send(&client, endpoint, &event_id, &body, now, timeout).await;
+        let elapsed = started.elapsed().as_millis();
+        let name = &endpoint.config.name;
+        match answer {
+            Ok(status) if status.is_success() => writeln!(out, "{name}: {} in {elapsed} ms", status.as_u16())?,
+            Ok(status) => {
+                failed += 1;
+                let hint = if status.is_redirection() {
+                    "signupd does not follow redirects: configure the final URL"
+                } else if matches!(status.as_u16(), 401 | 403) {
+                    "the receiver refused the signature: check that it uses the same whsec_ secret"
+                } else {
+                    "the receiver answered, but not with 2xx: check its logs"
+                };
+                writeln!(out, "{name}: {} in {elapsed} ms (hint: {hint})", status.as_u16())?;
+            }
+            Err(error) => {
+                failed += 1;
+                let detail = webhooks::worker::describe(&error, timeout);
+                let hint = if detail.contains("refused") {
+                    "is the receiver listening on that host and port?"
+                } else if detail.contains("within") {
+                    "the receiver is too slow: it should answer at once and work afterwards"
+                } else {
+                    "check the host name (DNS) and, for https, the certificate"
+                };
+                writeln!(out, "{name}: failed: {detail} (hint: {hint})")?;
+            }
+        }
+    }
+    anyhow::ensure!(failed == 0, "{failed} webhook endpoint(s) did not accept the test event");
+    Ok(())
 }
 
 /// What usually causes this failure, in the operator's terms.

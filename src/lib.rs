@@ -17,7 +17,7 @@
 //! - [`storage`]: SQLite. **[`storage::writer`] is the one place SQLite is written**: a thread
 //!   with the only read-write connection runs every write as a typed command, group-committed.
 //!   The commands: `signup::intake` (record a signup), `signup::state_table` (apply intake),
-//!   `mail::queue` (claim and settle mail), [`subscription`] (confirm, remove), [`scheduler`]
+//!   `mail::queue` (claim and settle mail), `webhooks::worker` (claim and settle deliveries), [`subscription`] (confirm, remove), [`scheduler`]
 //!   (cleanup), and the writer's readiness probe. Everything else reads through the
 //!   `query_only` pool [`storage::Db`]. Migrations, one file per table family.
 //! - [`mail`]: mail messages, SMTP/file transports, the outbox worker, alerts.
@@ -31,6 +31,8 @@
 //!   on a jittered tick.
 //! - [`subscription`]: confirming and removing, shared by the routes and the command line.
 //! - [`tokens`]: token derivation and the hashes that are stored instead of tokens.
+//! - [`webhooks`]: subscriber events for the operator's systems — queued with the change,
+//!   signed (Standard Webhooks), delivered in order by one worker per endpoint.
 //! - [`clock`]: injected time, so tests never sleep.
 //! - [`telemetry`]: tracing setup, text or JSON lines.
 
@@ -54,3 +56,4 @@ pub mod storage;
 pub mod subscription;
 pub mod telemetry;
 pub mod tokens;
+pub mod webhooks;

@@ -24,6 +24,7 @@ async fn main() -> ExitCode {
         Command::Remove { email, list, reason } => commands::remove(config, &email, list.as_deref(), reason).await,
         Command::Stats { json } => commands::stats(config, json).await,
         Command::Backup { dest, force } => commands::backup(config, &dest, force).await,
+        Command::SendTestWebhook { name } => commands::send_test_webhook(config, name.as_deref()).await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -34,6 +34,13 @@ pub const TIME_TO_CONFIRM: &str = "signupd_time_to_confirm_seconds";
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 
+/// Each queue and the query for its depth and oldest item, shared with `signupd stats`.
+pub const QUEUES: [(&str, &str); 3] = [
+    ("intake", "SELECT count(*), min(received_at) FROM intake"),
+    ("mail", "SELECT count(*), min(created_at) FROM outbox"),
+    ("webhook", "SELECT count(*), min(created_at) FROM webhook_deliveries"),
+];
+
 /// The list label: a configured list id, or `none` when the request named no configured list
 /// (a visitor's free text must not become a label).
 pub fn list_label(state: &AppState, list: Option<&str>) -> String {
@@ -58,6 +65,10 @@ pub fn removal(list: &str, reason: &'static str, via: &'static str) {
 
 pub fn mail(kind: &'static str, result: &'static str) {
     metrics::counter!(MAILS, "kind" => kind, "result" => result).increment(1);
+}
+
+pub fn webhook(result: &'static str) {
+    metrics::counter!(WEBHOOKS, "result" => result).increment(1);
 }
 
 pub fn smtp_send(duration: std::time::Duration) {
@@ -143,10 +154,7 @@ async fn refresh_gauges(state: &AppState) -> anyhow::Result<()> {
                 }
             }
             let mut queues = Vec::new();
-            for (queue, sql) in [
-                ("intake", "SELECT count(*), min(received_at) FROM intake"),
-                ("mail", "SELECT count(*), min(created_at) FROM outbox"),
-            ] {
+            for (queue, sql) in QUEUES {
                 let (depth, oldest): (i64, Option<i64>) =
                     conn.query_row(sql, [], |row| Ok((row.get(0)?, row.get(1)?)))?;
                 queues.push((queue, depth, oldest.map_or(0, |oldest| (now - oldest).max(0))));
@@ -163,9 +171,6 @@ async fn refresh_gauges(state: &AppState) -> anyhow::Result<()> {
             metrics::gauge!(QUEUE_DEPTH, "queue" => queue).set(depth as f64);
             metrics::gauge!(QUEUE_OLDEST, "queue" => queue).set(oldest as f64);
         }
-        // No webhook endpoints exist yet: the queue is empty by construction.
-        metrics::gauge!(QUEUE_DEPTH, "queue" => "webhook").set(0.0);
-        metrics::gauge!(QUEUE_OLDEST, "queue" => "webhook").set(0.0);
     }
     Ok(())
 }

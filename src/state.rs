@@ -13,6 +13,7 @@ use crate::ratelimit::RateLimiter;
 use crate::secrets::Secrets;
 use crate::storage::{Db, Writer};
 use crate::tokens::Keyring;
+use crate::webhooks::Webhooks;
 
 /// Everything a request handler or background task needs; built once, cloned cheaply.
 #[derive(Debug, Clone)]
@@ -32,4 +33,6 @@ pub struct AppState {
     pub http_client: reqwest::Client,
     /// Signs and verifies unsubscribe tokens.
     pub keyring: Arc<Keyring>,
+    /// The webhook endpoints, their keys and HTTP client.
+    pub webhooks: Webhooks,
 }

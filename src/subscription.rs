@@ -14,14 +14,16 @@ use crate::storage::intake;
 use crate::storage::subscribers::{self, Removable, Status};
 use crate::storage::suppressions::{self, Reason};
 use crate::storage::{Command, outbox};
+use crate::webhooks::{ConfirmedEvent, UnsubscribedEvent, Webhooks};
 
 /// The one atomic transition pending → confirmed, with its consequences in the same commit:
-/// the welcome mail is queued (if the list sends one) and an `unsubscribed` suppression is
-/// lifted. Returns what was confirmed, or `None` when the token matched no live pending row (or,
+/// the welcome mail is queued (if the list sends one), an `unsubscribed` suppression is lifted,
+/// and `subscriber.confirmed` is queued for the webhooks that want it. Returns what was confirmed, or `None` when the token matched no live pending row (or,
 /// with `retyped_email`, not its address).
 pub struct Confirm {
     pub config: Arc<Config>,
     pub hash_key: Secret,
+    pub webhooks: Webhooks,
     /// SHA-256 hex of the confirm token.
     pub confirm_hash: String,
     pub method: &'static str,
@@ -56,6 +58,18 @@ impl Command for Confirm {
             outbox::queue_welcome(conn, &row.id, self.now)?;
         }
         suppressions::lift_unsubscribed(conn, &suppressions::hash(&self.hash_key, &row.list_id, &row.email))?;
+        self.webhooks.queue_confirmed(
+            conn,
+            &ConfirmedEvent {
+                list: &row.list_id,
+                email: &row.email,
+                subscriber_id: &row.id,
+                created_at: row.created_at,
+                method: self.method,
+                consent_version: &row.consent_version,
+                now: self.now,
+            },
+        )?;
         Ok(Some(Confirmed { list_id: row.list_id, delay_secs: row.delay_secs }))
     }
 }
@@ -81,6 +95,9 @@ pub struct Removed {
 /// the row had when it was deleted. `None` when nothing matched.
 pub struct Remove {
     pub hash_key: Secret,
+    pub webhooks: Webhooks,
+    /// `manage` or `one_click`, for the webhook event.
+    pub via: &'static str,
     pub target: RemovalTarget,
     pub now: UnixSeconds,
 }
@@ -105,7 +122,8 @@ impl Command for Remove {
             return Ok(None);
         };
         let reason = reason_for(row.status);
-        remove_row(conn, &self.hash_key, &row, reason, self.now)?;
+        let removal = Removal { hash_key: &self.hash_key, webhooks: &self.webhooks, via: self.via, now: self.now };
+        removal.remove(conn, &row, reason)?;
         Ok(Some(Removed { list_id: row.list_id, reason }))
     }
 }
@@ -115,16 +133,36 @@ fn reason_for(status: Status) -> Reason {
     if status == Status::Confirmed { Reason::Unsubscribed } else { Reason::NotMe }
 }
 
-fn remove_row(
-    conn: &Connection,
-    hash_key: &Secret,
-    row: &Removable,
-    reason: Reason,
+/// What every removal does to one row, whoever asked for it.
+struct Removal<'a> {
+    hash_key: &'a Secret,
+    webhooks: &'a Webhooks,
+    via: &'static str,
     now: UnixSeconds,
-) -> anyhow::Result<()> {
-    subscribers::delete_everywhere(conn, row)?;
-    suppressions::record(conn, &suppressions::hash(hash_key, &row.list_id, &row.email), &row.list_id, reason, now)?;
-    Ok(())
+}
+
+impl Removal<'_> {
+    /// Deletes the row everywhere, records its suppression and, if it was confirmed, queues
+    /// `subscriber.unsubscribed` (a pending address was never known to the receivers).
+    fn remove(&self, conn: &Connection, row: &Removable, reason: Reason) -> anyhow::Result<()> {
+        subscribers::delete_everywhere(conn, row)?;
+        let hash = suppressions::hash(self.hash_key, &row.list_id, &row.email);
+        suppressions::record(conn, &hash, &row.list_id, reason, self.now)?;
+        if row.status == Status::Confirmed {
+            self.webhooks.queue_unsubscribed(
+                conn,
+                &UnsubscribedEvent {
+                    list: &row.list_id,
+                    email: &row.email,
+                    subscriber_id: &row.id,
+                    reason: reason.as_str(),
+                    via: self.via,
+                    now: self.now,
+                },
+            )?;
+        }
+        Ok(())
+    }
 }
 
 /// An erasure request (`signupd remove`): removes `email` from each of `lists` as the manage page
@@ -132,6 +170,7 @@ fn remove_row(
 /// A signup of the address not yet applied from `intake` is removed too (as a pending one).
 pub struct RemoveAddress {
     pub hash_key: Secret,
+    pub webhooks: Webhooks,
     pub lists: Vec<String>,
     /// Normalised, as `EmailAddress` gives it.
     pub email: String,
@@ -150,6 +189,7 @@ impl Command for RemoveAddress {
     type Output = Vec<Removed>;
 
     fn execute(self, conn: &Connection) -> anyhow::Result<Vec<Removed>> {
+        let removal = Removal { hash_key: &self.hash_key, webhooks: &self.webhooks, via: "cli", now: self.now };
         let mut removed = Vec::new();
         for list_id in &self.lists {
             let row = match subscribers::find(conn, list_id, &self.email)? {
@@ -169,7 +209,7 @@ impl Command for RemoveAddress {
             };
             if let Some(row) = row {
                 let reason = self.reason.unwrap_or(reason_for(row.status));
-                remove_row(conn, &self.hash_key, &row, reason, self.now)?;
+                removal.remove(conn, &row, reason)?;
                 removed.push(Removed { list_id: row.list_id, reason });
             }
         }

@@ -46,6 +46,8 @@ pub struct Config {
     pub cleanup: CleanupConfig,
     /// At least one list; ids are unique.
     pub lists: Vec<ListConfig>,
+    /// Endpoints that receive subscriber events; names are unique.
+    pub webhooks: Vec<WebhookConfig>,
     /// The merged sources, kept to print the effective configuration (`check-config`).
     effective: RawConfig,
 }
@@ -108,9 +110,52 @@ pub struct MailConfig {
     pub max_mails_per_hour: u32,
     pub retry_base: Duration,
     pub alert_webhook: Option<Url>,
+    /// How long a webhook endpoint may take to answer.
+    pub webhook_timeout: Duration,
+    /// How long an event is retried before it is dropped (and the operator alerted).
+    pub webhook_max_age: Duration,
     pub smtp: SmtpConfig,
     /// DKIM signing, for operators who send without a signing relay.
     pub dkim: Option<DkimConfig>,
+}
+
+/// One `[[webhooks]]` endpoint (SPEC §5.1). Its secret is read at start (`crate::webhooks`).
+#[derive(Debug, Clone)]
+pub struct WebhookConfig {
+    /// Shown in logs and metrics: `a-z`, `0-9` and `-`, like a list id.
+    pub name: String,
+    /// https, or plain http to a loopback address.
+    pub url: Url,
+    /// `None`: `$CREDENTIALS_DIRECTORY/webhook_<name>`.
+    pub secret_file: Option<PathBuf>,
+    pub events: Vec<WebhookEvent>,
+    /// Empty: every list.
+    pub lists: Vec<String>,
+}
+
+impl WebhookConfig {
+    /// Whether this endpoint wants `event` about a subscriber of `list`.
+    pub fn wants(&self, event: WebhookEvent, list: &str) -> bool {
+        self.events.contains(&event) && (self.lists.is_empty() || self.lists.iter().any(|id| id == list))
+    }
+}
+
+/// The events a webhook endpoint can subscribe to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WebhookEvent {
+    Confirmed,
+    Unsubscribed,
+}
+
+impl WebhookEvent {
+    pub const ALL: [Self; 2] = [Self::Confirmed, Self::Unsubscribed];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Confirmed => "subscriber.confirmed",
+            Self::Unsubscribed => "subscriber.unsubscribed",
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -353,6 +398,10 @@ impl Config {
             retry_base: problems.check_or_default("mail.retry_base", parse::positive_duration(&m.retry_base)),
             alert_webhook: problems
                 .check_or_default("mail.alert_webhook", parse::optional(&m.alert_webhook, parse::http_url)),
+            webhook_timeout: problems
+                .check_or_default("mail.webhook_timeout", parse::positive_duration(&m.webhook_timeout)),
+            webhook_max_age: problems
+                .check_or_default("mail.webhook_max_age", parse::positive_duration(&m.webhook_max_age)),
             smtp: SmtpConfig {
                 host: m.smtp.host.clone(),
                 port: m.smtp.port,
@@ -393,9 +442,10 @@ impl Config {
         let cleanup = CleanupConfig { schedule: raw.cleanup.schedule.clone() };
 
         let lists = check_lists(raw.lists.as_deref(), &mut problems);
+        let webhooks = check_webhooks(&raw.webhooks, &lists, &mut problems);
 
         problems.into_result()?;
-        Ok(Self { server, storage, secrets, signup, mail, cleanup, lists, effective: raw })
+        Ok(Self { server, storage, secrets, signup, mail, cleanup, lists, webhooks, effective: raw })
     }
 
     /// The list with this id, if configured.
@@ -412,6 +462,63 @@ impl Config {
         }
         toml::to_string_pretty(&shown).unwrap_or_else(|error| format!("# cannot print configuration: {error}\n"))
     }
+}
+
+fn check_webhooks(
+    webhooks: &[raw::RawWebhook],
+    lists: &[ListConfig],
+    problems: &mut parse::Problems,
+) -> Vec<WebhookConfig> {
+    let mut seen: Vec<&str> = Vec::new();
+    webhooks
+        .iter()
+        .enumerate()
+        .filter_map(|(i, hook)| {
+            let key = |field: &str| format!("webhooks[{i}].{field}");
+            let name = problems
+                .check(&key("name"), ListId::parse(&hook.name).map_err(|e| e.to_string().replace("list id", "name")));
+            if name.is_some() {
+                if seen.contains(&hook.name.as_str()) {
+                    problems.push(key("name"), format!("duplicate webhook name {:?}", hook.name));
+                }
+                seen.push(&hook.name);
+            }
+            let url = problems.check(&key("url"), parse::webhook_url(&hook.url));
+            let events: Vec<WebhookEvent> = if hook.events.is_empty() {
+                WebhookEvent::ALL.to_vec()
+            } else {
+                hook.events
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(j, event)| {
+                        let known = WebhookEvent::ALL.into_iter().find(|known| known.as_str() == event);
+                        if known.is_none() {
+                            problems.push(
+                                format!("webhooks[{i}].events[{j}]"),
+                                format!(
+                                    "unknown event {event:?}; known: subscriber.confirmed, subscriber.unsubscribed"
+                                ),
+                            );
+                        }
+                        known
+                    })
+                    .collect()
+            };
+            for (j, list) in hook.lists.iter().enumerate() {
+                if !lists.iter().any(|configured| configured.id.as_ref() == list) {
+                    problems
+                        .push(format!("webhooks[{i}].lists[{j}]"), format!("no list with id {list:?} is configured"));
+                }
+            }
+            Some(WebhookConfig {
+                name: name?.as_ref().to_owned(),
+                url: url?,
+                secret_file: parse::optional_path(&hook.secret_file),
+                events,
+                lists: hook.lists.clone(),
+            })
+        })
+        .collect()
 }
 
 fn check_lists(lists: Option<&[RawList]>, problems: &mut parse::Problems) -> Vec<ListConfig> {

@@ -143,6 +143,25 @@ pub fn http_url(value: &str) -> Result<Url, String> {
     Ok(url)
 }
 
+/// A webhook endpoint: https, or plain http only to a loopback address (the receiver gets
+/// addresses, which must not cross a network in the clear).
+pub fn webhook_url(value: &str) -> Result<Url, String> {
+    let url = http_url(value)?;
+    let loopback = match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        None => false,
+    };
+    if url.scheme() != "https" && !loopback {
+        return Err(format!("{value:?} must be https:// (plain http only to a loopback address)"));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(format!("{value:?} must not contain a user name or password"));
+    }
+    Ok(url)
+}
+
 /// The base of every link in mail: no credentials, query or fragment; no trailing slash.
 pub fn public_url(value: &str) -> Result<Url, String> {
     let mut url = http_url(value)?;

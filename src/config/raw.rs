@@ -19,6 +19,22 @@ pub struct RawConfig {
     /// no configuration file at all.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lists: Option<Vec<RawList>>,
+    /// Endpoints that receive subscriber events (SPEC §5.1).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub webhooks: Vec<RawWebhook>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawWebhook {
+    pub name: String,
+    pub url: String,
+    /// Empty: `$CREDENTIALS_DIRECTORY/webhook_<name>`.
+    pub secret_file: String,
+    /// Empty: every subscriber event.
+    pub events: Vec<String>,
+    /// Empty: every list.
+    pub lists: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -105,6 +121,8 @@ pub struct RawMail {
     pub max_mails_per_hour: u32,
     pub retry_base: String,
     pub alert_webhook: String,
+    pub webhook_timeout: String,
+    pub webhook_max_age: String,
     pub smtp: RawSmtp,
     pub dkim: RawDkim,
 }
@@ -117,6 +135,8 @@ impl Default for RawMail {
             max_mails_per_hour: 1000,
             retry_base: "30s".into(),
             alert_webhook: String::new(),
+            webhook_timeout: "10s".into(),
+            webhook_max_age: "24h".into(),
             smtp: RawSmtp::default(),
             dkim: RawDkim::default(),
         }

@@ -155,3 +155,49 @@ fn origins_and_urls_are_normalised() {
     assert!(config.list("a").is_some());
     assert!(config.list("b").is_none());
 }
+
+#[test]
+fn webhook_problems_name_the_endpoint_index() {
+    let hook = |extra: &str| {
+        format!("[[lists]]\nid = \"news\"\n[[webhooks]]\nname = \"crm\"\nurl = \"https://crm.example.com/h\"\n{extra}")
+    };
+    let cases: &[(&str, String, &str)] = &[
+        (
+            "duplicate name",
+            format!("{}\n[[webhooks]]\nname = \"crm\"\nurl = \"https://b.example.com/h\"", hook("")),
+            "webhooks[1].name: duplicate webhook name \"crm\"",
+        ),
+        ("bad name", hook("").replace("name = \"crm\"", "name = \"My CRM\""), "webhooks[0].name"),
+        (
+            "http to a remote host",
+            hook("").replace("https://crm.example.com/h", "http://crm.example.com/h"),
+            "webhooks[0].url: \"http://crm.example.com/h\" must be https://",
+        ),
+        ("not a URL", hook("").replace("https://crm.example.com/h", "crm"), "webhooks[0].url"),
+        (
+            "unknown event",
+            hook("events = [\"subscriber.created\"]"),
+            "webhooks[0].events[0]: unknown event \"subscriber.created\"",
+        ),
+        ("unknown list", hook("lists = [\"nope\"]"), "webhooks[0].lists[0]: no list with id \"nope\""),
+        ("unknown key", hook("secret = \"x\""), "webhooks[0].secret: unknown key"),
+        ("bad timeout", format!("[mail]\nwebhook_timeout = \"soon\"\n{}", hook("")), "mail.webhook_timeout"),
+        ("bad max age", format!("[mail]\nwebhook_max_age = \"0s\"\n{}", hook("")), "mail.webhook_max_age"),
+    ];
+    for (case, toml, expected) in cases {
+        let problems = problems_of(toml);
+        assert!(problems.iter().any(|p| p.contains(expected)), "{case}: expected {expected:?}, got {problems:?}");
+    }
+}
+
+#[test]
+fn a_webhook_defaults_to_every_event_and_list_and_allows_http_to_loopback() {
+    let config = Config::from_toml(
+        "[[lists]]\nid = \"news\"\n[[webhooks]]\nname = \"local\"\nurl = \"http://127.0.0.1:9000/h\"",
+    )
+    .unwrap();
+    let hook = &config.webhooks[0];
+    assert_eq!(hook.events, crate::config::WebhookEvent::ALL);
+    assert!(hook.wants(crate::config::WebhookEvent::Unsubscribed, "news"));
+    assert!(hook.lists.is_empty());
+}

@@ -1,6 +1,7 @@
-//! Telling the operator that a confirmation could never be delivered (SPEC §5): an error-level
-//! log line, and a JSON POST to `mail.alert_webhook` if set — with the list, the SMTP code and
-//! the recipient's domain, never the address.
+//! Telling the operator that a confirmation could never be delivered (SPEC §5), or that a webhook
+//! event was dropped (SPEC §5.1): an error-level log line, and a JSON POST to
+//! `mail.alert_webhook` if set — with the list, the SMTP code and the recipient's domain, or the
+//! endpoint and event type; never the address.
 
 use serde::Serialize;
 
@@ -24,6 +25,37 @@ pub async fn send(config: &Config, client: &reqwest::Client, alert: &Alert) {
         detail = %alert.detail,
         "a confirmation mail could not be delivered; the pending signup was removed"
     );
+    post(config, client, alert).await;
+}
+
+/// A webhook event given up after `mail.webhook_max_age`: which endpoint and which kind of
+/// event, never the address.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct WebhookDropped<'a> {
+    pub event: &'static str,
+    pub endpoint: &'a str,
+    pub event_type: &'a str,
+    pub detail: &'a str,
+}
+
+pub async fn webhook_dropped(
+    config: &Config,
+    client: &reqwest::Client,
+    endpoint: &str,
+    event_type: &str,
+    detail: &str,
+) {
+    tracing::error!(
+        endpoint,
+        event_type,
+        detail,
+        "a webhook event could not be delivered within webhook_max_age; dropped"
+    );
+    post(config, client, &WebhookDropped { event: "webhook_dropped", endpoint, event_type, detail }).await;
+}
+
+/// POSTs `alert` as JSON to `mail.alert_webhook`, if set.
+async fn post(config: &Config, client: &reqwest::Client, alert: &impl Serialize) {
     let Some(webhook) = &config.mail.alert_webhook else {
         return;
     };

@@ -31,13 +31,11 @@
 
 use std::time::{Duration, Instant};
 
-use ring::rand::{SecureRandom, SystemRandom};
-
 use super::alert::{self, Alert};
 use super::message;
 use super::queue::{ClaimMail, ReadyKind, SettleMail, Settlement, Undo, secs};
 use super::transport::{Delivered, SendError};
-use crate::clock::{UnixSeconds, jittered};
+use crate::clock::{UnixSeconds, backoff_secs, jittered};
 use crate::state::AppState;
 use crate::storage::outbox;
 use crate::storage::subscribers::MailTarget;
@@ -51,8 +49,6 @@ pub const WORKERS: usize = 4;
 pub const CLAIM_BATCH: usize = 32;
 /// How often, on average, an idle worker looks for due mail (±50 % jitter).
 pub const MAIL_TICK: Duration = Duration::from_secs(1);
-/// The longest wait between two attempts.
-const MAX_BACKOFF: Duration = Duration::from_secs(3600);
 
 /// What happened to one mail (or, for the last two, why nothing happened).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -280,7 +276,7 @@ fn failed(
     reserved_at: UnixSeconds,
 ) -> (Settlement, MailOutcome) {
     let window_ends = item.created_at.saturating_add(secs(state.config.signup.confirm_ttl));
-    let next = now.saturating_add(backoff_secs(state, item.attempts));
+    let next = now.saturating_add(backoff_secs(state.config.mail.retry_base, item.attempts));
     if !error.permanent && next < window_ends {
         let settlement = Settlement::Retry {
             item_id: item.id,
@@ -325,15 +321,4 @@ async fn report(
         }
         _ => {}
     }
-}
-
-/// `retry_base` × 2^(attempt−1), capped at an hour, ±20 % jitter so a relay coming back is not
-/// hit by every retry at once.
-fn backoff_secs(state: &AppState, attempt: i64) -> i64 {
-    let base = state.config.mail.retry_base.as_secs_f64();
-    let exponent = i32::try_from(attempt.saturating_sub(1).clamp(0, 30)).unwrap_or(30);
-    let plain = (base * 2f64.powi(exponent)).min(MAX_BACKOFF.as_secs_f64());
-    let mut byte = [0u8; 1];
-    let jitter = if SystemRandom::new().fill(&mut byte).is_ok() { f64::from(byte[0]) / 255.0 * 0.4 - 0.2 } else { 0.0 };
-    (plain * (1.0 + jitter)).round().max(1.0) as i64
 }

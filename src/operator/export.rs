@@ -185,7 +185,7 @@ fn write_records(
 
 /// Where records go, in the chosen format.
 enum Sink<'a> {
-    Csv(csv::Writer<&'a mut dyn Write>),
+    Csv(Box<csv::Writer<&'a mut dyn Write>>),
     Json { out: &'a mut dyn Write, first: bool },
     Jsonl(&'a mut dyn Write),
 }
@@ -196,7 +196,7 @@ impl<'a> Sink<'a> {
             Format::Csv => {
                 let mut writer = csv::Writer::from_writer(out);
                 writer.write_record(COLUMNS)?;
-                Sink::Csv(writer)
+                Sink::Csv(Box::new(writer))
             }
             Format::Json => {
                 out.write_all(b"[")?;

@@ -57,6 +57,13 @@ impl Beside {
         SecretsPlan::resolve(&self.config, credentials_dir.as_deref())?.existing()
     }
 
+    /// The webhook endpoints, so a removal queues its event like the server's would.
+    pub fn webhooks(&self, secrets: &Secrets) -> anyhow::Result<crate::webhooks::Webhooks> {
+        let credentials_dir = std::env::var_os("CREDENTIALS_DIRECTORY").map(PathBuf::from);
+        let keyring = std::sync::Arc::new(crate::tokens::Keyring::new(&secrets.token_secret, &secrets.verify_only));
+        crate::webhooks::Webhooks::load(&self.config, credentials_dir.as_deref(), keyring)
+    }
+
     /// A writer of this process's own, for a command that writes.
     pub fn writer(&self) -> anyhow::Result<Writer> {
         Writer::attach(&self.path)

@@ -47,6 +47,7 @@ pub async fn run(
     };
     let secrets = beside.secrets()?;
     let command = RemoveAddress {
+        webhooks: beside.webhooks(&secrets)?,
         hash_key: secrets.hash_key,
         lists,
         email: email.as_ref().to_owned(),

@@ -4,7 +4,8 @@
 //! confirmations in the last 24 h and 7 d, the confirmation rate of the last 7 d's signups (the
 //! share of rows created in the last 7 days that are confirmed now; a pending row that expired
 //! is deleted by the cleanup and no longer counts), and the median time from the confirmation
-//! mail to the confirm click over the last 7 d's confirmations. Per queue (`intake`, `mail`):
+//! mail to the confirm click over the last 7 d's confirmations. Per queue (`intake`, `mail`,
+//! `webhook`):
 //! depth and the age of the oldest item. The mail budget of the current hour, and when the
 //! hourly cleanup last finished.
 //!
@@ -82,10 +83,8 @@ pub fn gather(beside: &Beside, now: UnixSeconds) -> anyhow::Result<Stats> {
         .iter()
         .map(|list| list_stats(&tx, list.id.as_ref(), now))
         .collect::<rusqlite::Result<Vec<_>>>()?;
-    let queues = vec![
-        queue(&tx, "intake", "SELECT count(*), min(received_at) FROM intake", now)?,
-        queue(&tx, "mail", "SELECT count(*), min(created_at) FROM outbox", now)?,
-    ];
+    let queues =
+        crate::metrics::QUEUES.iter().map(|(name, sql)| queue(&tx, name, sql, now)).collect::<rusqlite::Result<_>>()?;
     let mail_budget = MailBudget {
         used_this_hour: outbox::reserved_this_hour(&tx, now)?,
         max_per_hour: beside.config.mail.max_mails_per_hour,

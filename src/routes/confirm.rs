@@ -142,6 +142,7 @@ pub async fn confirm(req: HttpRequest, payload: web::Payload, state: web::Data<A
     let command = Confirm {
         config: state.config.clone(),
         hash_key: state.secrets.hash_key.clone(),
+        webhooks: state.webhooks.clone(),
         confirm_hash: hash,
         method: if retype { "retype" } else { "button" },
         retyped_email: retyped,

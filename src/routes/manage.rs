@@ -75,7 +75,13 @@ async fn remove(state: &AppState, form: &TokenForm, via: &'static str) -> anyhow
             Some(claims.list_id.clone()),
         ),
     };
-    let command = Remove { hash_key: state.secrets.hash_key.clone(), target, now: state.clock.now() };
+    let command = Remove {
+        hash_key: state.secrets.hash_key.clone(),
+        webhooks: state.webhooks.clone(),
+        via,
+        target,
+        now: state.clock.now(),
+    };
     let Some(removed) = state.writer.execute(command).await? else {
         return Ok(claimed_list);
     };

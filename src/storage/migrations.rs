@@ -5,8 +5,11 @@
 use rusqlite::Connection;
 use rusqlite_migration::{M, Migrations};
 
-const MIGRATION_SLICE: &[M<'_>] =
-    &[M::up(include_str!("migrations/0001_initial.sql")), M::up(include_str!("migrations/0002_operator.sql"))];
+const MIGRATION_SLICE: &[M<'_>] = &[
+    M::up(include_str!("migrations/0001_initial.sql")),
+    M::up(include_str!("migrations/0002_operator.sql")),
+    M::up(include_str!("migrations/0003_webhooks.sql")),
+];
 
 pub const MIGRATIONS: Migrations<'_> = Migrations::from_slice(MIGRATION_SLICE);
 
@@ -74,7 +77,16 @@ mod tests {
             .unwrap();
         assert_eq!(
             tables,
-            ["consent_texts", "intake", "outbox", "rate_limits", "service_runs", "subscribers", "suppressions"]
+            [
+                "consent_texts",
+                "intake",
+                "outbox",
+                "rate_limits",
+                "service_runs",
+                "subscribers",
+                "suppressions",
+                "webhook_deliveries"
+            ]
         );
     }
 

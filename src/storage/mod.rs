@@ -17,6 +17,7 @@ pub mod migrations;
 pub mod outbox;
 pub mod subscribers;
 pub mod suppressions;
+pub mod webhooks;
 pub mod writer;
 
 use std::path::{Path, PathBuf};

@@ -186,6 +186,8 @@ pub struct JustConfirmed {
     pub email: String,
     /// Seconds from the confirmation mail to the click.
     pub delay_secs: Option<i64>,
+    pub created_at: UnixSeconds,
+    pub consent_version: String,
 }
 
 /// The one atomic transition pending → confirmed (SPEC §4.2). With `retyped_email`, the row's
@@ -204,10 +206,17 @@ pub fn confirm(
              confirm_delay_secs = ?2 - confirmation_sent_at
          WHERE status = 'pending' AND confirm_hash = ?1 AND confirm_expires_at >= ?2
            AND (?4 IS NULL OR email = ?4)
-         RETURNING id, list_id, email, confirm_delay_secs",
+         RETURNING id, list_id, email, confirm_delay_secs, created_at, consent_version",
     )?
     .query_row(params![hash, now, method, retyped_email], |row| {
-        Ok(JustConfirmed { id: row.get(0)?, list_id: row.get(1)?, email: row.get(2)?, delay_secs: row.get(3)? })
+        Ok(JustConfirmed {
+            id: row.get(0)?,
+            list_id: row.get(1)?,
+            email: row.get(2)?,
+            delay_secs: row.get(3)?,
+            created_at: row.get(4)?,
+            consent_version: row.get(5)?,
+        })
     })
     .optional()
 }

@@ -1,0 +1,312 @@
+//! Webhooks (SPEC §5.1): subscriber events delivered to the operator's own systems, signed with
+//! the Standard Webhooks scheme, durable and in order.
+//!
+//! - **Queued with the change.** [`Webhooks::queue_confirmed`] and
+//!   [`Webhooks::queue_unsubscribed`] run inside the writer commands that confirm or remove
+//!   (`crate::subscription`), so the event commits with the change it reports or not at all. A
+//!   pending address that is removed or expires produces nothing: the receiver never knew it.
+//! - **Signed** per Standard Webhooks: `webhook-id` (the event id, the same on every retry),
+//!   `webhook-timestamp` (Unix seconds of the attempt) and `webhook-signature: v1,<base64 of
+//!   HMAC-SHA256(secret, id + "." + timestamp + "." + body)>`, where the secret is the base64
+//!   after `whsec_` ([`sign`]). Any of the scheme's libraries verifies it.
+//! - **Delivered** by one worker per endpoint ([`worker`]), so a slow or dead endpoint holds up
+//!   no other; at least once, in order per subscriber, retried with the mail backoff until
+//!   `mail.webhook_max_age`, then dropped with an alert that names the endpoint and event type.
+//!
+//! A secret comes from `secret_file`, else `$CREDENTIALS_DIRECTORY/webhook_<name>`: `whsec_`
+//! followed by the standard base64 of at least 24 random bytes. It prints as `[redacted]`.
+
+pub mod worker;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context;
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use ring::hmac;
+use rusqlite::Connection;
+use serde_json::json;
+
+use crate::clock::UnixSeconds;
+use crate::config::{Config, WebhookConfig, WebhookEvent};
+use crate::mail::message::Links;
+use crate::storage::webhooks::{self, NewDelivery};
+use crate::tokens::Keyring;
+
+/// The shortest secret accepted, in decoded bytes.
+const MIN_SECRET_BYTES: usize = 24;
+
+/// An endpoint with its signing key.
+pub struct Endpoint {
+    pub config: WebhookConfig,
+    key: hmac::Key,
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint").field("name", &self.config.name).field("secret", &"[redacted]").finish()
+    }
+}
+
+impl Endpoint {
+    /// The `webhook-signature` header value for one attempt.
+    pub fn sign(&self, event_id: &str, timestamp: UnixSeconds, body: &str) -> String {
+        sign(&self.key, event_id, timestamp, body)
+    }
+}
+
+/// Standard Webhooks: `v1,` + base64(HMAC-SHA256(key, `{id}.{timestamp}.{body}`)).
+pub fn sign(key: &hmac::Key, event_id: &str, timestamp: UnixSeconds, body: &str) -> String {
+    let signed = format!("{event_id}.{timestamp}.{body}");
+    format!("v1,{}", STANDARD.encode(hmac::sign(key, signed.as_bytes()).as_ref()))
+}
+
+/// POSTs `body` to `endpoint`, signed for `event_id` at `timestamp`; the answer's status.
+pub async fn send(
+    client: &reqwest::Client,
+    endpoint: &Endpoint,
+    event_id: &str,
+    body: &str,
+    timestamp: UnixSeconds,
+    timeout: std::time::Duration,
+) -> Result<reqwest::StatusCode, reqwest::Error> {
+    let response = client
+        .post(endpoint.config.url.as_str())
+        .timeout(timeout)
+        .header("content-type", "application/json")
+        .header("webhook-id", event_id)
+        .header("webhook-timestamp", timestamp.to_string())
+        .header("webhook-signature", endpoint.sign(event_id, timestamp, body))
+        .body(body.to_owned())
+        .send()
+        .await?;
+    Ok(response.status())
+}
+
+/// Parses a `whsec_…` secret into its HMAC key.
+pub fn parse_secret(text: &str) -> Result<hmac::Key, String> {
+    let encoded = text
+        .trim_end_matches(['\r', '\n'])
+        .strip_prefix("whsec_")
+        .ok_or("must start with \"whsec_\" (Standard Webhooks format)")?;
+    let bytes = STANDARD.decode(encoded).map_err(|_| "the part after \"whsec_\" is not standard base64".to_owned())?;
+    if bytes.len() < MIN_SECRET_BYTES {
+        return Err(format!("is {} bytes decoded; at least {MIN_SECRET_BYTES} are needed", bytes.len()));
+    }
+    Ok(hmac::Key::new(hmac::HMAC_SHA256, &bytes))
+}
+
+/// The configured endpoints and what queuing their events needs; cheap to clone.
+#[derive(Clone)]
+pub struct Webhooks {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    endpoints: Vec<Arc<Endpoint>>,
+    keyring: Arc<Keyring>,
+    links: Links,
+    /// Never follows redirects: a redirect is a failed delivery (SPEC §5.1).
+    client: reqwest::Client,
+    timeout: std::time::Duration,
+}
+
+impl std::fmt::Debug for Webhooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Webhooks").field("endpoints", &self.inner.endpoints).finish_non_exhaustive()
+    }
+}
+
+impl Webhooks {
+    /// Reads every endpoint's secret; an error names the key (`webhooks[0].secret_file`).
+    pub fn load(config: &Config, credentials_dir: Option<&Path>, keyring: Arc<Keyring>) -> anyhow::Result<Self> {
+        let endpoints = load_endpoints(config, credentials_dir)?;
+        let client = client()?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                endpoints,
+                keyring,
+                links: Links::new(config),
+                client,
+                timeout: config.mail.webhook_timeout,
+            }),
+        })
+    }
+
+    pub fn endpoints(&self) -> &[Arc<Endpoint>] {
+        &self.inner.endpoints
+    }
+
+    pub fn client(&self) -> &reqwest::Client {
+        &self.inner.client
+    }
+
+    /// How long an endpoint may take to answer.
+    pub fn timeout(&self) -> std::time::Duration {
+        self.inner.timeout
+    }
+
+    /// Queues `subscriber.confirmed` for every endpoint that wants it; runs inside the confirm
+    /// command's transaction.
+    pub fn queue_confirmed(&self, conn: &Connection, confirmed: &ConfirmedEvent<'_>) -> anyhow::Result<()> {
+        if !self.any_wants(WebhookEvent::Confirmed, confirmed.list) {
+            return Ok(());
+        }
+        let consent_text: Option<String> = conn
+            .prepare_cached(
+                "SELECT consent_text FROM consent_texts WHERE list_id = ?1 AND consent_version = ?2
+                 ORDER BY first_used_at <= ?3 DESC, first_used_at DESC LIMIT 1",
+            )?
+            .query_row(rusqlite::params![confirmed.list, confirmed.consent_version, confirmed.created_at], |row| {
+                row.get(0)
+            })
+            .ok();
+        let token = self.inner.keyring.sign_unsubscribe(confirmed.list, confirmed.subscriber_id, confirmed.now);
+        let data = json!({
+            "list": confirmed.list,
+            "email": confirmed.email,
+            "subscriber_id": confirmed.subscriber_id,
+            "created_at": crate::operator::rfc3339(confirmed.created_at),
+            "confirmed_at": crate::operator::rfc3339(confirmed.now),
+            "confirm_method": confirmed.method,
+            "consent_version": confirmed.consent_version,
+            "consent_text": consent_text,
+            "unsubscribe_url": self.inner.links.unsubscribe(&token),
+        });
+        self.queue(conn, WebhookEvent::Confirmed, confirmed.list, confirmed.subscriber_id, data, confirmed.now)
+    }
+
+    /// Queues `subscriber.unsubscribed` (a confirmed subscriber left) for every endpoint that
+    /// wants it; runs inside the removal command's transaction.
+    pub fn queue_unsubscribed(&self, conn: &Connection, left: &UnsubscribedEvent<'_>) -> anyhow::Result<()> {
+        if !self.any_wants(WebhookEvent::Unsubscribed, left.list) {
+            return Ok(());
+        }
+        let data = json!({
+            "list": left.list,
+            "email": left.email,
+            "subscriber_id": left.subscriber_id,
+            "reason": left.reason,
+            "via": left.via,
+        });
+        self.queue(conn, WebhookEvent::Unsubscribed, left.list, left.subscriber_id, data, left.now)
+    }
+
+    fn any_wants(&self, event: WebhookEvent, list: &str) -> bool {
+        self.inner.endpoints.iter().any(|endpoint| endpoint.config.wants(event, list))
+    }
+
+    fn queue(
+        &self,
+        conn: &Connection,
+        event: WebhookEvent,
+        list: &str,
+        subscriber_id: &str,
+        data: serde_json::Value,
+        now: UnixSeconds,
+    ) -> anyhow::Result<()> {
+        let event_id = format!("evt_{}", uuid::Uuid::now_v7().simple());
+        let payload =
+            json!({ "type": event.as_str(), "timestamp": crate::operator::rfc3339(now), "data": data }).to_string();
+        for endpoint in self.inner.endpoints.iter().filter(|endpoint| endpoint.config.wants(event, list)) {
+            webhooks::insert(
+                conn,
+                &NewDelivery {
+                    endpoint: &endpoint.config.name,
+                    event_id: &event_id,
+                    event_type: event.as_str(),
+                    subscriber_id,
+                    payload: &payload,
+                    now,
+                },
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Every configured endpoint with its key; an error names the key (`webhooks[0].secret_file`).
+pub fn load_endpoints(config: &Config, credentials_dir: Option<&Path>) -> anyhow::Result<Vec<Arc<Endpoint>>> {
+    config
+        .webhooks
+        .iter()
+        .enumerate()
+        .map(|(i, hook)| {
+            let key = read_secret(hook, credentials_dir).with_context(|| format!("webhooks[{i}].secret_file"))?;
+            Ok(Arc::new(Endpoint { config: hook.clone(), key }))
+        })
+        .collect()
+}
+
+/// The webhook HTTP client: never follows redirects (a redirect is a failed delivery).
+pub fn client() -> anyhow::Result<reqwest::Client> {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .user_agent(concat!("signupd/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .context("cannot build the webhook HTTP client")
+}
+
+/// What `subscriber.confirmed` reports. Holds an address: no `Debug`.
+#[allow(missing_debug_implementations)]
+pub struct ConfirmedEvent<'a> {
+    pub list: &'a str,
+    pub email: &'a str,
+    pub subscriber_id: &'a str,
+    pub created_at: UnixSeconds,
+    pub method: &'a str,
+    pub consent_version: &'a str,
+    pub now: UnixSeconds,
+}
+
+/// What `subscriber.unsubscribed` reports. Holds an address: no `Debug`.
+#[allow(missing_debug_implementations)]
+pub struct UnsubscribedEvent<'a> {
+    pub list: &'a str,
+    pub email: &'a str,
+    pub subscriber_id: &'a str,
+    /// `unsubscribed` or `not_me`.
+    pub reason: &'a str,
+    /// `one_click`, `manage` or `cli`.
+    pub via: &'a str,
+    pub now: UnixSeconds,
+}
+
+fn read_secret(hook: &WebhookConfig, credentials_dir: Option<&Path>) -> anyhow::Result<hmac::Key> {
+    let path: PathBuf = match (&hook.secret_file, credentials_dir) {
+        (Some(path), _) => path.clone(),
+        (None, Some(dir)) => dir.join(format!("webhook_{}", hook.name)),
+        (None, None) => anyhow::bail!(
+            "not set, and there is no $CREDENTIALS_DIRECTORY/webhook_{}: set it to a file holding a whsec_ secret",
+            hook.name
+        ),
+    };
+    let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    parse_secret(&text).map_err(|problem| anyhow::anyhow!("the secret in {} {problem}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signatures_follow_the_standard_webhooks_layout() {
+        // The scheme's published test vector (standard-webhooks, libraries' shared tests).
+        let key = parse_secret("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw").unwrap();
+        let signature = sign(&key, "msg_p5jXN8AQM9LWM0D4loKWxJek", 1_614_265_330, r#"{"test": 2432232314}"#);
+        assert_eq!(signature, "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=");
+    }
+
+    #[test]
+    fn bad_secrets_are_refused_with_the_reason() {
+        for (secret, problem) in [
+            ("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "whsec_"),
+            ("whsec_not base64!", "base64"),
+            ("whsec_c2hvcnQ=", "at least 24"),
+        ] {
+            let error = parse_secret(secret).err().unwrap_or_default();
+            assert!(error.contains(problem), "{secret}: {error}");
+        }
+    }
+}
