@@ -30,8 +30,9 @@ use crate::storage::intake as intake_table;
 /// mail still leaves within a second or two of the signup.
 pub const INTAKE_TICK: Duration = Duration::from_millis(250);
 /// Most items one command applies: small enough that the requests sharing its commit wait a
-/// millisecond or two for it, large enough to drain a bot wave's backlog between two ticks.
-const CHUNK: usize = 256;
+/// millisecond or two for it (applying an unknown address is a handful of index inserts); the
+/// worker sends the next chunk as soon as one is done, so a backlog still drains at once.
+const CHUNK: usize = 64;
 
 /// What one call of [`try_execute_task`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -20,7 +20,7 @@ use std::time::Duration;
 use rusqlite::Connection;
 
 use super::Endpoint;
-use crate::clock::{UnixSeconds, backoff_secs, jittered};
+use crate::clock::{Clock, SystemClock, UnixSeconds, backoff_secs, jittered};
 use crate::state::AppState;
 use crate::storage::Command;
 use crate::storage::webhooks::{self, Claimed};
@@ -105,9 +105,11 @@ pub async fn try_deliver_batch(
 /// One signed POST; `Err` carries what went wrong in words without the address.
 async fn post(state: &AppState, endpoint: &Endpoint, event: &Claimed) -> Result<(), String> {
     let timeout = state.webhooks.timeout();
+    // Receivers compare `webhook-timestamp` with their own clock (replay protection): it is the
+    // wall-clock time of this attempt, not the injected clock.
+    let timestamp = SystemClock.now();
     let sent =
-        super::send(state.webhooks.client(), endpoint, &event.event_id, &event.payload, state.clock.now(), timeout)
-            .await;
+        super::send(state.webhooks.client(), endpoint, &event.event_id, &event.payload, timestamp, timeout).await;
     match sent {
         Ok(status) if status.is_success() => Ok(()),
         Ok(status) if status.is_redirection() => Err(format!("HTTP {} (redirects are not followed)", status.as_u16())),
