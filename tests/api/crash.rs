@@ -5,230 +5,12 @@
 //! directly (read-only) between runs.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, ExitStatus, Stdio};
-use std::sync::mpsc;
+use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::Connection;
 
-use crate::helpers::{signupd, write_config};
-
-// ---------------------------------------------------------------------------------------------
-// The server process
-
-/// A running `signupd serve`, killed (SIGKILL) when dropped, so a failed test never leaves a
-/// server behind.
-struct Served {
-    child: Child,
-    port: u16,
-    /// Every stderr line, for the failure message of a start that never bound.
-    lines: mpsc::Receiver<String>,
-}
-
-/// A config in `dir` (data under `dir/data`, mail files under `dir/data/mail`, the list `news`)
-/// with the rate limit out of the way and the given hourly mail budget.
-fn config(dir: &Path, max_mails_per_hour: u32) -> PathBuf {
-    let mail_dir = dir.join("data").join("mail");
-    write_config(
-        dir,
-        &format!(
-            "[signup]\nrate_limits = [ {{ window = \"1m\", max = 100000000 }} ]\n\
-             [mail]\nfile_dir = {:?}\nmax_mails_per_hour = {max_mails_per_hour}\n",
-            mail_dir.display().to_string()
-        ),
-    )
-}
-
-/// Starts `signupd serve` on port 0 and waits for the line that names the bound port.
-fn serve(config: &Path) -> Served {
-    let mut child = signupd()
-        .arg("serve")
-        .arg("--config")
-        .arg(config)
-        .env("SIGNUPD_SERVER__LISTEN", "127.0.0.1:0")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let (sender, lines) = mpsc::channel();
-    std::thread::spawn(move || {
-        // Keeps reading after the receiver is gone, so the server never blocks on a full pipe.
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = sender.send(line);
-        }
-    });
-    let mut served = Served { child, port: 0, lines };
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let mut seen = Vec::new();
-    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-        let Ok(line) = served.lines.recv_timeout(left) else {
-            break;
-        };
-        if line.contains("signupd is listening") {
-            served.port = line
-                .split("port")
-                .nth(1)
-                .and_then(|rest| {
-                    rest.trim_start_matches(|c: char| !c.is_ascii_digit()).split(|c: char| !c.is_ascii_digit()).next()
-                })
-                .and_then(|digits| digits.parse().ok())
-                .unwrap_or_else(|| panic!("no port in {line:?}"));
-            return served;
-        }
-        seen.push(line);
-    }
-    panic!("signupd serve did not start listening; its stderr:\n{}", seen.join("\n"));
-}
-
-impl Served {
-    fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{path}", self.port)
-    }
-
-    /// SIGKILL: no shutdown code runs.
-    fn kill_9(&mut self) {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
-    }
-
-    fn sigterm(&self) {
-        let pid = self.child.id().to_string();
-        let sent = std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap();
-        assert!(sent.success(), "kill -TERM {pid}");
-    }
-
-    /// The exit status, if the process ends within `limit`.
-    async fn exit_within(&mut self, limit: Duration) -> Option<ExitStatus> {
-        let deadline = Instant::now() + limit;
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return Some(status);
-            }
-            if Instant::now() >= deadline {
-                return None;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-
-    /// SIGTERM, and the process must exit with status 0 within the 10 s contract.
-    async fn stop(mut self) {
-        self.sigterm();
-        let status = self.exit_within(Duration::from_secs(10)).await.expect("serve exits within 10 s of SIGTERM");
-        assert_eq!(status.code(), Some(0), "{status:?}");
-    }
-
-    /// Waits until `/healthz` answers 200.
-    async fn healthy(&self, client: &reqwest::Client) {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            if let Ok(response) = client.get(self.url("/healthz")).send().await
-                && response.status() == 200
-            {
-                return;
-            }
-            assert!(Instant::now() < deadline, "/healthz never answered 200");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-fn client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(Duration::from_secs(20))
-        .build()
-        .unwrap()
-}
-
-fn read_only(database: &Path) -> Connection {
-    Connection::open_with_flags(database, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX).unwrap()
-}
-
-fn count(conn: &Connection, sql: &str) -> i64 {
-    conn.query_row(sql, [], |row| row.get(0)).unwrap()
-}
-
-// ---------------------------------------------------------------------------------------------
-// Mail files
-
-/// The tokens the mails written so far carry, by recipient.
-#[derive(Debug, Default, Clone)]
-struct Tokens {
-    confirm: Option<String>,
-    manage: Option<String>,
-}
-
-/// Reads every `.eml` file in `dir` (oldest first: the names are UUIDv7), with quoted-printable
-/// soft line breaks and `=3D` undone and headers unfolded. A file cut short by `kill -9` may lack
-/// its recipient or a whole token; what it lacks is skipped.
-fn tokens_by_recipient(dir: &Path) -> BTreeMap<String, Tokens> {
-    let mut files: Vec<PathBuf> = match std::fs::read_dir(dir) {
-        Ok(entries) => entries.map(|entry| entry.unwrap().path()).collect(),
-        Err(_) => Vec::new(),
-    };
-    files.sort();
-    let mut found: BTreeMap<String, Tokens> = BTreeMap::new();
-    for file in files {
-        let raw = String::from_utf8_lossy(&std::fs::read(&file).unwrap()).into_owned();
-        let text = raw.replace("=\r\n", "").replace("=3D", "=").replace("\r\n ", " ").replace("\r\n\t", " ");
-        let Some((head, _)) = text.split_once("\r\n\r\n") else {
-            continue;
-        };
-        let Some(to) = head.split("\r\n").find_map(|line| {
-            let (name, value) = line.split_once(':')?;
-            name.eq_ignore_ascii_case("To").then(|| recipient(value))
-        }) else {
-            continue;
-        };
-        let tokens = found.entry(to).or_default();
-        if let Some(token) = token_after(&text, "/confirm?token=", &file) {
-            tokens.confirm = Some(token);
-        }
-        if let Some(token) = token_after(&text, "/manage?token=", &file) {
-            tokens.manage = Some(token);
-        }
-    }
-    found
-}
-
-/// `Name <a@b>` or `a@b`, lowercased.
-fn recipient(value: &str) -> String {
-    let value = value.trim();
-    let address = match (value.rfind('<'), value.rfind('>')) {
-        (Some(open), Some(close)) if open < close => &value[open + 1..close],
-        _ => value,
-    };
-    address.trim().to_ascii_lowercase()
-}
-
-/// The one complete 43-character token after `needle` in `text`, if any.
-fn token_after(text: &str, needle: &str, file: &Path) -> Option<String> {
-    let tokens: BTreeSet<String> = text
-        .match_indices(needle)
-        .map(|(at, _)| {
-            text[at + needle.len()..]
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
-                .collect::<String>()
-        })
-        .filter(|token| token.len() == 43)
-        .collect();
-    assert!(tokens.len() <= 1, "{}: the {needle} links disagree: {tokens:?}", file.display());
-    tokens.into_iter().next()
-}
+use crate::process::{Tokens, client, config, count, read_only, serve, strings, tokens_by_recipient, unix_now};
 
 // ---------------------------------------------------------------------------------------------
 // Test 1: kill -9 in the middle of a burst, ten times
@@ -339,15 +121,6 @@ impl Ledger {
     }
 }
 
-fn strings(conn: &Connection, sql: &str) -> BTreeSet<String> {
-    let mut statement = conn.prepare(sql).unwrap();
-    statement.query_map([], |row| row.get(0)).unwrap().map(Result::unwrap).collect()
-}
-
-fn unix_now() -> i64 {
-    i64::try_from(SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs()).unwrap()
-}
-
 /// Waits until the workers of a fresh start have applied all intake and sent every mail that is
 /// not held by a lease the killed process took (those wait for their lease to end).
 async fn wait_for_workers(database: &Path, leased_before_start: &BTreeSet<i64>) {
@@ -393,7 +166,7 @@ async fn every_acknowledged_signup_confirm_and_removal_survives_kill_9_across_te
     eprintln!("kill -9 test seed: {seed:#x}");
     let mut rng = Rng(seed);
     let dir = tempfile::tempdir().unwrap();
-    let config = config(dir.path(), 1_000_000);
+    let config = config(dir.path(), 1_000_000, "");
     let database = dir.path().join("data/signupd.sqlite3");
     let mail_dir = dir.path().join("data/mail");
     let mut ledger = Ledger::default();
@@ -495,7 +268,7 @@ fn intake_and_subscribers(database: &Path) -> (i64, i64) {
 async fn sigterm_with_a_large_backlog_exits_quickly_and_the_backlog_is_applied_after_restart() {
     // Arrange: a migrated database with 20,000 signups waiting in intake
     let dir = tempfile::tempdir().unwrap();
-    let config = config(dir.path(), 1000);
+    let config = config(dir.path(), 1000, "");
     let database = dir.path().join("data/signupd.sqlite3");
     let client = client();
     let server = serve(&config);
