@@ -103,10 +103,17 @@ impl Writer {
         let (sender, receiver) = mpsc::channel(CHANNEL_CAPACITY);
         let batches = Arc::new(AtomicU64::new(0));
         let counter = batches.clone();
+        let checkpoints = Connection::open(conn.path().unwrap_or_default()).context("cannot open the checkpointer")?;
+        checkpoints.pragma_update(None, "query_only", "ON")?;
+        let watched = Arc::downgrade(&batches);
         std::thread::Builder::new()
             .name("signupd-writer".into())
             .spawn(move || run(&conn, receiver, &counter))
             .context("cannot start the database writer thread")?;
+        std::thread::Builder::new()
+            .name("signupd-checkpoint".into())
+            .spawn(move || checkpoint_while(&checkpoints, &watched))
+            .context("cannot start the checkpointer thread")?;
         Ok(Self { sender, batches, migrations_applied })
     }
 
@@ -207,6 +214,32 @@ impl<C: Command> Queued for Envelope<C> {
     }
 }
 
+/// Copies committed WAL frames into the database file, beside the writer rather than on its
+/// thread: an automatic checkpoint runs inside the commit that crosses the threshold, and every
+/// request waiting for that commit would wait for the copy and its fsync too. PASSIVE never
+/// blocks the writer or a reader. Runs while the writer lives (its batch counter can be reached).
+fn checkpoint_while(conn: &Connection, batches: &std::sync::Weak<AtomicU64>) {
+    let mut checkpointed = 0;
+    while let Some(counter) = batches.upgrade() {
+        let committed = counter.load(Ordering::SeqCst);
+        drop(counter);
+        if committed != checkpointed {
+            match conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
+                Ok(()) => checkpointed = committed,
+                Err(error) => tracing::warn!(error = %error, "WAL checkpoint failed; trying again"),
+            }
+        }
+        #[allow(clippy::disallowed_methods, reason = "a dedicated thread paces itself")]
+        std::thread::sleep(CHECKPOINT_EVERY);
+    }
+}
+
+/// How often the checkpointer looks for new commits.
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(200);
+/// The writer still checkpoints by itself past this many WAL pages (40 MiB), should the
+/// checkpointer ever fall behind, so the WAL stays bounded.
+const WRITER_AUTOCHECKPOINT_PAGES: i64 = 10_000;
+
 /// Why a batch was not committed.
 enum BatchError {
     /// The transaction could not begin: nothing ran.
@@ -301,6 +334,7 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     // indexes (subscribers by address and by removal hash, the outbox, the counters) saves a
     // read from the file for most B-tree steps. Negative: KiB.
     conn.pragma_update(None, "cache_size", WRITER_CACHE_KIB)?;
+    conn.pragma_update(None, "wal_autocheckpoint", WRITER_AUTOCHECKPOINT_PAGES)?;
     Ok(())
 }
 
@@ -423,6 +457,28 @@ mod tests {
         assert_eq!(values(&path), ["first", "last"], "the failed commands' writes are rolled back, only theirs");
         assert_eq!(writer.batches_committed() - before, 2, "the held batch, then one commit for all four");
         assert!(writer.execute(Insert { value: "after", fail: false }).await.is_ok(), "the writer lives on");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn committed_writes_reach_the_database_file_through_the_checkpointer() {
+        let (_dir, path, writer) = writer_with_table();
+        for value in ["a", "b", "c"] {
+            writer.execute(Insert { value, fail: false }).await.unwrap();
+        }
+        // `immutable=1` reads the database file alone, not the WAL: the rows show up there only
+        // once a checkpoint copied them, and the writer's own threshold is far away.
+        let uri = format!("file:{}?immutable=1", path.display());
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_URI;
+        let mut in_file = 0;
+        for _ in 0..100 {
+            let conn = Connection::open_with_flags(&uri, flags).unwrap();
+            in_file = conn.query_row("SELECT count(*) FROM t", [], |row| row.get::<_, i64>(0)).unwrap_or(0);
+            if in_file == 3 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(in_file, 3, "the checkpointer copied the committed frames");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
