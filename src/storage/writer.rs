@@ -334,6 +334,11 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     // indexes (subscribers by address and by removal hash, the outbox, the counters) saves a
     // read from the file for most B-tree steps. Negative: KiB.
     conn.pragma_update(None, "cache_size", WRITER_CACHE_KIB)?;
+    // Each command's savepoint keeps the original of every page it changes in a statement
+    // journal, a temporary *file* by default: measured, that file's writes, opens and closes
+    // took 40 % of the writer's time. In memory it is a copy. Nothing durable lives there: a
+    // crash loses only the uncommitted batch, as it would anyway.
+    conn.pragma_update(None, "temp_store", "MEMORY")?;
     conn.pragma_update(None, "wal_autocheckpoint", WRITER_AUTOCHECKPOINT_PAGES)?;
     Ok(())
 }
