@@ -1,25 +1,32 @@
 #!/usr/bin/env bash
 # End-to-end signup benchmark for signupd; BENCHMARKS.md has the figures and how to read them.
 #
-#   bash bench/signup.sh      # ~15 minutes on an idle 2-core machine, after the release build
+#   bash bench/signup.sh      # ~8 minutes on an idle 2-core machine, after the release build
 #
 # 1. ceiling: examples/bench_ceiling.rs (actix-web, parses the same form, answers 303), wrk;
 # 2. signupd POST /api/signup, unique addresses, rate limits raised, RUST_LOG=warn, the same wrk
 #    command; then once with the default log level (one access-log line per request);
+#    After each signupd run: the intake rows left when wrk stopped, how long the intake worker
+#    (jittered ~250 ms tick) needs to apply them, and applied rows/s / answered req/s;
 # 3. signupd paced open loop by bench/loadgen (wrk cannot pace, Debian has no wrk2) at half the
-#    median maximum rate of 2., the ceiling at the same rate, and a sweep of lower rates;
-# 4. answer timing for the four address states (bench/states.py), requests back to back and
-#    with a pause between them.
+#    median maximum rate of 2., the ceiling at the same rate, and a sweep of other fractions of
+#    the maximum;
+# 4. answer timing for the four address states (bench/states.py), requests back to back (the
+#    answer itself and the one after it) and with a pause between them.
 #
 # Knobs (environment, defaults shown):
 #   THREADS=2 CONNS=64 DURATION=20s WARMUP=3s REPEAT=3 LOG_COMPARE=1
-#   PACED_SECS=30 PACED_WARMUP=5 PACED_CONNS=64 SWEEP_RATES="250 500 1000 2000" SWEEP_SECS=20
+#   PACED_SECS=30 PACED_WARMUP=5 PACED_CONNS=64 SWEEP_FRACTIONS="0.25 0.75" (of the median
+#   maximum rate; SWEEP_RATES="r1 r2 ..." gives absolute rates instead) SWEEP_SECS=20
 #   STATES_N=600 STATES_GAPS="0 20" (ms between requests)
 #   QUIET_MAX=10 QUIET_WAIT=900: before each phase, wait up to QUIET_WAIT s until the machine is
 #     at most QUIET_MAX % busy; the summary names phases that never got that quiet
 #   BUILD=1 (0: use the binaries already in target/release) KEEP_TMP=0 SUMMARY_OUT=file
-# Needs wrk (apt-get install wrk), python3, sqlite3, curl, cargo. Everything listens on
-# 127.0.0.1 (ports 18080-18082).
+#   BENCH_SIGNUPD=path BENCH_CEILING=path: other binaries than target/release/{signupd,examples/bench_ceiling}
+#   PHASES="ceiling max paced sweep states": the parts to run; without `max`, PACED_RATE=r gives
+#     the paced rate (otherwise half the median maximum) and the sweep uses fractions of 2r
+# Needs wrk, sqlite3, curl (installed with apt-get when missing), python3, cargo. Everything
+# listens on 127.0.0.1 (ports 18080-18082).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -34,23 +41,38 @@ PACED_WARMUP=${PACED_WARMUP:-5}
 PACED_CONNS=${PACED_CONNS:-64}
 STATES_N=${STATES_N:-600}
 STATES_GAPS=${STATES_GAPS:-0 20}
-SWEEP_RATES=${SWEEP_RATES:-250 500 1000 2000}
+SWEEP_FRACTIONS=${SWEEP_FRACTIONS:-0.25 0.75}
+SWEEP_RATES=${SWEEP_RATES:-}
 SWEEP_SECS=${SWEEP_SECS:-20}
 REPEAT=${REPEAT:-3}
 QUIET_MAX=${QUIET_MAX:-10}
 QUIET_WAIT=${QUIET_WAIT:-900}
 LOG_COMPARE=${LOG_COMPARE:-1}
 KEEP_TMP=${KEEP_TMP:-0}
+PHASES=${PHASES:-ceiling max paced sweep states}
+PACED_RATE=${PACED_RATE:-}
+has() { [[ " $PHASES " == *" $1 "* ]]; }
+if ! has max && { has paced || has sweep; } && [[ -z $PACED_RATE && -z $SWEEP_RATES ]]; then
+    echo "bench: without the max phase, set PACED_RATE (and/or SWEEP_RATES)" >&2
+    exit 2
+fi
 
 SIGNUPD_PORT=18080
 CEILING_PORT=18081
 STATES_PORT=18082
 
-BUILT_SIGNUPD=target/release/signupd
-BUILT_CEILING=target/release/examples/bench_ceiling
+BUILT_SIGNUPD=${BENCH_SIGNUPD:-target/release/signupd}
+BUILT_CEILING=${BENCH_CEILING:-target/release/examples/bench_ceiling}
 LOADGEN_TARGET=target/bench-loadgen
 BUILT_LOADGEN=$LOADGEN_TARGET/release/signupd-loadgen
 
+# Debian packages for the tools (wrk 4.1.0 on bookworm; there is no wrk2).
+missing=()
+for tool in wrk sqlite3 curl; do command -v "$tool" >/dev/null || missing+=("$tool"); done
+if ((${#missing[@]} > 0)); then
+    echo "== installing ${missing[*]} (apt-get)" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
 for tool in wrk python3 sqlite3 curl cargo; do
     command -v "$tool" >/dev/null || { echo "bench: $tool is required" >&2; exit 1; }
 done
@@ -86,13 +108,20 @@ if [[ ! -x $BUILT_LOADGEN ]]; then
 fi
 # Run copies, so a rebuild in the working tree during the run cannot swap a binary underneath.
 mkdir -p "$TMP/bin"
-cp "$BUILT_SIGNUPD" "$BUILT_CEILING" "$BUILT_LOADGEN" "$TMP/bin/"
+cp "$BUILT_SIGNUPD" "$TMP/bin/signupd"
+cp "$BUILT_CEILING" "$TMP/bin/bench_ceiling"
+cp "$BUILT_LOADGEN" "$TMP/bin/signupd-loadgen"
 SIGNUPD=$TMP/bin/signupd
 CEILING=$TMP/bin/bench_ceiling
 LOADGEN=$TMP/bin/signupd-loadgen
-REVISION=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-if [[ -n $(git status --porcelain -- src Cargo.toml Cargo.lock 2>/dev/null) ]]; then
-    REVISION="$REVISION + uncommitted changes in src/"
+# What the binary was built from; BENCH_REVISION names it when BENCH_SIGNUPD is not this tree's build.
+if [[ -n ${BENCH_REVISION:-} ]]; then
+    REVISION=$BENCH_REVISION
+else
+    REVISION=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+    if [[ -n $(git status --porcelain -- src Cargo.toml Cargo.lock 2>/dev/null) ]]; then
+        REVISION="$REVISION + uncommitted changes in src/"
+    fi
 fi
 BUILT_AT=$(date -r "$BUILT_SIGNUPD" -u +%FT%TZ)
 
@@ -176,11 +205,12 @@ sql() { # DB SQL
     sqlite3 -cmd '.timeout 30000' "$1" "$2"
 }
 
+# The intake worker applies `intake` on a jittered tick (~250 ms), so this polls (every 50 ms).
 wait_intake() { # DB
     local i
-    for i in $(seq 1 1500); do
+    for i in $(seq 1 6000); do
         [[ $(sql "$1" 'SELECT count(*) FROM intake') == 0 ]] && return 0
-        sleep 0.2
+        sleep 0.05
     done
     echo "bench: intake did not drain" >&2
     return 1
@@ -280,7 +310,7 @@ median_run() { # FILE-WITH-SUMMARY-LINES -> the line with the median rps
 }
 
 : >"$TMP/ceiling.runs"
-for run in $(seq 1 "$REPEAT"); do
+for run in $(has ceiling && seq 1 "$REPEAT"); do
     wait_quiet "ceiling run $run"
     log "1. ceiling run $run/$REPEAT: bench_ceiling, ${WRK_CMD[*]}"
     phase_begin
@@ -320,14 +350,17 @@ signupd_max_run() { # NAME RUST_LOG -> SUMMARY line + backlog fields
     summary=$(grep '^SUMMARY' "$TMP/$name.wrk.txt")
     sent=$(($(field "$(grep '^SUMMARY' "$TMP/$name.warmup.txt")" requests) + $(field "$summary" requests) + 1))
     locked=$(grep -c 'database is locked' "$dir/stderr.log" || true)
+    # applied_ratio: rows applied per second (from the start of the measured run until intake is
+    # empty) over answers per second (wrk's count over its duration).
     awk -v s="$summary" -v b="$backlog" -v t0="$t0" -v t1="$t1" -v t2="$t2" -v before="$before" -v after="$after" \
-        -v rows="$after" -v sent="$sent" -v locked="$locked" -v foreign="$foreign" 'BEGIN {
-        printf "%s backlog=%d drain_s=%.1f e2e_rps=%.0f rows=%d answered=%d locked_errors=%d foreign_cpu=%s\n",
-            s, b, t2 - t1, (after - before) / (t2 - t0), rows, sent, locked, foreign }'
+        -v rows="$after" -v sent="$sent" -v locked="$locked" -v foreign="$foreign" -v rps="$(field "$summary" rps)" 'BEGIN {
+        e2e = (after - before) / (t2 - t0)
+        printf "%s backlog=%d drain_s=%.2f e2e_rps=%.0f applied_ratio=%.3f rows=%d answered=%d locked_errors=%d foreign_cpu=%s\n",
+            s, b, t2 - t1, e2e, e2e / rps, rows, sent, locked, foreign }'
 }
 
 : >"$TMP/signupd.runs"
-for run in $(seq 1 "$REPEAT"); do
+for run in $(has max && seq 1 "$REPEAT"); do
     wait_quiet "signupd run $run"
     log "2. signupd run $run/$REPEAT (RUST_LOG=warn), ${WRK_CMD[*]}"
     # Redirected, not piped, so the function runs in this shell (cleanup trap, CPU accounting).
@@ -338,7 +371,7 @@ CEIL=$(median_run "$TMP/ceiling.runs")
 MAX=$(median_run "$TMP/signupd.runs")
 
 INFO=
-if [[ $LOG_COMPARE == 1 ]]; then
+if [[ $LOG_COMPARE == 1 ]] && has max; then
     wait_quiet "signupd info run"
     log "2b. signupd with the default log filter (info: one access-log line per request)"
     signupd_max_run info info >"$TMP/line"
@@ -347,7 +380,10 @@ if [[ $LOG_COMPARE == 1 ]]; then
 fi
 
 # --- 3. half the maximum rate, paced -------------------------------------------------------------
-HALF=$(awk -v r="$(field "$MAX" rps)" 'BEGIN { printf "%d", r / 2 }')
+HALF=${PACED_RATE:-$(awk -v r="$(field "$MAX" rps)" 'BEGIN { printf "%d", r / 2 }')}
+PACED=
+PACED_CEIL=
+if has paced; then
 wait_quiet "paced signupd"
 log "3. signupd paced at $HALF req/s (half of the median maximum), $PACED_CONNS connections, ${PACED_SECS}s + ${PACED_WARMUP}s warm-up"
 phase_begin
@@ -374,9 +410,14 @@ phase_end
 PACED_CEIL="$PACED_CEIL foreign_cpu=$PH_FOREIGN"
 echo "$PACED_CEIL" >&2
 
+fi
+
 # --- 3c. paced sweep -----------------------------------------------------------------------------
+if [[ -z $SWEEP_RATES ]]; then
+    SWEEP_RATES=$(for f in $SWEEP_FRACTIONS; do awk -v r="$((2 * HALF))" -v f="$f" 'BEGIN { printf "%d ", r * f }'; done)
+fi
 : >"$TMP/sweep.runs"
-for rate in $SWEEP_RATES; do
+for rate in $(has sweep && echo "$SWEEP_RATES"); do
     wait_quiet "sweep $rate req/s"
     log "3c. signupd paced at $rate req/s, ${SWEEP_SECS}s + 3s warm-up"
     phase_begin
@@ -392,7 +433,7 @@ done
 
 # --- 4. four address states ----------------------------------------------------------------------
 : >"$TMP/states.out"
-for gap in $STATES_GAPS; do
+for gap in $(has states && echo "$STATES_GAPS"); do
     wait_quiet "states, gap $gap ms"
     log "4. answer timing by address state ($STATES_N samples per state, one keep-alive connection, ${gap} ms between requests)"
     phase_begin
@@ -413,7 +454,7 @@ done
 
 # --- summary -------------------------------------------------------------------------------------
 ms() { awk -v us="$1" 'BEGIN { printf "%7.2f ms", us / 1000 }'; }
-verdict() { if [[ $1 == 1 ]]; then echo "MET"; else echo "MISSED"; fi; }
+verdict() { if [[ $1 == 1 ]]; then echo "MET"; elif [[ $1 == n/a ]]; then echo "(not run)"; else echo "MISSED"; fi; }
 wrk_line() { # LABEL SUMMARY
     printf '  %-24s %8.0f req/s  p50 %s  p90 %s  p99 %s  max %s  errors %s/%s  other CPU %s %%' "$1" "$(field "$2" rps)" \
         "$(ms "$(field "$2" p50_us)")" "$(ms "$(field "$2" p90_us)")" "$(ms "$(field "$2" p99_us)")" \
@@ -421,8 +462,8 @@ wrk_line() { # LABEL SUMMARY
     if [[ $2 == *backlog=* ]]; then
         local stored=ok
         (($(field "$2" rows) >= $(field "$2" answered))) || stored="MISMATCH: fewer rows than 303 answers"
-        printf '\n  %-24s backlog %s, drained in %s s, end-to-end %s rows/s, rows %s, answered %s (%s), "database is locked" %s' \
-            "" "$(field "$2" backlog)" "$(field "$2" drain_s)" "$(field "$2" e2e_rps)" "$(field "$2" rows)" \
+        printf '\n  %-24s backlog %s, drained in %s s, end-to-end %s rows/s = %s of the answered rate, rows %s, answered %s (%s), "database is locked" %s' \
+            "" "$(field "$2" backlog)" "$(field "$2" drain_s)" "$(field "$2" e2e_rps)" "$(field "$2" applied_ratio)" "$(field "$2" rows)" \
             "$(field "$2" answered)" "$stored" "$(field "$2" locked_errors)"
     fi
     echo
@@ -436,18 +477,23 @@ paced_line() { # LABEL LINE
 
 C_RPS=$(field "$CEIL" rps)
 S_RPS=$(field "$MAX" rps)
-RATIO=$(awk -v s="$S_RPS" -v c="$C_RPS" 'BEGIN { printf "%.3f", s / c }')
-RATIO_OK=$(awk -v r="$RATIO" 'BEGIN { print (r >= 1/3) ? 1 : 0 }')
-E2E_RATIO=$(awk -v s="$(field "$MAX" e2e_rps)" -v c="$C_RPS" 'BEGIN { printf "%.3f", s / c }')
+RATIO=$(awk -v s="$S_RPS" -v c="$C_RPS" 'BEGIN { if (s > 0 && c > 0) printf "%.3f", s / c; else print "n/a" }')
+RATIO_OK=$(awk -v r="$RATIO" 'BEGIN { print (r == "n/a") ? "n/a" : (r >= 1/3) ? 1 : 0 }')
+E2E_RATIO=$(awk -v s="$(field "$MAX" e2e_rps)" -v c="$C_RPS" 'BEGIN { if (s > 0 && c > 0) printf "%.3f", s / c; else print "n/a" }')
+APPLIED=$(field "$MAX" applied_ratio)
+APPLIED_OK=$(awk -v r="$APPLIED" -v d="$(field "$MAX" drain_s)" 'BEGIN { print (r == "") ? "n/a" : (r >= 0.95 && d < 1) ? 1 : 0 }')
 P99=$(field "$PACED" p99_us)
-P99_OK=$(awk -v p="$P99" 'BEGIN { print (p <= 10000) ? 1 : 0 }')
+P99_OK=$(awk -v p="$P99" 'BEGIN { print (p == "") ? "n/a" : (p <= 10000) ? 1 : 0 }')
 states_verdicts() {
     local gap line
-    for gap in $STATES_GAPS; do
+    for gap in $(has states && echo "$STATES_GAPS"); do
         line=$(grep '^STATES_RESULT' "$TMP/states-$gap.txt" || echo 'STATES_RESULT target_met=no (states.py failed)')
-        printf '    %5s ms apart: median spread %s %% (random-relabelling p %s), min KS p vs unknown %s  %s\n' "$gap" \
+        printf '    %5s ms apart: the answer: median spread %s %% (random-relabelling p %s), min KS p vs unknown %s  %s\n' "$gap" \
             "$(field "$line" median_spread_pct)" "$(field "$line" median_spread_perm_p)" \
-            "$(field "$line" min_ks_p_vs_unknown)" "$([[ $(field "$line" target_met) == yes ]] && echo MET || echo MISSED)"
+            "$(field "$line" min_ks_p_vs_unknown)" "$([[ $(field "$line" answer_met) == yes ]] && echo MET || echo MISSED)"
+        printf '    %5s           the next answer: median spread %s %% (random-relabelling p %s), min KS p vs after-unknown %s  %s; state table actions as expected: %s\n' "" \
+            "$(field "$line" lag1_median_spread_pct)" "$(field "$line" lag1_spread_perm_p)" "$(field "$line" min_ks_p_lag1)" \
+            "$([[ $(field "$line" lag1_met) == yes ]] && echo MET || echo MISSED)" "$(field "$line" paths_ok)"
     done
 }
 
@@ -465,11 +511,13 @@ states_verdicts() {
     i=0; while read -r line; do i=$((i + 1)); wrk_line "signupd warn #$i" "$line"; done <"$TMP/signupd.runs"
     [[ -n $INFO ]] && wrk_line "signupd info (access log)" "$INFO"
     echo
-    echo "paced at $HALF req/s (bench/loadgen, open loop, $PACED_CONNS connections, latency from the scheduled send time):"
-    paced_line signupd "$PACED"
-    echo "           intake backlog when the load stopped: $(field "$PACED" backlog); \"database is locked\" errors: $(field "$PACED" locked_errors)"
-    paced_line ceiling "$PACED_CEIL"
-    echo
+    if has paced; then
+        echo "paced at $HALF req/s (bench/loadgen, open loop, $PACED_CONNS connections, latency from the scheduled send time):"
+        paced_line signupd "$PACED"
+        echo "           intake backlog when the load stopped: $(field "$PACED" backlog); \"database is locked\" errors: $(field "$PACED" locked_errors)"
+        paced_line ceiling "$PACED_CEIL"
+        echo
+    fi
     echo "paced sweep (same load generator and connections, fresh server each):"
     while read -r line; do
         paced_line "$(field "$line" target_rps)/s" "$line"
@@ -481,8 +529,9 @@ states_verdicts() {
     echo
     echo "targets:"
     echo "  throughput >= 1/3 of the ceiling:  median signupd / median ceiling = $RATIO  $(verdict "$RATIO_OK")  (end-to-end rows/s / ceiling = $E2E_RATIO)"
+    echo "  applied rows/s / answered req/s >= 0.95, backlog drained in < 1 s:  $APPLIED, drained in $(field "$MAX" drain_s) s  $(verdict "$APPLIED_OK")"
     echo "  p99 <= 10 ms at half the maximum rate:  p99 $(ms "$P99")  $(verdict "$P99_OK")"
-    echo "  states: medians within 5 %, KS p >= 0.01 vs unknown:"
+    echo "  states: medians within 5 %, KS p >= 0.01 vs unknown (the answer, and the answer after it):"
     states_verdicts
     echo "================================================================================================="
 } | tee "$TMP/summary.txt"

@@ -1,0 +1,251 @@
+#!/usr/bin/env bash
+# Does signupd slow down as the database grows? The signup benchmark of bench/signup.sh against
+# an empty database and against one with 1,000,000 more subscriber rows, and the confirm path
+# (POST /api/confirm of pending rows with known tokens) against a database holding only those
+# rows and against the same plus the 1,000,000.
+#
+#   bash bench/growth.sh     # ~4 minutes after the release build
+#
+# Templates (data directories; the database is created by the release binary's first start,
+# which also generates the secrets, then the rows are added by bench/seed_tool.py while signupd
+# is stopped):
+#   empty   nothing but the schema;
+#   tokens  CONFIRM_N pending rows whose confirm tokens are known (written to token files; the
+#           stored confirm_hash is the SHA-256 hex of the 43-character token, as signupd stores it);
+#   big     tokens + ROWS (1,000,000) rows of list `news`, 80 % confirmed, 20 % pending (a live
+#           confirm hash of an unknown token), removal hashes derived as signupd derives them.
+# Every run starts a fresh server on a fresh copy of its template (copied and synced to disk
+# first, so no write-back of the copy lands in the run). Runs alternate (empty, big, empty, big),
+# REPEAT of each; the median is reported and the ratio big / small.
+#  - signup: exactly bench/signup.sh's run: `wrk -t2 -c64 -d20s --timeout 30s -s bench/signup.lua`
+#    after a 3 s warm-up, the same configuration (rate limits raised, file transport, RUST_LOG=warn);
+#    afterwards the intake backlog and its drain time;
+#  - confirm: `wrk -t2 -c64 -d10s --timeout 30s -s bench/confirm.lua` after a 2 s warm-up on
+#    tokens of its own, every request a different token (each run on a fresh copy, so the same
+#    tokens are pending again); the welcome mail each confirm queues is sent by the file
+#    transport within the default hourly budget of 1,000.
+#
+# Knobs: ROWS=1000000 CONFIRM_N=300000 CONFIRM_WARM_N=60000 REPEAT=2 DURATION=20s WARMUP=3s
+#   CONFIRM_DURATION=10s CONFIRM_WARMUP=2s QUIET_MAX=10 QUIET_WAIT=600 BUILD=1 KEEP_TMP=0
+#   SUMMARY_OUT=file BENCH_SIGNUPD=path (default target/release/signupd; BUILD=1 builds that one)
+# Needs wrk, sqlite3, curl (installed with apt-get when missing), python3. Port 18085; data in
+# $TMPDIR (default /tmp; the big template and one copy take about 1.5 GB).
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$REPO"
+
+ROWS=${ROWS:-1000000}
+CONFIRM_N=${CONFIRM_N:-300000}
+CONFIRM_WARM_N=${CONFIRM_WARM_N:-60000}
+REPEAT=${REPEAT:-2}
+THREADS=2
+CONNS=64
+DURATION=${DURATION:-20s}
+WARMUP=${WARMUP:-3s}
+CONFIRM_DURATION=${CONFIRM_DURATION:-10s}
+CONFIRM_WARMUP=${CONFIRM_WARMUP:-2s}
+QUIET_MAX=${QUIET_MAX:-10}
+QUIET_WAIT=${QUIET_WAIT:-600}
+KEEP_TMP=${KEEP_TMP:-0}
+PORT=18085
+URL=http://127.0.0.1:$PORT
+TOOL=(python3 "$REPO/bench/seed_tool.py")
+
+missing=()
+for tool in wrk sqlite3 curl; do command -v "$tool" >/dev/null || missing+=("$tool"); done
+if ((${#missing[@]} > 0)); then
+    echo "== installing ${missing[*]} (apt-get)" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+BENCH_SIGNUPD=${BENCH_SIGNUPD:-target/release/signupd}
+if [[ ${BUILD:-1} == 1 || ! -x $BENCH_SIGNUPD ]]; then
+    cargo build --release --locked --bin signupd
+fi
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/signupd-growth.XXXXXX")
+PID=
+cleanup() {
+    if [[ -n $PID ]]; then kill -TERM "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; fi
+    if [[ $KEEP_TMP == 1 ]]; then echo "bench: kept $TMP" >&2; else rm -rf "$TMP"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+mkdir -p "$TMP/bin"
+cp "$BENCH_SIGNUPD" "$TMP/bin/signupd"
+SIGNUPD=$TMP/bin/signupd
+# What the binary was built from; BENCH_REVISION names it when BENCH_SIGNUPD is not this tree's build.
+REVISION=${BENCH_REVISION:-"$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src Cargo.toml Cargo.lock || echo '+uncommitted')"}
+
+log() { echo "== $*" >&2; }
+field() { sed -n "s/.*\\b$2=\\([^ ]*\\).*/\\1/p" <<<"$1"; }
+sql() { sqlite3 -cmd '.timeout 30000' "$1" "$2"; }
+
+wait_quiet() { # PHASE
+    local start=$SECONDS busy
+    while :; do
+        busy=$(python3 -c '
+import time
+def s():
+    v = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+    return sum(v), v[3] + v[4]
+a, b = s(); time.sleep(2); c, d = s()
+print(round(100 * (1 - (d - b) / max(1, c - a))))')
+        ((busy <= QUIET_MAX)) && return 0
+        if ((SECONDS - start >= QUIET_WAIT)); then
+            log "machine still ${busy}% busy; measuring $1 anyway"
+            echo "$1: NOT QUIET (${busy}% busy)" >>"$TMP/notquiet"
+            return 0
+        fi
+        log "machine ${busy}% busy; waiting before $1"
+        sleep 10
+    done
+}
+
+# A data directory's config; every copy of a template gets its own (the data_dir differs).
+config() { # DATA_DIR -> config path
+    mkdir -p "$1/mail"
+    cat >"$1.toml" <<EOF
+[server]
+listen = "127.0.0.1:$PORT"
+[storage]
+data_dir = "$1"
+[mail]
+file_dir = "$1/mail"
+[signup]
+rate_limits = [ { window = "1m", max = 100000000 } ]
+resend_cooldown = "10m"
+[[lists]]
+id = "news"
+EOF
+    echo "$1.toml"
+}
+
+start() { # DATA_DIR
+    RUST_LOG=warn "$SIGNUPD" serve --config "$(config "$1")" 2>"$1.log" &
+    PID=$!
+    local i
+    for i in $(seq 1 600); do
+        curl -s -o /dev/null "$URL/healthz" && return 0
+        kill -0 "$PID" 2>/dev/null || { echo "bench: signupd exited; see $1.log" >&2; exit 1; }
+        sleep 0.05
+    done
+    echo "bench: signupd did not come up" >&2
+    exit 1
+}
+
+stop() {
+    local rc=0
+    kill -TERM "$PID"
+    wait "$PID" || rc=$?
+    PID=
+    ((rc == 0)) || { echo "bench: signupd exited with status $rc" >&2; exit 1; }
+}
+
+# --- templates ----------------------------------------------------------------------------------
+log "templates: creating the database and secrets with the release binary"
+start "$TMP/empty"
+stop
+cp -a "$TMP/empty" "$TMP/tokens"
+log "templates: $CONFIRM_N pending rows with known confirm tokens"
+"${TOOL[@]}" confirmable --data-dir "$TMP/tokens" -n "$CONFIRM_N" --tokens-out "$TMP/tokens.all" >&2
+head -n "$CONFIRM_WARM_N" "$TMP/tokens.all" >"$TMP/tokens.warm"
+tail -n +"$((CONFIRM_WARM_N + 1))" "$TMP/tokens.all" >"$TMP/tokens.main"
+cp -a "$TMP/tokens" "$TMP/big"
+log "templates: $ROWS more subscriber rows (python, one bulk load)"
+"${TOOL[@]}" subscribers --data-dir "$TMP/big" -n "$ROWS" >&2
+for t in empty tokens big; do
+    sql "$TMP/$t/signupd.sqlite3" 'PRAGMA wal_checkpoint(TRUNCATE)' >/dev/null
+    echo "$t: $(sql "$TMP/$t/signupd.sqlite3" 'SELECT count(*) FROM subscribers') subscriber rows, $(du -h "$TMP/$t/signupd.sqlite3" | cut -f1)" >>"$TMP/templates.txt"
+done
+cat "$TMP/templates.txt" >&2
+
+fresh_copy() { # TEMPLATE -> data dir
+    local dir=$TMP/run
+    rm -rf "$dir" "$dir.toml" "$dir.log"
+    cp -a "$TMP/$1" "$dir"
+    sync
+    echo "$dir"
+}
+
+# --- runs ---------------------------------------------------------------------------------------
+signup_run() { # TEMPLATE LABEL
+    local dir before t0 t1 t2 backlog after summary
+    dir=$(fresh_copy "$1")
+    wait_quiet "signup $2"
+    start "$dir"
+    local answer
+    answer=$(curl -s -o /dev/null -w '%{http_code}' --data "email=check-$RANDOM%40example.com&consent=yes&list=news" "$URL/api/signup")
+    [[ $answer == 303 ]] || { echo "bench: signup answered $answer" >&2; exit 1; }
+    wrk -t"$THREADS" -c"$CONNS" -d"$WARMUP" -s bench/signup.lua "$URL/api/signup" >/dev/null
+    before=$(($(sql "$dir/signupd.sqlite3" 'SELECT count(*) FROM subscribers') + $(sql "$dir/signupd.sqlite3" 'SELECT count(*) FROM intake')))
+    t0=$(date +%s.%N)
+    wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" --timeout 30s -s bench/signup.lua --latency "$URL/api/signup" >"$TMP/wrk.txt"
+    t1=$(date +%s.%N)
+    backlog=$(sql "$dir/signupd.sqlite3" 'SELECT count(*) FROM intake')
+    while [[ $(sql "$dir/signupd.sqlite3" 'SELECT count(*) FROM intake') != 0 ]]; do sleep 0.05; done
+    t2=$(date +%s.%N)
+    after=$(sql "$dir/signupd.sqlite3" 'SELECT count(*) FROM subscribers')
+    stop
+    summary=$(grep '^SUMMARY' "$TMP/wrk.txt")
+    echo "signup $2 $summary backlog=$backlog drain_s=$(awk -v a="$t1" -v b="$t2" 'BEGIN { printf "%.2f", b - a }') e2e_rps=$(awk -v a="$t0" -v b="$t2" -v r="$((after - before))" 'BEGIN { printf "%.0f", r / (b - a) }') rows=$after" | tee -a "$TMP/runs" >&2
+}
+
+confirm_run() { # TEMPLATE LABEL
+    local dir summary confirmed
+    dir=$(fresh_copy "$1")
+    wait_quiet "confirm $2"
+    start "$dir"
+    WRK_THREADS=$THREADS wrk -t"$THREADS" -c"$CONNS" -d"$CONFIRM_WARMUP" -s bench/confirm.lua "$URL/api/confirm" -- "$TMP/tokens.warm" >/dev/null
+    WRK_THREADS=$THREADS wrk -t"$THREADS" -c"$CONNS" -d"$CONFIRM_DURATION" --timeout 30s -s bench/confirm.lua --latency \
+        "$URL/api/confirm" -- "$TMP/tokens.main" >"$TMP/wrk.txt"
+    stop
+    confirmed=$(sql "$dir/signupd.sqlite3" "SELECT count(*) FROM subscribers WHERE confirm_method = 'button' AND confirmed_at > strftime('%s', 'now') - 600")
+    summary=$(grep '^SUMMARY' "$TMP/wrk.txt")
+    echo "confirm $2 $summary confirmed_rows=$confirmed" | tee -a "$TMP/runs" >&2
+}
+
+: >"$TMP/runs"
+for run in $(seq 1 "$REPEAT"); do
+    log "signup run $run/$REPEAT: empty database"
+    signup_run empty empty
+    log "signup run $run/$REPEAT: $ROWS more rows"
+    signup_run big big
+done
+for run in $(seq 1 "$REPEAT"); do
+    log "confirm run $run/$REPEAT: only the $CONFIRM_N rows with known tokens"
+    confirm_run tokens small
+    log "confirm run $run/$REPEAT: the same plus $ROWS rows"
+    confirm_run big big
+done
+
+{
+    echo
+    echo "signupd growth benchmark — $(date -u +%FT%TZ), signupd $REVISION"
+    echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(uname -r), data on $(df --output=source "$TMP" | tail -1)"
+    echo "templates:"; sed 's/^/  /' "$TMP/templates.txt"
+    [[ -f $TMP/notquiet ]] && { echo "phases on a busy machine:"; sed 's/^/  /' "$TMP/notquiet"; }
+    cat "$TMP/runs"
+    python3 - "$TMP/runs" "$ROWS" <<'EOF'
+import statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    parts = line.split()
+    kind, label = parts[0], parts[1]
+    runs.setdefault((kind, label), []).append(dict(kv.split("=", 1) for kv in parts[3:]))
+def med(kind, label, key):
+    return statistics.median(float(r[key]) for r in runs[(kind, label)])
+def show(kind, small, big, what):
+    a, b = med(kind, small, "rps"), med(kind, big, "rps")
+    pa, pb = med(kind, small, "p99_us") / 1000, med(kind, big, "p99_us") / 1000
+    errors = sum(int(r["status_errors"]) + int(r["socket_errors"]) for k in ((kind, small), (kind, big)) for r in runs[k])
+    print(f"{what}: {a:.0f} req/s ({small}) vs {b:.0f} req/s ({big}); ratio {b / a:.3f}; p99 {pa:.1f} vs {pb:.1f} ms; errors {errors}")
+    return b / a
+r = show("signup", "empty", "big", f"signup, empty vs +{sys.argv[2]} rows")
+show("confirm", "small", "big", f"confirm, known-token rows only vs +{sys.argv[2]} rows")
+repeated = sum(int(r.get("repeated_tokens", 0)) for k, v in runs.items() if k[0] == "confirm" for r in v)
+if repeated:
+    print(f"WARNING: {repeated} confirm requests reused a token (CONFIRM_N too small for the rate)")
+print(f"target signup ratio >= 0.9: {'MET' if r >= 0.9 else 'MISSED'}")
+EOF
+} | tee "${SUMMARY_OUT:-/dev/null}"

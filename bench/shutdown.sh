@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# SIGTERM with a large intake backlog: how long signupd takes to exit, and that nothing is lost.
+#
+#   bash bench/shutdown.sh     # ~1 minute after the release build
+#
+# Each run, on a fresh data directory:
+#  1. `signupd migrate` (the release binary) creates the database; bench/seed_tool.py appends
+#     BACKLOG (100,000) accepted signups to `intake`, as POST /api/signup leaves them;
+#  2. `signupd serve` starts; once /healthz answers and the intake worker has applied some rows
+#     (SETTLE seconds), SIGTERM; the time from the signal to the process's exit is measured, and
+#     its exit status must be 0;
+#  3. with signupd stopped: subscribers + intake must equal BACKLOG (every row either applied or
+#     still queued), and no pending row may be without a sent or queued confirmation;
+#  4. `signupd serve` again: intake must drain to 0 with subscribers = BACKLOG; then SIGTERM
+#     (timed too: an idle stop).
+#
+# Knobs: BACKLOG=100000 REPEAT=3 SETTLE=1 BUILD=1 KEEP_TMP=0 RUST_LOG_SERVE=info SUMMARY_OUT=file
+#   BENCH_SIGNUPD=path (default target/release/signupd; BUILD=1 builds that one)
+# Needs sqlite3, curl (installed with apt-get when missing), python3. Listens on 127.0.0.1:18084.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$REPO"
+
+BACKLOG=${BACKLOG:-100000}
+REPEAT=${REPEAT:-3}
+SETTLE=${SETTLE:-1}
+KEEP_TMP=${KEEP_TMP:-0}
+RUST_LOG_SERVE=${RUST_LOG_SERVE:-info}
+PORT=18084
+TOOL=(python3 "$REPO/bench/seed_tool.py")
+
+missing=()
+for tool in sqlite3 curl; do command -v "$tool" >/dev/null || missing+=("$tool"); done
+if ((${#missing[@]} > 0)); then
+    echo "== installing ${missing[*]} (apt-get)" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+BENCH_SIGNUPD=${BENCH_SIGNUPD:-target/release/signupd}
+if [[ ${BUILD:-1} == 1 || ! -x $BENCH_SIGNUPD ]]; then
+    cargo build --release --locked --bin signupd
+fi
+TMP=$(mktemp -d /tmp/signupd-shutdown.XXXXXX)
+PID=
+cleanup() {
+    if [[ -n $PID ]]; then kill -TERM "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; fi
+    if [[ $KEEP_TMP == 1 ]]; then echo "bench: kept $TMP" >&2; else rm -rf "$TMP"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+mkdir -p "$TMP/bin"
+cp "$BENCH_SIGNUPD" "$TMP/bin/signupd"
+SIGNUPD=$TMP/bin/signupd
+# What the binary was built from; BENCH_REVISION names it when BENCH_SIGNUPD is not this tree's build.
+REVISION=${BENCH_REVISION:-"$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src Cargo.toml Cargo.lock || echo '+uncommitted')"}
+
+log() { echo "== $*" >&2; }
+
+config() { # DATA_DIR -> config path
+    mkdir -p "$1/mail"
+    cat >"$1.toml" <<EOF
+[server]
+listen = "127.0.0.1:$PORT"
+[storage]
+data_dir = "$1"
+[mail]
+file_dir = "$1/mail"
+[signup]
+rate_limits = [ { window = "1m", max = 100000000 } ]
+[[lists]]
+id = "news"
+EOF
+    echo "$1.toml"
+}
+
+wait_up() {
+    local i
+    for i in $(seq 1 600); do
+        curl -s -o /dev/null "http://127.0.0.1:$PORT/healthz" && return 0
+        kill -0 "$PID" 2>/dev/null || { echo "bench: signupd exited during start-up" >&2; return 1; }
+        sleep 0.05
+    done
+    echo "bench: signupd did not come up" >&2
+    return 1
+}
+
+count() { "${TOOL[@]}" count --data-dir "$1"; }
+jget() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
+
+# Sends SIGTERM and sets STOP_SECS to the seconds until the process has exited; fails on a
+# non-zero exit status. Must run in this shell (not in $(...)), which is the process's parent.
+stop_timed() { # LOGFILE
+    local t0 t1 rc=0
+    t0=$(date +%s.%N)
+    kill -TERM "$PID"
+    wait "$PID" || rc=$?
+    t1=$(date +%s.%N)
+    PID=
+    ((rc == 0)) || { echo "bench: signupd exited with status $rc after SIGTERM; see $1" >&2; return 1; }
+    STOP_SECS=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+}
+
+: >"$TMP/runs"
+for run in $(seq 1 "$REPEAT"); do
+    data=$TMP/run-$run
+    cfg=$(config "$data")
+    RUST_LOG=warn "$SIGNUPD" migrate --config "$cfg" >/dev/null
+    log "run $run/$REPEAT: seeding $BACKLOG intake rows"
+    "${TOOL[@]}" intake --data-dir "$data" -n "$BACKLOG" >/dev/null
+    seeded=$(count "$data")
+    [[ $(jget "$seeded" intake) == "$BACKLOG" ]] || { echo "bench: seeding failed: $seeded" >&2; exit 1; }
+    sync
+
+    log "run $run: serve, SIGTERM ${SETTLE}s after /healthz answers"
+    t_start=$(date +%s.%N)
+    RUST_LOG=$RUST_LOG_SERVE "$SIGNUPD" serve --config "$cfg" 2>"$data.serve1.log" &
+    PID=$!
+    wait_up
+    t_up=$(date +%s.%N)
+    sleep "$SETTLE"
+    at_term=$(sqlite3 -cmd '.timeout 5000' "$data/signupd.sqlite3" 'SELECT count(*) FROM intake')
+    stop_timed "$data.serve1.log"
+    stop_secs=$STOP_SECS
+    after=$(count "$data")
+    subs=$(jget "$after" subscribers)
+    left=$(jget "$after" intake)
+    lost=$(jget "$after" pending_without_mail)
+    ok=yes
+    (( subs + left == BACKLOG && lost == 0 )) || ok=no
+    log "run $run: exited ${stop_secs}s after SIGTERM; intake at SIGTERM ~$at_term; after exit: $after; nothing lost: $ok"
+
+    log "run $run: restart, wait for intake to drain"
+    RUST_LOG=warn "$SIGNUPD" serve --config "$cfg" 2>"$data.serve2.log" &
+    PID=$!
+    t_restart=$(date +%s.%N)
+    wait_up
+    drained=no
+    for _ in $(seq 1 1200); do
+        if [[ $(sqlite3 -cmd '.timeout 5000' "$data/signupd.sqlite3" 'SELECT count(*) FROM intake') == 0 ]]; then
+            drained=yes
+            break
+        fi
+        sleep 0.05
+    done
+    t_drained=$(date +%s.%N)
+    stop_timed "$data.serve2.log"
+    idle_stop=$STOP_SECS
+    final=$(count "$data")
+    fsubs=$(jget "$final" subscribers)
+    flost=$(jget "$final" pending_without_mail)
+    final_ok=yes
+    [[ $drained == yes ]] && (( fsubs == BACKLOG && $(jget "$final" intake) == 0 && flost == 0 )) || final_ok=no
+    awk -v run="$run" -v up="$(awk -v a="$t_start" -v b="$t_up" 'BEGIN { print b - a }')" -v at="$at_term" -v stop="$stop_secs" \
+        -v subs="$subs" -v left="$left" -v ok="$ok" -v lost="$lost" -v drain="$(awk -v a="$t_restart" -v b="$t_drained" 'BEGIN { print b - a }')" \
+        -v fsubs="$fsubs" -v fok="$final_ok" -v idle="$idle_stop" -v n="$BACKLOG" 'BEGIN {
+        printf "run=%s start_to_healthz_s=%.2f intake_at_sigterm=%s sigterm_to_exit_s=%s applied_before_stop=%s left_in_intake=%s sum_ok=%s pending_without_mail=%s restart_drain_s=%.2f final_subscribers=%s/%s final_ok=%s idle_sigterm_to_exit_s=%s\n",
+            run, up, at, stop, subs, left, ok, lost, drain, fsubs, n, fok, idle }' | tee -a "$TMP/runs" >&2
+done
+
+{
+    echo
+    echo "signupd SIGTERM with a ${BACKLOG}-row intake backlog — $(date -u +%FT%TZ), signupd $REVISION"
+    echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(uname -r), data on $(df --output=source "$TMP" | tail -1)"
+    cat "$TMP/runs"
+    python3 - "$TMP/runs" "$BACKLOG" <<'EOF'
+import statistics, sys
+runs = [dict(kv.split("=", 1) for kv in line.split()) for line in open(sys.argv[1]) if line.strip()]
+stops = [float(r["sigterm_to_exit_s"]) for r in runs]
+ok = all(r["sum_ok"] == "yes" and r["final_ok"] == "yes" for r in runs)
+print(f"SIGTERM to exit: median {statistics.median(stops):.2f} s, max {max(stops):.2f} s over {len(runs)} runs; "
+      f"nothing lost (subscribers + intake = {sys.argv[2]} after the stop, all applied after restart): {'yes' if ok else 'NO'}")
+print(f"target <= 10 s and nothing lost: {'MET' if max(stops) <= 10 and ok else 'MISSED'}")
+EOF
+} | tee "${SUMMARY_OUT:-/dev/null}"

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Webhook delivery: how many events per second reach a local receiver that answers 204 at once
+# (examples/bench_receiver.rs), and whether the confirm path is slower with an endpoint
+# configured (confirming queues the event in the same transaction).
+#
+#   bash bench/webhooks.sh       # ~3 minutes after the release build
+#
+# Delivery: N events (default 20,000, one subscriber each) are seeded into webhook_deliveries
+# of a fresh database while signupd is stopped; then signupd starts with one [[webhooks]]
+# endpoint and the time from its first answer on /healthz until the receiver counted N is the
+# delivery time. REPEAT runs (fresh database each); the median is reported.
+# Confirm: bench/growth.sh's confirm run (`wrk -t2 -c64 -d10s -s bench/confirm.lua` on tokens
+# of seeded pending rows, each request a different token) without and with the endpoint.
+# Needs wrk, sqlite3, curl, python3. Ports 18086 (signupd) and 18082 (receiver).
+set -euo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$REPO"
+
+N=${N:-20000}
+REPEAT=${REPEAT:-3}
+CONFIRM_N=${CONFIRM_N:-200000}
+PORT=18086
+RECEIVER=127.0.0.1:18082
+URL=http://127.0.0.1:$PORT
+TOOL=(python3 "$REPO/bench/seed_tool.py")
+
+for tool in wrk sqlite3 curl; do
+    command -v "$tool" >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$tool" >/dev/null; }
+done
+cargo build --release --locked --bin signupd --example bench_receiver
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/signupd-webhooks.XXXXXX")
+PIDS=()
+cleanup() {
+    for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+mkdir -p "$TMP/bin"
+cp target/release/signupd target/release/examples/bench_receiver "$TMP/bin/"
+SIGNUPD=$TMP/bin/signupd
+echo "whsec_$(head -c 32 /dev/urandom | base64 -w0)" >"$TMP/secret"
+
+config() { # DATA_DIR WEBHOOK(0|1) -> config path
+    mkdir -p "$1/mail"
+    {
+        printf '[server]\nlisten = "127.0.0.1:%s"\n[storage]\ndata_dir = "%s"\n[mail]\nfile_dir = "%s/mail"\nmax_mails_per_hour = 1000000\n' "$PORT" "$1" "$1"
+        printf '[signup]\nrate_limits = [ { window = "1m", max = 100000000 } ]\n[[lists]]\nid = "news"\n'
+        if [[ $2 == 1 ]]; then
+            printf '[[webhooks]]\nname = "bench"\nurl = "http://%s/hook"\nsecret_file = "%s"\n' "$RECEIVER" "$TMP/secret"
+        fi
+    } >"$1.toml"
+    echo "$1.toml"
+}
+start() { # DATA_DIR WEBHOOK
+    RUST_LOG=warn "$SIGNUPD" serve --config "$(config "$1" "$2")" 2>"$1.log" &
+    SERVER=$!
+    PIDS+=("$SERVER")
+    for _ in $(seq 1 600); do curl -s -o /dev/null "$URL/healthz" && return 0; sleep 0.02; done
+    echo "bench: signupd did not come up; see $1.log" >&2
+    exit 1
+}
+stop() { kill -TERM "$SERVER"; wait "$SERVER" || true; }
+fresh() { # DIR: a database with schema and secrets, signupd stopped
+    mkdir -p "$1"
+    start "$1" 0
+    stop
+}
+
+"$TMP/bin/bench_receiver" "$RECEIVER" &
+PIDS+=("$!")
+sleep 0.5
+
+echo "== webhooks: commit $(git rev-parse --short HEAD), $(nproc) CPUs, $(date -u +%FT%TZ)"
+rates=()
+for run in $(seq 1 "$REPEAT"); do
+    dir="$TMP/delivery-$run"
+    fresh "$dir"
+    python3 - "$dir/signupd.sqlite3" "$N" <<'PY'
+import json, sqlite3, sys, time, uuid
+db = sqlite3.connect(sys.argv[1]); now = int(time.time())
+rows = []
+for i in range(int(sys.argv[2])):
+    sid = str(uuid.uuid4())
+    body = json.dumps({"type": "subscriber.confirmed", "timestamp": "2026-11-30T00:00:00Z",
+                       "data": {"list": "news", "email": f"b{i}@example.com", "subscriber_id": sid}})
+    rows.append(("bench", f"evt_{uuid.uuid4().hex}", "subscriber.confirmed", sid, body, now, now))
+db.executemany("INSERT INTO webhook_deliveries (endpoint, event_id, event_type, subscriber_id, payload, created_at, next_attempt_at) VALUES (?,?,?,?,?,?,?)", rows)
+db.commit()
+PY
+    before=$(curl -s "http://$RECEIVER/count")
+    start "$dir" 1
+    started=$(date +%s.%N)
+    while (($(curl -s "http://$RECEIVER/count") - before < N)); do sleep 0.02; done
+    finished=$(date +%s.%N)
+    stop
+    left=$(sqlite3 "$dir/signupd.sqlite3" 'SELECT count(*) FROM webhook_deliveries')
+    rate=$(python3 -c "print(round($N / ($finished - $started)))")
+    rates+=("$rate")
+    echo "delivery run $run: $N events in $(python3 -c "print(round($finished - $started, 2))") s = $rate events/s; left in queue after stop: $left"
+done
+echo "delivery median: $(printf '%s\n' "${rates[@]}" | sort -n | sed -n "$(((REPEAT + 1) / 2))p") events/s"
+
+# Confirm latency without and with an endpoint, each on a fresh copy of the same seeded rows.
+template="$TMP/confirm-template"
+fresh "$template"
+"${TOOL[@]}" confirmable --data-dir "$template" -n "$CONFIRM_N" --tokens-out "$TMP/tokens" >/dev/null
+for webhook in 0 1 0 1; do
+    dir="$TMP/confirm-$webhook-$RANDOM"
+    cp -a "$template" "$dir"
+    start "$dir" "$webhook"
+    WRK_THREADS=2 wrk -t2 -c64 -d10s --timeout 30s -s bench/confirm.lua --latency "$URL/api/confirm" -- "$TMP/tokens" >"$dir.wrk"
+    stop
+    echo "confirm, webhook endpoint $([[ $webhook == 1 ]] && echo configured || echo none): $(grep 'Requests/sec' "$dir.wrk" | awk '{print $2}') req/s, p50 $(awk '/ 50%/ {print $2}' "$dir.wrk"), p99 $(awk '/ 99%/ {print $2}' "$dir.wrk"); events queued: $(sqlite3 "$dir/signupd.sqlite3" 'SELECT count(*) FROM webhook_deliveries')"
+    rm -rf "$dir"
+done
