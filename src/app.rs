@@ -42,7 +42,8 @@ pub struct BuildOptions {
     pub clock: Arc<dyn Clock>,
     /// `$CREDENTIALS_DIRECTORY` (systemd `LoadCredential=`).
     pub credentials_dir: Option<PathBuf>,
-    /// Run the intake worker, the mail workers and the cleanup scheduler in the background.
+    /// Run the intake worker, the mail workers, one webhook worker per endpoint and the cleanup
+    /// scheduler in the background.
     /// Tests turn this off and drive the queues with `try_execute_task`, so they never race them.
     pub background_workers: bool,
 }
