@@ -871,3 +871,48 @@ async fn serve_exits_1_naming_server_metrics_listen_when_its_port_is_taken() {
     assert!(errors[0].contains("server.metrics_listen") && errors[0].contains(&address), "{}", errors[0]);
     drop(taken);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn remove_fails_with_one_line_while_another_process_holds_the_write_lock_and_changes_nothing() {
+    // Arrange: a pending address, and a third process holding the database's write lock
+    let fx = Fixture::start();
+    fx.pending("ann@example.com", "news").await;
+    fx.idle().await;
+    let blocker = rusqlite::Connection::open(fx.database()).unwrap();
+    blocker.execute_batch("BEGIN IMMEDIATE; DELETE FROM rate_limits WHERE 0").unwrap();
+
+    // Act
+    let blocked = fx.run(&["remove", "ann@example.com"]).await;
+    blocker.execute_batch("ROLLBACK").unwrap();
+
+    // Assert: exit 1, one line that says why, and the row untouched
+    let line = failed_with_one_line(&blocked);
+    assert!(line.contains("cannot be written") && line.contains("locked"), "{line}");
+    assert!(!line.contains("ann@"), "{line}");
+    assert_eq!(fx.status("news", "ann@example.com").as_deref(), Some("pending"));
+    assert_eq!(fx.count("SELECT count(*) FROM suppressions"), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_rides_out_a_removal_by_the_command_line_without_a_failed_request() {
+    // Arrange: an address to remove while signups keep arriving
+    let fx = Fixture::start();
+    fx.pending("ann@example.com", "news").await;
+    fx.idle().await;
+
+    // Act: 300 signups over HTTP while the command line removes, both writing the one file
+    let signups = (0..300).map(|n| {
+        fx.client
+            .post(fx.server.url("/api/signup"))
+            .form(&[("email", format!("wave{n}@example.com")), ("consent", "yes".into()), ("list", "news".into())])
+            .send()
+    });
+    let (answers, removed) =
+        futures_util::join!(futures_util::future::join_all(signups), fx.run(&["remove", "ann@example.com"]));
+
+    // Assert: every signup acknowledged, the removal done
+    succeeded(&removed);
+    let statuses: Vec<u16> = answers.into_iter().map(|answer| answer.unwrap().status().as_u16()).collect();
+    assert!(statuses.iter().all(|status| *status == 303), "{statuses:?}");
+    assert_eq!(fx.status("news", "ann@example.com"), None);
+}
