@@ -52,7 +52,11 @@ const CLAIMABLE: &str = "d.endpoint = ?1 AND d.next_attempt_at <= ?2 AND (d.leas
      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e
                      WHERE e.endpoint = d.endpoint AND e.subscriber_id = d.subscriber_id AND e.id < d.id)";
 
-/// Claims up to `limit` due deliveries of `endpoint`, oldest first, at most one per subscriber.
+/// Claims up to `limit` due deliveries of `endpoint`, at most one per subscriber. Ordered by due
+/// time (then id), which the `(endpoint, next_attempt_at)` index yields as it is read: ordering by
+/// id alone made SQLite collect and sort every due row first, a stall of the writer that grew with
+/// the queue. The order across subscribers does not matter; within one, the head-of-line rule
+/// keeps it.
 pub fn claim_due(
     conn: &Connection,
     endpoint: &str,
@@ -63,7 +67,7 @@ pub fn claim_due(
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     conn.prepare_cached(&format!(
         "UPDATE webhook_deliveries SET lease_until = ?3, attempts = attempts + 1
-         WHERE id IN (SELECT d.id FROM webhook_deliveries d WHERE {CLAIMABLE} ORDER BY d.id LIMIT ?4)
+         WHERE id IN (SELECT d.id FROM webhook_deliveries d WHERE {CLAIMABLE} ORDER BY d.next_attempt_at, d.id LIMIT ?4)
          RETURNING id, event_id, event_type, payload, created_at, attempts"
     ))?
     .query_map(params![endpoint, now, lease_until, limit], |row| {
