@@ -10,7 +10,8 @@
 # endpoint and the time from its first answer on /healthz until the receiver counted N is the
 # delivery time. REPEAT runs (fresh database each); the median is reported.
 # Confirm: bench/growth.sh's confirm run (`wrk -t2 -c64 -d10s -s bench/confirm.lua` on tokens
-# of seeded pending rows, each request a different token) without and with the endpoint.
+# of seeded pending rows, each request a different token) without and with the endpoint,
+# alternating (CONFIRM_ORDER="0 1 0 1 0 1": 0 without, 1 with), each on a fresh copy.
 # Needs wrk, sqlite3, curl, python3. Ports 18086 (signupd) and 18082 (receiver).
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -105,7 +106,7 @@ echo "delivery median: $(printf '%s\n' "${rates[@]}" | sort -n | sed -n "$(((REP
 template="$TMP/confirm-template"
 fresh "$template"
 "${TOOL[@]}" confirmable --data-dir "$template" -n "$CONFIRM_N" --tokens-out "$TMP/tokens" >/dev/null
-for webhook in 0 1 0 1; do
+for webhook in ${CONFIRM_ORDER:-0 1 0 1 0 1}; do
     dir="$TMP/confirm-$webhook-$RANDOM"
     cp -a "$template" "$dir"
     start "$dir" "$webhook"
