@@ -15,12 +15,14 @@
 //! - [`config`]: defaults + TOML + environment → a checked `Config`; errors name the key.
 //! - [`secrets`]: the token signing secret, verify-only secrets and the hash key; generated 0600.
 //! - [`storage`]: SQLite. **[`storage::writer`] is the one place SQLite is written**: a thread
-//!   with the only read-write connection runs every write as a typed command, group-committed.
-//!   The commands: `signup::intake` (record a signup), `signup::state_table` (apply intake),
-//!   `mail::queue` (claim and settle mail), `webhooks::worker` (claim and settle deliveries), [`subscription`] (confirm, remove), [`scheduler`]
-//!   (cleanup), and the writer's readiness probe. Everything else reads through the
-//!   `query_only` pool [`storage::Db`]. Migrations, one file per table family.
-//! - [`mail`]: mail messages, SMTP/file transports, the outbox worker, alerts.
+//!   with the only read-write connection runs every write as a typed command, group-committed
+//!   (and a checkpointer thread beside it copies the WAL into the file). The commands:
+//!   `signup::intake` (record a signup), `signup::state_table` (apply intake), `mail::queue`
+//!   (claim and settle mail), `webhooks::worker` (claim and settle deliveries),
+//!   [`subscription`] (confirm, remove), [`scheduler`] (cleanup), and the writer's readiness
+//!   probe. Everything else reads through the `query_only` pool [`storage::Db`]. Migrations,
+//!   one file per table family.
+//! - [`mail`]: mail messages, SMTP/file transports, the mail workers, alerts.
 //! - [`routes`]: HTTP endpoints, one file per endpoint family.
 //! - [`middleware`]: access log (no query strings) and the security headers of HTML pages.
 //! - [`domain`]: types valid by construction (`ListId`, `EmailAddress`).
@@ -33,7 +35,7 @@
 //! - [`tokens`]: token derivation and the hashes that are stored instead of tokens.
 //! - [`webhooks`]: subscriber events for the operator's systems — queued with the change,
 //!   signed (Standard Webhooks), delivered in order by one worker per endpoint.
-//! - [`clock`]: injected time, so tests never sleep.
+//! - [`clock`]: injected time, so tests never sleep; the jittered ticks and the retry backoff.
 //! - [`telemetry`]: tracing setup, text or JSON lines.
 
 pub mod app;

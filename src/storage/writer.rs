@@ -16,6 +16,9 @@
 //!   cannot begin or commit, every command of the batch answers [`WriteError::Unavailable`] and
 //!   nothing of it is kept.
 //!
+//! Beside it, a checkpointer thread with a `query_only` connection copies committed WAL frames
+//! into the database file (`PASSIVE`), so no commit waits for a checkpoint.
+//!
 //! Adding a write: define a struct with what it needs, `impl Command` for it (the SQL goes in
 //! `execute`, against the connection it is given), and call `writer.execute(command).await`.
 //! Keep `execute` short and free of crypto or I/O the caller could do first: the writer thread
