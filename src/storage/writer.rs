@@ -406,6 +406,15 @@ mod tests {
         }
     }
 
+    /// Puts `command` in the writer's queue at once (no waiting for room), like `execute` does.
+    fn enqueue<C: Command>(writer: &Writer, command: C) -> oneshot::Receiver<Result<C::Output, WriteError>> {
+        let (reply, answer) = oneshot::channel();
+        let job: Box<dyn Queued> =
+            Box::new(Envelope { queued_at: Instant::now(), command: Some(command), outcome: None, reply: Some(reply) });
+        writer.sender.try_send(job).unwrap();
+        answer
+    }
+
     fn values(path: &Path) -> Vec<String> {
         let conn = Connection::open(path).unwrap();
         let mut statement = conn.prepare("SELECT value FROM t ORDER BY id").unwrap();
@@ -433,26 +442,12 @@ mod tests {
         writer_held.await.unwrap();
         let before = writer.batches_committed();
 
-        // Act
-        let first = tokio::spawn({
-            let writer = writer.clone();
-            async move { writer.execute(Insert { value: "first", fail: false }).await }
-        });
-        let failing = tokio::spawn({
-            let writer = writer.clone();
-            async move { writer.execute(Insert { value: "failing", fail: true }).await }
-        });
-        let panicking = tokio::spawn({
-            let writer = writer.clone();
-            async move { writer.execute(Panics).await }
-        });
-        let last = tokio::spawn({
-            let writer = writer.clone();
-            async move { writer.execute(Insert { value: "last", fail: false }).await }
-        });
-        while writer.sender.capacity() > CHANNEL_CAPACITY - 4 {
-            tokio::task::yield_now().await;
-        }
+        // Act: queued synchronously while the writer is held, so all four are waiting when it
+        // takes its next batch
+        let first = enqueue(&writer, Insert { value: "first", fail: false });
+        let failing = enqueue(&writer, Insert { value: "failing", fail: true });
+        let panicking = enqueue(&writer, Panics);
+        let last = enqueue(&writer, Insert { value: "last", fail: false });
         release_writer.send(()).unwrap();
         hold.await.unwrap().unwrap();
 
