@@ -7,6 +7,7 @@
 mod cli;
 mod confirm;
 mod crash;
+mod docs;
 mod health;
 mod helpers;
 mod mail;
