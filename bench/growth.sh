@@ -59,25 +59,9 @@ if ((${#missing[@]} > 0)); then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-BENCH_SIGNUPD=${BENCH_SIGNUPD:-target/release/signupd}
-if [[ ${BUILD:-1} == 1 || ! -x $BENCH_SIGNUPD ]]; then
-    cargo build --release --locked --bin signupd
-fi
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/signupd-growth.XXXXXX")
-PID=
-cleanup() {
-    if [[ -n $PID ]]; then kill -TERM "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; fi
-    if [[ $KEEP_TMP == 1 ]]; then echo "bench: kept $TMP" >&2; else rm -rf "$TMP"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-mkdir -p "$TMP/bin"
-cp "$BENCH_SIGNUPD" "$TMP/bin/signupd"
-SIGNUPD=$TMP/bin/signupd
-# What the binary was built from; BENCH_REVISION names it when BENCH_SIGNUPD is not this tree's build.
-REVISION=${BENCH_REVISION:-"$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src Cargo.toml Cargo.lock || echo '+uncommitted')"}
+source "$REPO/bench/common.sh"
+bench_setup growth
 
-log() { echo "== $*" >&2; }
 field() { sed -n "s/.*\\b$2=\\([^ ]*\\).*/\\1/p" <<<"$1"; }
 sql() { sqlite3 -cmd '.timeout 30000' "$1" "$2"; }
 
@@ -102,36 +86,11 @@ print(round(100 * (1 - (d - b) / max(1, c - a))))')
     done
 }
 
-# A data directory's config; every copy of a template gets its own (the data_dir differs).
-config() { # DATA_DIR -> config path
-    mkdir -p "$1/mail"
-    cat >"$1.toml" <<EOF
-[server]
-listen = "127.0.0.1:$PORT"
-[storage]
-data_dir = "$1"
-[mail]
-file_dir = "$1/mail"
-[signup]
-rate_limits = [ { window = "1m", max = 100000000 } ]
-resend_cooldown = "10m"
-[[lists]]
-id = "news"
-EOF
-    echo "$1.toml"
-}
 
 start() { # DATA_DIR
     RUST_LOG=warn "$SIGNUPD" serve --config "$(config "$1")" 2>"$1.log" &
     PID=$!
-    local i
-    for i in $(seq 1 600); do
-        curl -s -o /dev/null "$URL/healthz" && return 0
-        kill -0 "$PID" 2>/dev/null || { echo "bench: signupd exited; see $1.log" >&2; exit 1; }
-        sleep 0.05
-    done
-    echo "bench: signupd did not come up" >&2
-    exit 1
+    wait_up "$1.log" || exit 1
 }
 
 stop() {

@@ -37,53 +37,10 @@ if ((${#missing[@]} > 0)); then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-BENCH_SIGNUPD=${BENCH_SIGNUPD:-target/release/signupd}
-if [[ ${BUILD:-1} == 1 || ! -x $BENCH_SIGNUPD ]]; then
-    cargo build --release --locked --bin signupd
-fi
-TMP=$(mktemp -d /tmp/signupd-shutdown.XXXXXX)
-PID=
-cleanup() {
-    if [[ -n $PID ]]; then kill -TERM "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; fi
-    if [[ $KEEP_TMP == 1 ]]; then echo "bench: kept $TMP" >&2; else rm -rf "$TMP"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-mkdir -p "$TMP/bin"
-cp "$BENCH_SIGNUPD" "$TMP/bin/signupd"
-SIGNUPD=$TMP/bin/signupd
-# What the binary was built from; BENCH_REVISION names it when BENCH_SIGNUPD is not this tree's build.
-REVISION=${BENCH_REVISION:-"$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src Cargo.toml Cargo.lock || echo '+uncommitted')"}
+source "$REPO/bench/common.sh"
+bench_setup shutdown
 
-log() { echo "== $*" >&2; }
 
-config() { # DATA_DIR -> config path
-    mkdir -p "$1/mail"
-    cat >"$1.toml" <<EOF
-[server]
-listen = "127.0.0.1:$PORT"
-[storage]
-data_dir = "$1"
-[mail]
-file_dir = "$1/mail"
-[signup]
-rate_limits = [ { window = "1m", max = 100000000 } ]
-[[lists]]
-id = "news"
-EOF
-    echo "$1.toml"
-}
-
-wait_up() {
-    local i
-    for i in $(seq 1 600); do
-        curl -s -o /dev/null "http://127.0.0.1:$PORT/healthz" && return 0
-        kill -0 "$PID" 2>/dev/null || { echo "bench: signupd exited during start-up" >&2; return 1; }
-        sleep 0.05
-    done
-    echo "bench: signupd did not come up" >&2
-    return 1
-}
 
 count() { "${TOOL[@]}" count --data-dir "$1"; }
 jget() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
@@ -116,7 +73,7 @@ for run in $(seq 1 "$REPEAT"); do
     t_start=$(date +%s.%N)
     RUST_LOG=$RUST_LOG_SERVE "$SIGNUPD" serve --config "$cfg" 2>"$data.serve1.log" &
     PID=$!
-    wait_up
+    wait_up "$data.serve1.log"
     t_up=$(date +%s.%N)
     sleep "$SETTLE"
     at_term=$(sqlite3 -cmd '.timeout 5000' "$data/signupd.sqlite3" 'SELECT count(*) FROM intake')
@@ -134,7 +91,7 @@ for run in $(seq 1 "$REPEAT"); do
     RUST_LOG=warn "$SIGNUPD" serve --config "$cfg" 2>"$data.serve2.log" &
     PID=$!
     t_restart=$(date +%s.%N)
-    wait_up
+    wait_up "$data.serve2.log"
     drained=no
     for _ in $(seq 1 1200); do
         if [[ $(sqlite3 -cmd '.timeout 5000' "$data/signupd.sqlite3" 'SELECT count(*) FROM intake') == 0 ]]; then
