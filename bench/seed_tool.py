@@ -28,7 +28,6 @@ is measured) and switch the file back to WAL, which is what signupd uses and set
 import argparse
 import base64
 import hashlib
-import hmac
 import json
 import os
 import random
@@ -37,24 +36,10 @@ import sys
 import time
 import uuid
 
-DB_NAME = "signupd.sqlite3"
+# The secret reading and the removal hash are mail_tool.py's (same directory, on sys.path).
+from mail_tool import DB_NAME, read_secret, removal_hash  # noqa: E402
+
 BATCH = 50_000
-
-
-def read_secret(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    if data.endswith(b"\n"):
-        data = data[:-1]
-        if data.endswith(b"\r"):
-            data = data[:-1]
-    return data
-
-
-def removal_hash(hash_key, subscriber_id):
-    tag = hmac.new(hash_key, f"signupd/removal/v1\n{subscriber_id}".encode(), hashlib.sha256).digest()
-    token = base64.urlsafe_b64encode(tag).rstrip(b"=")
-    return hashlib.sha256(token).hexdigest()
 
 
 def open_for_load(data_dir):
