@@ -53,7 +53,7 @@ impl BuildOptions {
     pub fn from_env() -> Self {
         Self {
             clock: Arc::new(SystemClock),
-            credentials_dir: std::env::var_os("CREDENTIALS_DIRECTORY").map(PathBuf::from),
+            credentials_dir: crate::secrets::credentials_dir_from_env(),
             background_workers: true,
         }
     }

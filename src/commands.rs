@@ -47,7 +47,7 @@ pub async fn serve(config_path: Option<&Path>) -> anyhow::Result<()> {
 pub fn check_config(config_path: Option<&Path>) -> anyhow::Result<()> {
     let config = load_config(config_path)?;
     // Webhook secrets are files: read them too, so a bad one is found before `serve` starts.
-    let credentials_dir = std::env::var_os("CREDENTIALS_DIRECTORY").map(PathBuf::from);
+    let credentials_dir = crate::secrets::credentials_dir_from_env();
     webhooks::load_endpoints(&config, credentials_dir.as_deref())?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "# configuration is valid; effective values (secrets redacted):")?;
@@ -158,7 +158,7 @@ pub async fn send_test_mail(config_path: Option<&Path>, to: &str, list: Option<&
 /// answer (status and time) or the failure and a hint. Exit 1 if any endpoint failed.
 pub async fn send_test_webhook(config_path: Option<&Path>, name: Option<&str>) -> anyhow::Result<()> {
     let config = load_config(config_path)?;
-    let credentials_dir = std::env::var_os("CREDENTIALS_DIRECTORY").map(PathBuf::from);
+    let credentials_dir = crate::secrets::credentials_dir_from_env();
     let endpoints = webhooks::load_endpoints(&config, credentials_dir.as_deref())?;
     let chosen: Vec<_> =
         endpoints.iter().filter(|endpoint| name.is_none_or(|name| endpoint.config.name == name)).collect();

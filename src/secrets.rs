@@ -49,6 +49,11 @@ impl fmt::Debug for Secret {
     }
 }
 
+/// `$CREDENTIALS_DIRECTORY`: where systemd's `LoadCredential=` puts secrets, if it does.
+pub fn credentials_dir_from_env() -> Option<PathBuf> {
+    std::env::var_os("CREDENTIALS_DIRECTORY").map(PathBuf::from)
+}
+
 /// The loaded secrets.
 #[derive(Debug, Clone)]
 pub struct Secrets {

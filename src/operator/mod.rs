@@ -53,13 +53,13 @@ impl Beside {
     /// The secrets `serve` uses (same configuration, same `$CREDENTIALS_DIRECTORY`); none is
     /// generated here, since a new hash key would match no stored hash.
     pub fn secrets(&self) -> anyhow::Result<Secrets> {
-        let credentials_dir = std::env::var_os("CREDENTIALS_DIRECTORY").map(PathBuf::from);
+        let credentials_dir = crate::secrets::credentials_dir_from_env();
         SecretsPlan::resolve(&self.config, credentials_dir.as_deref())?.existing()
     }
 
     /// The webhook endpoints, so a removal queues its event like the server's would.
     pub fn webhooks(&self, secrets: &Secrets) -> anyhow::Result<crate::webhooks::Webhooks> {
-        let credentials_dir = std::env::var_os("CREDENTIALS_DIRECTORY").map(PathBuf::from);
+        let credentials_dir = crate::secrets::credentials_dir_from_env();
         let keyring = std::sync::Arc::new(crate::tokens::Keyring::new(&secrets.token_secret, &secrets.verify_only));
         crate::webhooks::Webhooks::load(&self.config, credentials_dir.as_deref(), keyring)
     }
