@@ -22,6 +22,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
 use crate::mail::{self, Transport};
 use crate::middleware::{access_log, security_headers};
+use crate::presentation::Stylesheets;
 use crate::ratelimit::RateLimiter;
 use crate::routes;
 use crate::scheduler;
@@ -179,6 +180,8 @@ impl Application {
 
 /// Start-up without binding: checks, secrets, database. Shared by `serve` and tests.
 pub async fn prepare(config: Config, options: BuildOptions) -> anyhow::Result<AppState> {
+    // Files named by the configuration are read before anything is created.
+    let stylesheets = Arc::new(Stylesheets::load(&config)?);
     let plan = SecretsPlan::resolve(&config, options.credentials_dir.as_deref())?;
     let path = prepare_database_file(&config).await?;
     let secrets =
@@ -205,6 +208,7 @@ pub async fn prepare(config: Config, options: BuildOptions) -> anyhow::Result<Ap
         limiter,
         transport,
         http_client,
+        stylesheets,
     })
 }
 

@@ -49,6 +49,7 @@ pub fn check_config(config_path: Option<&Path>) -> anyhow::Result<()> {
     // Webhook secrets are files: read them too, so a bad one is found before `serve` starts.
     let credentials_dir = crate::secrets::credentials_dir_from_env();
     webhooks::load_endpoints(&config, credentials_dir.as_deref())?;
+    crate::presentation::Stylesheets::load(&config)?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "# configuration is valid; effective values (secrets redacted):")?;
     out.write_all(config.to_redacted_toml().as_bytes())?;

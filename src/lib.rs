@@ -1,6 +1,6 @@
-//! signupd: a self-contained double opt-in signup service. The contract is `SPEC.md` (shared
-//! with the operators' docs); this crate is its implementation. `main.rs` is a thin shell
-//! around [`cli`] and [`commands`].
+//! signupd: a self-contained double opt-in signup service. Its behaviour from the outside is
+//! documented in the repository's `docs/` (HTTP API, configuration, operations); this crate is
+//! the implementation. `main.rs` is a thin shell around [`cli`] and [`commands`].
 //!
 //! # Layout
 //!
@@ -24,6 +24,9 @@
 //!   one file per table family.
 //! - [`mail`]: mail messages, SMTP/file transports, the mail workers, alerts.
 //! - [`routes`]: HTTP endpoints, one file per endpoint family.
+//! - [`presentation`]: how a list's pages and mails look and speak — the message catalogues
+//!   (`locales/*.toml`), the page frame (site name, way back, privacy link), the accent colour's
+//!   contrast arithmetic and the stylesheets.
 //! - [`middleware`]: access log (no query strings) and the security headers of HTML pages.
 //! - [`domain`]: types valid by construction (`ListId`, `EmailAddress`).
 //! - [`ratelimit`]: who the client is (trusted proxies, Cloudflare ranges) and the persistent
@@ -48,6 +51,7 @@ pub mod mail;
 pub mod metrics;
 pub mod middleware;
 pub mod operator;
+pub mod presentation;
 pub mod ratelimit;
 pub mod routes;
 pub mod scheduler;

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::mail::Transport;
+use crate::presentation::Stylesheets;
 use crate::ratelimit::RateLimiter;
 use crate::secrets::Secrets;
 use crate::storage::{Db, Writer};
@@ -35,4 +36,6 @@ pub struct AppState {
     pub keyring: Arc<Keyring>,
     /// The webhook endpoints, their keys and HTTP client.
     pub webhooks: Webhooks,
+    /// The lists' accent stylesheets and the operator's own, made or read at start.
+    pub stylesheets: Arc<Stylesheets>,
 }

@@ -31,6 +31,7 @@ use lettre::message::Mailbox;
 use url::Url;
 
 use crate::domain::ListId;
+use crate::presentation::{Language, Rgb};
 use crate::ratelimit::TrustedProxies;
 pub use raw::RawConfig;
 use raw::RawList;
@@ -63,6 +64,9 @@ pub struct ServerConfig {
     pub max_body_bytes: usize,
     pub metrics_listen: Option<SocketAddr>,
     pub log_format: LogFormat,
+    /// The operator's stylesheet, served after the built-in one; read at start
+    /// ([`crate::presentation::Stylesheets`]).
+    pub custom_css_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -229,10 +233,34 @@ pub struct ListConfig {
     pub allowed_origins: Vec<String>,
     pub welcome_mail: bool,
     pub confirm_mode: ConfirmMode,
-    /// Subject of the confirmation mail.
-    pub confirm_subject: String,
-    /// Subject of the welcome mail.
-    pub welcome_subject: String,
+    /// Subject of the confirmation mail; `None`: the language's own.
+    pub confirm_subject: Option<String>,
+    /// Subject of the welcome mail; `None`: the language's own.
+    pub welcome_subject: Option<String>,
+    /// The operator's site, shown on the list's pages and in its mails; `None`: only the list's
+    /// name is shown.
+    pub site_name: Option<String>,
+    /// Where "back to the site" leads, on every page of the list.
+    pub site_url: Option<Url>,
+    /// Buttons and links; text and link shades are derived to meet WCAG AA in both themes.
+    pub accent: Option<Rgb>,
+    /// Pages and mails speak this language.
+    pub language: Language,
+}
+
+impl ListConfig {
+    /// The name that stands for the sender: the site's name, or the list's.
+    pub fn site(&self) -> &str {
+        self.site_name.as_deref().unwrap_or(&self.name)
+    }
+
+    pub fn confirm_subject(&self) -> String {
+        self.confirm_subject.clone().unwrap_or_else(|| self.language.messages().mail.confirm_subject.to_string())
+    }
+
+    pub fn welcome_subject(&self) -> String {
+        self.welcome_subject.clone().unwrap_or_else(|| self.language.messages().mail.welcome_subject.to_string())
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -315,7 +343,8 @@ impl Config {
         }
 
         let s = &raw.server;
-        let public_url = problems.check("server.public_url", parse::public_url(&s.public_url));
+        let public_url =
+            problems.check("server.public_url", parse::public_url(&s.public_url).and_then(parse::not_a_placeholder));
         let server = ServerConfig {
             listen: problems
                 .check("server.listen", parse::socket_addr(&s.listen))
@@ -336,6 +365,7 @@ impl Config {
                     parse::one_of(&s.log_format, &[("text", LogFormat::Text), ("json", LogFormat::Json)]),
                 )
                 .unwrap_or(LogFormat::Text),
+            custom_css_file: parse::optional_path(&s.custom_css_file),
         };
 
         let storage = StorageConfig {
@@ -390,6 +420,10 @@ impl Config {
         if transport == MailTransportKind::Smtp {
             problems.check("mail.smtp.host", parse::smtp_host(&m.smtp.host, security));
         }
+        // Mail that leaves this machine from a reserved example domain is refused by every
+        // receiver: a `from` left as the package's placeholder. A loopback relay may be a local
+        // catcher for tests, which takes any sender.
+        let mail_leaves_machine = transport == MailTransportKind::Smtp && !parse::is_loopback_host(&m.smtp.host);
         let mut mail = MailConfig {
             transport,
             file_dir: problems.check_or_default("mail.file_dir", parse::path(&m.file_dir)),
@@ -441,7 +475,7 @@ impl Config {
         problems.check("cleanup.schedule", parse::cron_schedule(&raw.cleanup.schedule));
         let cleanup = CleanupConfig { schedule: raw.cleanup.schedule.clone() };
 
-        let lists = check_lists(raw.lists.as_deref(), &mut problems);
+        let lists = check_lists(raw.lists.as_deref(), mail_leaves_machine, &mut problems);
         let webhooks = check_webhooks(&raw.webhooks, &lists, &mut problems);
 
         problems.into_result()?;
@@ -521,7 +555,11 @@ fn check_webhooks(
         .collect()
 }
 
-fn check_lists(lists: Option<&[RawList]>, problems: &mut parse::Problems) -> Vec<ListConfig> {
+fn check_lists(
+    lists: Option<&[RawList]>,
+    mail_leaves_machine: bool,
+    problems: &mut parse::Problems,
+) -> Vec<ListConfig> {
     let Some(lists) = lists else {
         problems.push("lists", "no list configured; add at least one [[lists]] table with an id");
         return Vec::new();
@@ -543,7 +581,12 @@ fn check_lists(lists: Option<&[RawList]>, problems: &mut parse::Problems) -> Vec
                 seen.push(id.as_ref().to_owned());
             }
             let name = problems.check(&key("name"), parse::display_text(&list.name));
-            let from = problems.check(&key("from"), parse::mailbox(&list.from));
+            let from = problems.check(
+                &key("from"),
+                parse::mailbox(&list.from).and_then(|from| {
+                    if mail_leaves_machine { parse::sender_not_a_placeholder(from) } else { Ok(from) }
+                }),
+            );
             let reply_to = problems.check(&key("reply_to"), parse::optional(&list.reply_to, parse::mailbox));
             let consent_version =
                 problems.check(&key("consent_version"), parse::consent_version(&list.consent_version));
@@ -554,8 +597,14 @@ fn check_lists(lists: Option<&[RawList]>, problems: &mut parse::Problems) -> Vec
                 .enumerate()
                 .filter_map(|(j, o)| problems.check(&format!("lists[{i}].allowed_origins[{j}]"), parse::origin(o)))
                 .collect();
-            let confirm_subject = problems.check(&key("confirm_subject"), parse::display_text(&list.confirm_subject));
-            let welcome_subject = problems.check(&key("welcome_subject"), parse::display_text(&list.welcome_subject));
+            let confirm_subject =
+                problems.check(&key("confirm_subject"), parse::optional(&list.confirm_subject, parse::display_text));
+            let welcome_subject =
+                problems.check(&key("welcome_subject"), parse::optional(&list.welcome_subject, parse::display_text));
+            let site_name = problems.check(&key("site_name"), parse::optional(&list.site_name, parse::display_text));
+            let site_url = problems.check(&key("site_url"), parse::optional(&list.site_url, parse::http_url));
+            let accent = problems.check(&key("accent_color"), parse::optional(&list.accent_color, Rgb::parse));
+            let language = problems.check(&key("language"), parse::language(&list.language));
             let confirm_mode = problems.check(
                 &key("confirm_mode"),
                 parse::one_of(&list.confirm_mode, &[("button", ConfirmMode::Button), ("retype", ConfirmMode::Retype)]),
@@ -572,6 +621,10 @@ fn check_lists(lists: Option<&[RawList]>, problems: &mut parse::Problems) -> Vec
                 confirm_mode: confirm_mode?,
                 confirm_subject: confirm_subject?,
                 welcome_subject: welcome_subject?,
+                site_name: site_name?,
+                site_url: site_url?,
+                accent: accent?,
+                language: language?,
             })
         })
         .collect()

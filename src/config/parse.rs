@@ -12,6 +12,7 @@ use lettre::message::Mailbox;
 use url::Url;
 
 use super::{ConfigError, Problem, SmtpSecurity};
+use crate::presentation::Language;
 
 /// Collects problems while the checker carries on, so one run reports every bad key.
 #[derive(Debug, Default)]
@@ -176,6 +177,52 @@ pub fn public_url(value: &str) -> Result<Url, String> {
     Ok(url)
 }
 
+/// Domains reserved for examples (RFC 2606): nobody can receive mail or clicks there, so a value
+/// on one is a placeholder the operator has yet to fill in (the package's configuration ships
+/// them).
+pub fn is_reserved_example(host: &str) -> bool {
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    host == "example"
+        || host.ends_with(".example")
+        || ["example.com", "example.net", "example.org"]
+            .iter()
+            .any(|domain| host == *domain || host.ends_with(&format!(".{domain}")))
+}
+
+/// A public URL that is not a placeholder.
+pub fn not_a_placeholder(url: Url) -> Result<Url, String> {
+    if url.host_str().is_some_and(is_reserved_example) {
+        return Err(format!(
+            "{:?} is a placeholder on a reserved example domain; set the address people reach signupd at",
+            url.as_str()
+        ));
+    }
+    Ok(url)
+}
+
+/// A sender that is not a placeholder.
+pub fn sender_not_a_placeholder(from: Mailbox) -> Result<Mailbox, String> {
+    if is_reserved_example(from.email.domain()) {
+        return Err(format!(
+            "{:?} is a placeholder on a reserved example domain; set the address your mail comes from",
+            from.email.to_string()
+        ));
+    }
+    Ok(from)
+}
+
+pub fn is_loopback_host(host: &str) -> bool {
+    host == "localhost" || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// A language with a built-in catalogue.
+pub fn language(code: &str) -> Result<Language, String> {
+    Language::find(code).ok_or_else(|| {
+        let codes: Vec<String> = Language::codes().iter().map(|code| format!("{code:?}")).collect();
+        format!("{code:?} is not a language signupd has texts for; one of {}", codes.join(", "))
+    })
+}
+
 pub fn placeholder_url() -> Url {
     Url::parse("http://127.0.0.1/").expect("a constant URL parses")
 }
@@ -226,7 +273,10 @@ pub fn smtp_host(host: &str, security: SmtpSecurity) -> Result<(), String> {
     if host.is_empty() {
         return Err("must not be empty when mail.transport = \"smtp\"".into());
     }
-    let loopback = host == "localhost" || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback());
+    if is_reserved_example(host) {
+        return Err(format!("{host:?} is a placeholder on a reserved example domain; set your mail relay's host name"));
+    }
+    let loopback = is_loopback_host(host);
     if security == SmtpSecurity::None && !loopback {
         return Err(format!(
             "{host:?} is not a loopback relay; security = \"none\" would send mail and passwords in clear text \
@@ -299,8 +349,21 @@ mod tests {
         assert!(smtp_host("127.0.0.1", SmtpSecurity::None).is_ok());
         assert!(smtp_host("localhost", SmtpSecurity::None).is_ok());
         assert!(smtp_host("::1", SmtpSecurity::None).is_ok());
-        assert!(smtp_host("smtp.example.com", SmtpSecurity::None).is_err());
-        assert!(smtp_host("smtp.example.com", SmtpSecurity::StartTls).is_ok());
+        assert!(smtp_host("smtp.bakery.test", SmtpSecurity::None).is_err());
+        assert!(smtp_host("smtp.bakery.test", SmtpSecurity::StartTls).is_ok());
+    }
+
+    #[test]
+    fn reserved_example_domains_are_placeholders() {
+        for host in ["example.com", "signup.example.com", "EXAMPLE.ORG.", "a.b.example.net", "shop.example"] {
+            assert!(is_reserved_example(host), "{host}");
+        }
+        for host in ["example.co", "myexample.com", "example.com.evil.test", "signup.bakery.test", "127.0.0.1"] {
+            assert!(!is_reserved_example(host), "{host}");
+        }
+        assert!(smtp_host("smtp.example.com", SmtpSecurity::StartTls).unwrap_err().contains("placeholder"));
+        assert!(not_a_placeholder(public_url("https://signup.example.com").unwrap()).is_err());
+        assert!(not_a_placeholder(public_url("https://signup.bakery.test").unwrap()).is_ok());
     }
 
     #[test]

@@ -48,6 +48,7 @@ pub struct RawServer {
     pub max_body_bytes: usize,
     pub metrics_listen: String,
     pub log_format: String,
+    pub custom_css_file: String,
 }
 
 impl Default for RawServer {
@@ -61,6 +62,7 @@ impl Default for RawServer {
             max_body_bytes: 4096,
             metrics_listen: String::new(),
             log_format: "text".into(),
+            custom_css_file: String::new(),
         }
     }
 }
@@ -230,8 +232,14 @@ pub struct RawList {
     pub allowed_origins: Vec<String>,
     pub welcome_mail: bool,
     pub confirm_mode: String,
+    /// Empty: the language's own subject.
     pub confirm_subject: String,
+    /// Empty: the language's own subject.
     pub welcome_subject: String,
+    pub site_name: String,
+    pub site_url: String,
+    pub accent_color: String,
+    pub language: String,
 }
 
 impl RawList {
@@ -254,8 +262,12 @@ impl Default for RawList {
             allowed_origins: Vec::new(),
             welcome_mail: true,
             confirm_mode: "button".into(),
-            confirm_subject: "Please confirm your signup".into(),
-            welcome_subject: "You are signed up".into(),
+            confirm_subject: String::new(),
+            welcome_subject: String::new(),
+            site_name: String::new(),
+            site_url: String::new(),
+            accent_color: String::new(),
+            language: "en".into(),
         }
     }
 }

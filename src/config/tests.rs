@@ -80,8 +80,18 @@ fn bad_values_name_their_key() {
         ("bad transport", "[mail]\ntransport = \"pigeon\"", "mail.transport"),
         (
             "cleartext to a remote relay",
-            "[mail]\ntransport = \"smtp\"\n[mail.smtp]\nhost = \"smtp.example.com\"\nsecurity = \"none\"",
-            "mail.smtp.host",
+            "[mail]\ntransport = \"smtp\"\n[mail.smtp]\nhost = \"smtp.bakery.test\"\nsecurity = \"none\"",
+            "mail.smtp.host: \"smtp.bakery.test\" is not a loopback relay",
+        ),
+        (
+            "placeholder public URL",
+            "[server]\npublic_url = \"https://signup.example.com\"",
+            "server.public_url: \"https://signup.example.com/\" is a placeholder",
+        ),
+        (
+            "placeholder relay",
+            "[mail]\ntransport = \"smtp\"\n[mail.smtp]\nhost = \"smtp.example.com\"",
+            "mail.smtp.host: \"smtp.example.com\" is a placeholder",
         ),
         ("wrong type", "[mail.smtp]\nport = \"five\"", "mail.smtp.port"),
         ("bad webhook", "[mail]\nalert_webhook = \"ftp://x\"", "mail.alert_webhook"),
@@ -120,6 +130,24 @@ fn list_problems_name_the_list_index() {
         ),
         ("line break in name", "[[lists]]\nid = \"a\"\nname = \"a\\r\\nBcc: x\"", "lists[0].name"),
         ("empty list array", "lists = []", "lists: no list configured"),
+        (
+            "placeholder sender through a remote relay",
+            "[mail]\ntransport = \"smtp\"\n[mail.smtp]\nhost = \"smtp.bakery.test\"\n[[lists]]\nid = \"a\"",
+            "lists[0].from: \"no-reply@example.com\" is a placeholder",
+        ),
+        ("site URL not http", "[[lists]]\nid = \"a\"\nsite_url = \"ftp://bakery.test\"", "lists[0].site_url"),
+        ("relative site URL", "[[lists]]\nid = \"a\"\nsite_url = \"/home\"", "lists[0].site_url"),
+        (
+            "accent that does not parse",
+            "[[lists]]\nid = \"a\"\naccent_color = \"blue\"",
+            "lists[0].accent_color: \"blue\" is not a colour",
+        ),
+        (
+            "unknown language",
+            "[[lists]]\nid = \"a\"\nlanguage = \"fr\"",
+            "lists[0].language: \"fr\" is not a language signupd has texts for; one of \"en\", \"de\"",
+        ),
+        ("line break in site name", "[[lists]]\nid = \"a\"\nsite_name = \"a\\nb\"", "lists[0].site_name"),
         ("file without lists", "[server]\nlisten = \"127.0.0.1:1\"", "lists: no list configured"),
     ];
     for (case, toml, expected) in cases {
@@ -147,10 +175,10 @@ fn the_smtp_password_is_redacted() {
 #[test]
 fn origins_and_urls_are_normalised() {
     let config = Config::from_toml(
-        "[server]\npublic_url = \"https://signup.example.com/\"\n[[lists]]\nid = \"a\"\nallowed_origins = [\"https://WWW.Example.com/\"]",
+        "[server]\npublic_url = \"https://signup.bakery.test/\"\n[[lists]]\nid = \"a\"\nallowed_origins = [\"https://WWW.Example.com/\"]",
     )
     .unwrap();
-    assert_eq!(config.server.public_url.as_str(), "https://signup.example.com/");
+    assert_eq!(config.server.public_url.as_str(), "https://signup.bakery.test/");
     assert_eq!(config.lists[0].allowed_origins, ["https://www.example.com"]);
     assert!(config.list("a").is_some());
     assert!(config.list("b").is_none());
@@ -200,4 +228,22 @@ fn a_webhook_defaults_to_every_event_and_list_and_allows_http_to_loopback() {
     assert_eq!(hook.events, crate::config::WebhookEvent::ALL);
     assert!(hook.wants(crate::config::WebhookEvent::Unsubscribed, "news"));
     assert!(hook.lists.is_empty());
+}
+
+#[test]
+fn a_loopback_relay_takes_any_sender_and_presentation_keys_are_read() {
+    let config = Config::from_toml(
+        "[mail]\ntransport = \"smtp\"\n[mail.smtp]\nhost = \"127.0.0.1\"\nsecurity = \"none\"\n[[lists]]\nid = \"a\"\n\
+         site_name = \"Bakery\"\nsite_url = \"https://bakery.test/\"\naccent_color = \"#FD0\"\nlanguage = \"de\"",
+    )
+    .unwrap();
+    let list = &config.lists[0];
+    assert_eq!(list.site(), "Bakery");
+    assert_eq!(list.site_url.as_ref().unwrap().as_str(), "https://bakery.test/");
+    assert_eq!(list.accent, Some(crate::presentation::Rgb(0xff, 0xdd, 0x00)));
+    assert_eq!(list.language.code(), "de");
+    assert_eq!(list.confirm_subject(), "Bitte bestätigen Sie Ihre Anmeldung");
+    let plain = Config::from_toml(MINIMAL).unwrap();
+    assert_eq!(plain.lists[0].site(), "Newsletter");
+    assert_eq!(plain.lists[0].welcome_subject(), "You are signed up");
 }

@@ -5,6 +5,10 @@
 //! `List-Id`, and on the welcome mail `List-Unsubscribe` with `List-Unsubscribe-Post`
 //! (RFC 8058).
 //!
+//! Both mails speak the list's language (texts from its catalogue, dates written for it,
+//! `Content-Language`), carry the site's name and link, the accent colour on the confirm button,
+//! and a footer link to the list's privacy page.
+//!
 //! Visitor input never reaches a header's display name (lettre panics on CR/LF there;
 //! DEPENDENCIES trap 5): the recipient is a bare address, already validated by `EmailAddress`.
 
@@ -15,38 +19,74 @@ use lettre::message::{Mailbox, MultiPart};
 
 use crate::clock::UnixSeconds;
 use crate::config::{Config, ListConfig};
+use crate::presentation::Messages;
+use crate::presentation::color::Rgb;
+
+/// The default button colour of a mail when the list has no accent colour.
+const DEFAULT_ACCENT: Rgb = Rgb(0x1f, 0x5f, 0xbf);
+
+/// What both mails of a list share: language, names, colour, the privacy link.
+struct Frame<'a> {
+    t: &'static Messages,
+    lang: &'static str,
+    subject: String,
+    list_name: &'a str,
+    /// The site's name, or the list's.
+    site: &'a str,
+    site_url: Option<&'a str>,
+    accent: Rgb,
+    on_accent: Rgb,
+    privacy_url: String,
+}
+
+impl<'a> Frame<'a> {
+    fn new(config: &Config, list: &'a ListConfig, subject: String) -> Self {
+        let accent = list.accent.unwrap_or(DEFAULT_ACCENT);
+        Self {
+            t: list.language.messages(),
+            lang: list.language.code(),
+            subject,
+            list_name: &list.name,
+            site: list.site(),
+            site_url: list.site_url.as_ref().map(url::Url::as_str),
+            accent,
+            on_accent: accent.text_on(),
+            privacy_url: Links::new(config).privacy(list),
+        }
+    }
+}
 
 #[derive(Template)]
 #[template(path = "email/confirm.txt", escape = "none")]
 struct ConfirmText<'a> {
-    list_name: &'a str,
+    m: &'a Frame<'a>,
+    how: &'a str,
+    until: &'a str,
     confirm_url: &'a str,
     manage_url: &'a str,
-    expires: &'a str,
 }
 
 #[derive(Template)]
 #[template(path = "email/confirm.html")]
 struct ConfirmHtml<'a> {
-    subject: &'a str,
-    list_name: &'a str,
+    m: &'a Frame<'a>,
+    how: &'a str,
+    until: &'a str,
     confirm_url: &'a str,
     manage_url: &'a str,
-    expires: &'a str,
 }
 
 #[derive(Template)]
 #[template(path = "email/welcome.txt", escape = "none")]
 struct WelcomeText<'a> {
-    list_name: &'a str,
+    m: &'a Frame<'a>,
     manage_url: &'a str,
 }
 
 #[derive(Template)]
 #[template(path = "email/welcome.html")]
 struct WelcomeHtml<'a> {
-    subject: &'a str,
-    list_name: &'a str,
+    m: &'a Frame<'a>,
     manage_url: &'a str,
 }
 
@@ -72,10 +112,14 @@ impl Links {
     pub fn unsubscribe(&self, token: &str) -> String {
         format!("{}/api/unsubscribe?token={token}", self.base)
     }
+
+    pub fn privacy(&self, list: &ListConfig) -> String {
+        format!("{}/privacy?list={}", self.base, list.id)
+    }
 }
 
 /// A confirmation mail for `to`, with the confirm link (`confirm_token`) expiring at
-/// `expires_at` and the manage link (`removal_token`).
+/// `expires_at` and the manage link (`removal_token`), in the list's language.
 pub fn confirmation(
     config: &Config,
     list: &ListConfig,
@@ -87,19 +131,13 @@ pub fn confirmation(
     let links = Links::new(config);
     let confirm_url = links.confirm(confirm_token);
     let manage_url = links.manage(removal_token);
-    let expires = format_utc(expires_at);
-    let text =
-        ConfirmText { list_name: &list.name, confirm_url: &confirm_url, manage_url: &manage_url, expires: &expires }
-            .render()?;
-    let html = ConfirmHtml {
-        subject: &list.confirm_subject,
-        list_name: &list.name,
-        confirm_url: &confirm_url,
-        manage_url: &manage_url,
-        expires: &expires,
-    }
-    .render()?;
-    build(config, list, to, &list.confirm_subject, text, html, None)
+    let m = Frame::new(config, list, list.confirm_subject());
+    let how = m.t.mail.how.with(&m.t.confirm.button.to_string());
+    let until = m.t.mail.until.with(&m.t.date_time(expires_at));
+    let (how, until) = (how.as_str(), until.as_str());
+    let text = ConfirmText { m: &m, how, until, confirm_url: &confirm_url, manage_url: &manage_url }.render()?;
+    let html = ConfirmHtml { m: &m, how, until, confirm_url: &confirm_url, manage_url: &manage_url }.render()?;
+    build(config, list, to, &m, text, html, None)
 }
 
 /// A welcome mail, with the manage link and one-click unsubscribe headers.
@@ -112,10 +150,10 @@ pub fn welcome(
 ) -> anyhow::Result<Message> {
     let links = Links::new(config);
     let manage_url = links.manage(manage_token);
-    let text = WelcomeText { list_name: &list.name, manage_url: &manage_url }.render()?;
-    let html =
-        WelcomeHtml { subject: &list.welcome_subject, list_name: &list.name, manage_url: &manage_url }.render()?;
-    build(config, list, to, &list.welcome_subject, text, html, Some(links.unsubscribe(unsubscribe_token)))
+    let m = Frame::new(config, list, list.welcome_subject());
+    let text = WelcomeText { m: &m, manage_url: &manage_url }.render()?;
+    let html = WelcomeHtml { m: &m, manage_url: &manage_url }.render()?;
+    build(config, list, to, &m, text, html, Some(links.unsubscribe(unsubscribe_token)))
 }
 
 /// A plain test mail for `signupd send-test-mail`.
@@ -129,14 +167,17 @@ pub fn test_mail(config: &Config, list: &ListConfig, to: &str) -> anyhow::Result
          <p>If you can read it, mail delivery works.</p></body></html>",
         askama::filters::escape(&list.name, askama::filters::Html)?
     );
-    build(config, list, to, "signupd test mail", text, html, None)
+    let mut frame = Frame::new(config, list, "signupd test mail".to_owned());
+    // The test mail is for the operator, in English whatever the list's language.
+    frame.lang = "en";
+    build(config, list, to, &frame, text, html, None)
 }
 
 fn build(
     config: &Config,
     list: &ListConfig,
     to: &str,
-    subject: &str,
+    frame: &Frame<'_>,
     text: String,
     html: String,
     unsubscribe_url: Option<String>,
@@ -146,11 +187,12 @@ fn build(
     let mut builder = Message::builder()
         .from(list.from.clone())
         .to(to)
-        .subject(subject)
+        .subject(frame.subject.as_str())
         .date_now()
         .message_id(Some(format!("<{}@{}>", uuid::Uuid::new_v4().simple(), sender_domain)))
         .raw_header(raw("Auto-Submitted", "auto-generated".into()))
-        .raw_header(raw("List-Id", list_id_header(config, list)));
+        .raw_header(raw("List-Id", list_id_header(config, list)))
+        .raw_header(raw("Content-Language", frame.lang.to_owned()));
     if let Some(reply_to) = &list.reply_to {
         builder = builder.reply_to(reply_to.clone());
     }
@@ -174,11 +216,6 @@ fn list_id_header(config: &Config, list: &ListConfig) -> String {
     format!("\"{name}\" <{}.{host}>", list.id)
 }
 
-fn format_utc(at: UnixSeconds) -> String {
-    chrono::DateTime::from_timestamp(at, 0)
-        .map_or_else(|| "a later time".to_owned(), |t| t.format("%-d %B %Y, %H:%M UTC").to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,7 +228,7 @@ mod tests {
 
     fn config() -> Config {
         Config::from_toml(
-            "[server]\npublic_url = \"https://signup.example.com\"\n[[lists]]\nid = \"news\"\nname = \"News & Notes\"\nreply_to = \"Help <help@example.com>\"",
+            "[server]\npublic_url = \"https://signup.bakery.test\"\n[[lists]]\nid = \"news\"\nname = \"News & Notes\"\nreply_to = \"Help <help@example.com>\"",
         )
         .unwrap()
     }
@@ -206,11 +243,11 @@ mod tests {
         assert!(text.contains("multipart/alternative"));
         assert!(text.contains("text/plain"));
         assert!(text.contains("text/html"));
-        assert!(text.contains("https://signup.example.com/confirm?token=CONFIRMTOKEN"));
-        assert!(text.contains("https://signup.example.com/manage?token=REMOVALTOKEN"));
+        assert!(text.contains("https://signup.bakery.test/confirm?token=CONFIRMTOKEN"));
+        assert!(text.contains("https://signup.bakery.test/manage?token=REMOVALTOKEN"));
         assert!(text.contains("1 January 2026, 00:00 UTC"));
         assert!(text.contains("Auto-Submitted: auto-generated"));
-        assert!(text.contains("List-Id: \"News & Notes\" <news.signup.example.com>"));
+        assert!(text.contains("List-Id: \"News & Notes\" <news.signup.bakery.test>"));
         assert!(text.contains("Reply-To: Help <help@example.com>"));
         assert!(text.contains("Message-ID: <"));
         assert!(text.contains("@example.com>"));
@@ -223,8 +260,8 @@ mod tests {
         let config = config();
         let message = welcome(&config, &config.lists[0], "ann@example.com", "MANAGE", "UNSUB").unwrap();
         let text = readable(&message);
-        assert!(text.contains("List-Unsubscribe: <https://signup.example.com/api/unsubscribe?token=UNSUB>"));
+        assert!(text.contains("List-Unsubscribe: <https://signup.bakery.test/api/unsubscribe?token=UNSUB>"));
         assert!(text.contains("List-Unsubscribe-Post: List-Unsubscribe=One-Click"));
-        assert!(text.contains("https://signup.example.com/manage?token=MANAGE"));
+        assert!(text.contains("https://signup.bakery.test/manage?token=MANAGE"));
     }
 }

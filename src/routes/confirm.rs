@@ -15,8 +15,9 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 
 use crate::clock::UnixSeconds;
-use crate::config::{ConfirmMode, ListConfig};
+use crate::config::{Config, ConfirmMode, ListConfig};
 use crate::domain::EmailAddress;
+use crate::presentation::Chrome;
 use crate::routes::form;
 use crate::routes::pages::{self, MessagePage, html};
 use crate::state::AppState;
@@ -27,6 +28,7 @@ use crate::tokens::{is_opaque, sha256_hex};
 #[derive(Template)]
 #[template(path = "pages/confirm.html")]
 struct ConfirmPage<'a> {
+    chrome: Chrome<'a>,
     list: &'a ListConfig,
     token: &'a str,
     retype: bool,
@@ -39,29 +41,20 @@ impl std::fmt::Debug for ConfirmPage<'_> {
     }
 }
 
-fn malformed() -> HttpResponse {
-    html(
-        StatusCode::BAD_REQUEST,
-        &MessagePage {
-            title: "This link is incomplete",
-            message: "The link seems to be cut off or changed. Open it again from the mail, or copy the whole address into your browser.",
-            link: None,
-            link_text: "",
-        },
-    )
+/// 400: a token that cannot be one (cut off or changed on the way). Shared with the manage page.
+pub fn malformed(config: &Config) -> HttpResponse {
+    let chrome = Chrome::general(config);
+    let t = chrome.t;
+    html(StatusCode::BAD_REQUEST, &MessagePage::new(chrome, &t.errors.incomplete_title, &t.errors.incomplete))
 }
 
-fn expired(list: Option<&ListConfig>) -> HttpResponse {
+fn expired(config: &Config, list: Option<&ListConfig>) -> HttpResponse {
     let signup = list.map_or_else(|| "/".to_owned(), |list| format!("/signup?list={}", list.id));
-    html(
-        StatusCode::GONE,
-        &MessagePage {
-            title: "This link has expired",
-            message: "The confirmation link is no longer valid: it expired, was replaced by a newer mail, or was already used. You can sign up again.",
-            link: Some(&signup),
-            link_text: "Sign up again",
-        },
-    )
+    let chrome = Chrome::for_optional(config, list);
+    let t = chrome.t;
+    let page = MessagePage::new(chrome, &t.confirm.expired_title, &t.confirm.expired)
+        .with_link(signup, &t.confirm.sign_up_again);
+    html(StatusCode::GONE, &page)
 }
 
 fn confirmed_redirect(list_id: &str) -> HttpResponse {
@@ -80,31 +73,29 @@ async fn view(state: &AppState, hash: String) -> anyhow::Result<Option<ConfirmVi
 /// `GET /confirm?token=T`: reads, never writes.
 pub async fn confirm_page(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
     let Some(token) = form::query_param(&req, "token").filter(|token| is_opaque(token)) else {
-        return malformed();
+        return malformed(&state.config);
     };
+    let config = &state.config;
     let now = state.clock.now();
     let found = match view(&state, sha256_hex(token.as_bytes())).await {
         Ok(found) => found,
-        Err(error) => return storage_error(&error),
+        Err(error) => return storage_error(config, &error),
     };
-    let Some((view, list)) = found.and_then(|view| state.config.list(&view.list_id).map(|list| (view, list))) else {
-        return expired(None);
+    let Some((view, list)) = found.and_then(|view| config.list(&view.list_id).map(|list| (view, list))) else {
+        return expired(config, None);
     };
+    let chrome = Chrome::for_list(config, list);
+    let t = chrome.t;
     match view.status {
         Status::Pending if live(&view, now) => html(
             StatusCode::OK,
-            &ConfirmPage { list, token: &token, retype: list.confirm_mode == ConfirmMode::Retype, error: None },
+            &ConfirmPage { chrome, list, token: &token, retype: list.confirm_mode == ConfirmMode::Retype, error: None },
         ),
         Status::Confirmed if live(&view, now) => html(
             StatusCode::OK,
-            &MessagePage {
-                title: "Already confirmed",
-                message: &format!("This address is already signed up for {}. Nothing more to do.", list.name),
-                link: None,
-                link_text: "",
-            },
+            &MessagePage::new(chrome, &t.confirm.already_title, t.confirm.already.with(&list.name)),
         ),
-        _ => expired(Some(list)),
+        _ => expired(config, Some(list)),
     }
 }
 
@@ -112,19 +103,20 @@ pub async fn confirm_page(req: HttpRequest, state: web::Data<AppState>) -> HttpR
 pub async fn confirm(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
     let fields = match form::read_form(&req, payload, state.config.server.max_body_bytes).await {
         Some(fields) => fields,
-        None => return malformed(),
+        None => return malformed(&state.config),
     };
     let Some(token) = form::field(&fields, "token").filter(|token| is_opaque(token)).map(str::to_owned) else {
-        return malformed();
+        return malformed(&state.config);
     };
+    let config = &state.config;
     let hash = sha256_hex(token.as_bytes());
     let now = state.clock.now();
     let before = match view(&state, hash.clone()).await {
         Ok(before) => before,
-        Err(error) => return storage_error(&error),
+        Err(error) => return storage_error(config, &error),
     };
-    let Some((before, list)) = before.and_then(|view| state.config.list(&view.list_id).map(|list| (view, list))) else {
-        return expired(None);
+    let Some((before, list)) = before.and_then(|view| config.list(&view.list_id).map(|list| (view, list))) else {
+        return expired(config, None);
     };
     if before.status == Status::Confirmed && live(&before, now) {
         return confirmed_redirect(list.id.as_ref());
@@ -133,7 +125,7 @@ pub async fn confirm(req: HttpRequest, payload: web::Payload, state: web::Data<A
     let retyped = if retype {
         match form::field(&fields, "email").map(EmailAddress::parse) {
             Some(Ok(email)) => Some(email.as_ref().to_owned()),
-            _ => return retype_again(list, &token),
+            _ => return retype_again(config, list, &token),
         }
     } else {
         None
@@ -163,47 +155,35 @@ pub async fn confirm(req: HttpRequest, payload: web::Payload, state: web::Data<A
                     confirmed_redirect(list.id.as_ref())
                 }
                 Ok(Some(after)) if retype && after.status == Status::Pending && live(&after, now) => {
-                    retype_again(list, &token)
+                    retype_again(config, list, &token)
                 }
-                Ok(_) => expired(Some(list)),
-                Err(error) => storage_error(&error),
+                Ok(_) => expired(config, Some(list)),
+                Err(error) => storage_error(config, &error),
             }
         }
-        Err(error) => storage_error(&error),
+        Err(error) => storage_error(config, &error),
     }
 }
 
-fn retype_again(list: &ListConfig, token: &str) -> HttpResponse {
-    html(
-        StatusCode::BAD_REQUEST,
-        &ConfirmPage {
-            list,
-            token,
-            retype: true,
-            error: Some("That is not the address this link was sent to. Please type it again."),
-        },
-    )
+fn retype_again(config: &Config, list: &ListConfig, token: &str) -> HttpResponse {
+    let chrome = Chrome::for_list(config, list);
+    let error = chrome.t.confirm.wrong_address.to_string();
+    html(StatusCode::BAD_REQUEST, &ConfirmPage { chrome, list, token, retype: true, error: Some(&error) })
 }
 
-pub fn storage_error(error: &anyhow::Error) -> HttpResponse {
+/// 503: the database could not be reached; the detail goes to the log only.
+pub fn storage_error(config: &Config, error: &anyhow::Error) -> HttpResponse {
     tracing::error!(error = format!("{error:#}"), "database unavailable");
-    html(
-        StatusCode::SERVICE_UNAVAILABLE,
-        &MessagePage {
-            title: "Please try again",
-            message: "This could not be done just now. Please try again in a minute.",
-            link: None,
-            link_text: "",
-        },
-    )
+    let chrome = Chrome::general(config);
+    let t = chrome.t;
+    html(StatusCode::SERVICE_UNAVAILABLE, &MessagePage::new(chrome, &t.errors.unavailable_title, &t.errors.unavailable))
 }
 
-/// `GET /confirmed?list=ID`.
+/// `GET /confirmed?list=ID`: thanks, and the way back to the site when the list has one.
 pub async fn confirmed_page(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    let name = pages::list_param(&req).and_then(|id| state.config.list(&id)).map(|list| list.name.clone());
-    let message = match &name {
-        Some(name) => format!("Thank you. Your address is now signed up for {name}."),
-        None => "Thank you. Your address is now signed up.".to_owned(),
-    };
-    html(StatusCode::OK, &MessagePage { title: "You are signed up", message: &message, link: None, link_text: "" })
+    let list = pages::list_param(&req).and_then(|id| state.config.list(&id));
+    let chrome = Chrome::for_optional(&state.config, list);
+    let t = chrome.t;
+    let message = list.map_or_else(|| t.confirm.done_any.to_string(), |list| t.confirm.done.with(&list.name));
+    html(StatusCode::OK, &MessagePage::new(chrome, &t.confirm.done_title, message))
 }

@@ -14,7 +14,8 @@ use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 
-use super::confirm::storage_error;
+use super::confirm::{malformed, storage_error};
+use crate::presentation::Chrome;
 use crate::routes::form;
 use crate::routes::pages::{self, MessagePage, html};
 use crate::state::AppState;
@@ -25,6 +26,7 @@ use crate::tokens::{TokenForm, sha256_hex};
 #[derive(Template)]
 #[template(path = "pages/manage.html")]
 struct ManagePage<'a> {
+    chrome: Chrome<'a>,
     list_name: Option<&'a str>,
     token: &'a str,
 }
@@ -33,18 +35,6 @@ impl std::fmt::Debug for ManagePage<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ManagePage").field("list_name", &self.list_name).finish_non_exhaustive()
     }
-}
-
-fn malformed() -> HttpResponse {
-    html(
-        StatusCode::BAD_REQUEST,
-        &MessagePage {
-            title: "This link is incomplete",
-            message: "The link seems to be cut off or changed. Open it again from the mail.",
-            link: None,
-            link_text: "",
-        },
-    )
 }
 
 /// The row a token names, if any, and the list id the token itself names (unsubscribe tokens).
@@ -98,29 +88,31 @@ fn parse_token(state: &AppState, token: Option<&str>) -> Option<TokenForm> {
 pub async fn manage_page(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
     let raw = form::query_param(&req, "token");
     let Some(form) = parse_token(&state, raw.as_deref()) else {
-        return malformed();
+        return malformed(&state.config);
     };
     let (row, claimed_list) = match lookup(&state, &form).await {
         Ok(found) => found,
-        Err(error) => return storage_error(&error),
+        Err(error) => return storage_error(&state.config, &error),
     };
     let list_id = row.map(|row| row.list_id).or(claimed_list);
-    let list_name = list_id.and_then(|id| state.config.list(&id)).map(|list| list.name.as_str());
-    html(StatusCode::OK, &ManagePage { list_name, token: raw.as_deref().unwrap_or_default() })
+    let list = list_id.and_then(|id| state.config.list(&id));
+    let chrome = Chrome::for_optional(&state.config, list);
+    let list_name = list.map(|list| list.name.as_str());
+    html(StatusCode::OK, &ManagePage { chrome, list_name, token: raw.as_deref().unwrap_or_default() })
 }
 
 /// `POST /api/manage` with the form body `token=T`.
 pub async fn manage(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
     let fields = form::read_form(&req, payload, state.config.server.max_body_bytes).await.unwrap_or_default();
     let Some(form) = parse_token(&state, form::field(&fields, "token")) else {
-        return malformed();
+        return malformed(&state.config);
     };
     match remove(&state, &form, "manage").await {
         Ok(list_id) => {
             let location = list_id.map_or_else(|| "/removed".to_owned(), |id| format!("/removed?list={id}"));
             HttpResponse::SeeOther().insert_header((header::LOCATION, location)).finish()
         }
-        Err(error) => storage_error(&error),
+        Err(error) => storage_error(&state.config, &error),
     }
 }
 
@@ -157,10 +149,9 @@ pub async fn unsubscribe_redirect(req: HttpRequest) -> HttpResponse {
 
 /// `GET /removed?list=ID`.
 pub async fn removed_page(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    let name = pages::list_param(&req).and_then(|id| state.config.list(&id)).map(|list| list.name.clone());
-    let message = match &name {
-        Some(name) => format!("Your address was removed from {name}. You will get no more mail from it."),
-        None => "Your address was removed. You will get no more mail from this list.".to_owned(),
-    };
-    html(StatusCode::OK, &MessagePage { title: "Address removed", message: &message, link: None, link_text: "" })
+    let list = pages::list_param(&req).and_then(|id| state.config.list(&id));
+    let chrome = Chrome::for_optional(&state.config, list);
+    let t = chrome.t;
+    let message = list.map_or_else(|| t.manage.removed_any.to_string(), |list| t.manage.removed.with(&list.name));
+    html(StatusCode::OK, &MessagePage::new(chrome, &t.manage.removed_title, message))
 }

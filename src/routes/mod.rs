@@ -5,6 +5,7 @@ mod form;
 mod health;
 mod manage;
 pub mod pages;
+mod privacy;
 mod signup;
 
 use actix_web::{guard, web};
@@ -19,6 +20,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/signup", read().to(pages::signup_form))
         .route("/check-inbox", read().to(pages::check_inbox))
         .route("/static/style.css", read().to(pages::stylesheet))
+        .route("/static/list.css", read().to(pages::list_stylesheet))
+        .route("/static/custom.css", read().to(pages::custom_stylesheet))
+        .route("/privacy", read().to(privacy::privacy_page))
         // Browsers ask for it on every first visit; an empty answer keeps 404s out of the log.
         .route("/favicon.ico", read().to(|| async { actix_web::HttpResponse::NoContent().finish() }))
         .route("/confirm", read().to(confirm::confirm_page))

@@ -131,6 +131,21 @@ impl Mail {
     }
 }
 
+/// A header with RFC 2047 `=?utf-8?b?…?=` words decoded (what lettre writes for non-ASCII).
+fn decode_words(header: &str) -> String {
+    use base64::Engine;
+    header
+        .split(' ')
+        .map(|word| match word.strip_prefix("=?utf-8?b?").and_then(|rest| rest.strip_suffix("?=")) {
+            Some(encoded) => {
+                String::from_utf8(base64::engine::general_purpose::STANDARD.decode(encoded).unwrap()).unwrap()
+            }
+            None => word.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn tokens_after(text: &str, needle: &str) -> Vec<String> {
     text.match_indices(needle)
         .map(|(at, _)| {
@@ -426,6 +441,57 @@ async fn a_signup_sends_one_multipart_confirmation_whose_links_match_only_stored
         assert_eq!(status, 200, "GET /confirm with the mailed token");
         assert_eq!(row(&app, "jane.doe@example.com"), stored, "GET never writes");
     }
+}
+
+#[actix_web::test]
+async fn both_mails_of_a_branded_german_list_speak_german_and_carry_its_name_colour_and_privacy_link() {
+    // Arrange
+    let smtp = SmtpServer::start();
+    let lists = "[[lists]]\nid = \"news\"\nname = \"Brotbrief\"\nsite_name = \"Bäckerei Korn\"\n\
+        site_url = \"https://baeckerei.test/\"\naccent_color = \"#0b1f5c\"\nlanguage = \"de\"\n";
+    let app = spawn_app_with(&format!("{RAISED_LIMITS}{}{lists}", smtp.config())).await;
+    sign_up(&app, "anna@example.com").await;
+
+    // Act
+    assert!(all_sent(&run_mail(&app).await));
+    let confirmation = Mail::parse(&smtp.received()[0]);
+    let confirmed = app
+        .client
+        .post(app.url("/api/confirm"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(format!("token={}", confirmation.confirm_token()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(confirmed.status().as_u16(), 303);
+    assert!(all_sent(&run_mail(&app).await));
+    let welcome = Mail::parse(&smtp.received()[1]);
+
+    // Assert
+    let subjects = [decode_words(confirmation.header("Subject")), decode_words(welcome.header("Subject"))];
+    assert_eq!(subjects, ["Bitte bestätigen Sie Ihre Anmeldung", "Sie sind angemeldet"]);
+    for (kind, mail) in [("confirmation", &confirmation), ("welcome", &welcome)] {
+        assert_eq!(mail.header("Content-Language"), "de", "{kind}");
+        let text = mail.part("text/plain");
+        let html = mail.part("text/html");
+        assert!(text.starts_with("Hallo,") && html.contains("<html lang=\"de\">"), "{kind}:\n{text}\n{html}");
+        assert!(
+            text.contains("Bäckerei Korn · https://baeckerei.test/"),
+            "{kind}: the site in the text footer:\n{text}"
+        );
+        assert!(html.contains("<a href=\"https://baeckerei.test/\""), "{kind}: the site linked:\n{html}");
+        assert!(
+            text.contains("Was gespeichert wird und wie lange: http://127.0.0.1:8080/privacy?list=news"),
+            "{kind}:\n{text}"
+        );
+        assert!(html.contains("href=\"http://127.0.0.1:8080/privacy?list=news\""), "{kind}:\n{html}");
+    }
+    let text = confirmation.part("text/plain");
+    assert!(text.contains("Der Link gilt bis 3. Januar 2026, 00:00 UTC."), "a German date:\n{text}");
+    assert!(text.contains("„Anmeldung bestätigen“"), "names the page's button:\n{text}");
+    let html = confirmation.part("text/html");
+    assert!(html.contains("background: #0b1f5c; color: #ffffff;"), "the accent on the button, white text:\n{html}");
+    assert!(welcome.part("text/plain").contains("Ihre Adresse ist jetzt für Brotbrief angemeldet."));
 }
 
 #[actix_web::test]

@@ -13,6 +13,7 @@ mod helpers;
 mod mail;
 mod manage;
 mod operator;
+mod presentation;
 mod process;
 mod scanner;
 mod send_test_mail;

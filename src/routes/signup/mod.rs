@@ -24,6 +24,7 @@ use url::Url;
 
 use crate::config::{Config, ListConfig};
 use crate::domain::EmailAddress;
+use crate::presentation::{Chrome, Language, Messages, Text};
 use crate::ratelimit::{ClientNet, client_ip};
 use crate::routes::form::{self as body, BodyError, BodyKind};
 use crate::routes::pages::{self, SignupPage};
@@ -78,18 +79,19 @@ impl Refusal {
         }
     }
 
-    /// The plain-language message on the re-rendered form.
-    fn message(self) -> &'static str {
+    /// The plain-language message on the re-rendered form, in the list's language.
+    fn message(self, t: &'static Messages) -> &'static Text {
+        let s = &t.signup;
         match self {
-            Self::MethodNotAllowed | Self::InvalidRequest => "The form could not be read. Please try again.",
-            Self::UnsupportedMediaType => "The form was sent in a format this service does not understand.",
-            Self::PayloadTooLarge => "The form was too large. Please enter just your email address.",
-            Self::OriginNotAllowed => "This form cannot be used from the site it was sent from.",
-            Self::InvalidEmail => "Please enter a valid email address, like name@example.com.",
-            Self::ConsentRequired => "Please tick the box to agree to receive these emails.",
-            Self::UnknownList => "This form points to a list that does not exist.",
-            Self::RateLimited { .. } => "Too many signups from your network. Please try again later.",
-            Self::StorageUnavailable => "Your signup could not be saved just now. Please try again in a minute.",
+            Self::MethodNotAllowed | Self::InvalidRequest => &s.unreadable,
+            Self::UnsupportedMediaType => &s.unsupported,
+            Self::PayloadTooLarge => &s.too_large,
+            Self::OriginNotAllowed => &s.origin_not_allowed,
+            Self::InvalidEmail => &s.invalid_email,
+            Self::ConsentRequired => &s.consent_required,
+            Self::UnknownList => &s.unknown_list,
+            Self::RateLimited { .. } => &s.rate_limited,
+            Self::StorageUnavailable => &s.storage_unavailable,
         }
     }
 
@@ -170,10 +172,13 @@ impl Answer<'_> {
             return redirect.insert_header((header::LOCATION, location)).finish();
         }
         let Some(list) = self.list.or_else(|| pages::default_list(self.config)).or(self.config.lists.first()) else {
-            return builder.content_type("text/plain; charset=utf-8").body(refusal.message());
+            let english = Language::english().messages();
+            return builder.content_type("text/plain; charset=utf-8").body(refusal.message(english).to_string());
         };
+        let chrome = Chrome::for_list(self.config, list);
+        let message = refusal.message(chrome.t).to_string();
         let page =
-            pages::html(refusal.status(), &SignupPage { list, email: typed_email, error: Some(refusal.message()) });
+            pages::html(refusal.status(), &SignupPage { chrome, list, email: typed_email, error: Some(&message) });
         // Keep the status, Retry-After, Allow and CORS headers decided above.
         let mut response = builder.content_type("text/html; charset=utf-8").body(page.into_body());
         response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));

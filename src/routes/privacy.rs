@@ -1,0 +1,71 @@
+//! `GET /privacy?list=ID`: what signupd stores for a list and for how long, written from the
+//! running configuration (the confirmation link's lifetime, the resend cooldown, the rate-limit
+//! windows, whether webhooks receive the list's events), so the notice cannot drift from what
+//! the service does. Linked from every page of the list and the footer of every mail.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, web};
+use askama::Template;
+
+use crate::config::{Config, ListConfig, WebhookEvent};
+use crate::presentation::Chrome;
+use crate::routes::pages::{self, html};
+use crate::state::AppState;
+
+#[derive(Debug, Template)]
+#[template(path = "pages/privacy.html")]
+struct PrivacyPage<'a> {
+    chrome: Chrome<'a>,
+    list: &'a ListConfig,
+    intro: String,
+    stored: String,
+    no_ip: String,
+    mail: String,
+    unconfirmed: String,
+    /// Whether a webhook endpoint receives this list's events.
+    shared: bool,
+    contact: String,
+}
+
+impl<'a> PrivacyPage<'a> {
+    fn new(config: &'a Config, list: &'a ListConfig) -> Self {
+        let chrome = Chrome::for_list(config, list);
+        let t = chrome.t;
+        let p = &t.privacy;
+        let signup = &config.signup;
+        let limits: Vec<String> = signup
+            .rate_limits
+            .iter()
+            .map(|rule| t.durations.per.fill(&[("n", &rule.max.to_string()), ("duration", &t.duration(rule.window))]))
+            .collect();
+        let longest_window = signup.rate_limits.iter().map(|rule| rule.window).max().unwrap_or_default();
+        let contact = list.reply_to.as_ref().unwrap_or(&list.from).email.to_string();
+        Self {
+            intro: p.intro.fill(&[("site", list.site()), ("list", &list.name)]),
+            stored: p.stored.with(&list.consent_version),
+            no_ip: p.no_ip.fill(&[("limits", &t.and_list(&limits)), ("duration", &t.duration(longest_window))]),
+            mail: p.mail.with(&t.duration(signup.resend_cooldown)),
+            unconfirmed: p.unconfirmed.with(&t.duration(signup.confirm_ttl)),
+            shared: config
+                .webhooks
+                .iter()
+                .any(|hook| WebhookEvent::ALL.into_iter().any(|event| hook.wants(event, list.id.as_ref()))),
+            contact: p.contact.with(&contact),
+            chrome,
+            list,
+        }
+    }
+}
+
+/// `GET /privacy?list=ID` (without `list`: the only list).
+pub async fn privacy_page(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    let config = &state.config;
+    let list = match pages::list_param(&req) {
+        Some(id) => config.list(&id),
+        None => pages::default_list(config),
+    };
+    match list {
+        Some(list) => html(StatusCode::OK, &PrivacyPage::new(config, list)),
+        None => pages::not_found(config),
+    }
+}
