@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Answer timing of POST /api/signup for the four states of an address (SPEC §4.1: the answer
+"""Answer timing of POST /api/signup for the four states of an address (docs/http-api.md: the answer
 is identical for every state, so its timing must not tell them apart either).
 
 States, each request being a (re-)signup of an address that is in that state:

@@ -1,4 +1,4 @@
-//! `GET /confirm` and `POST /api/confirm` over real HTTP (SPEC §3, §4.2): the page only reads,
+//! `GET /confirm` and `POST /api/confirm` over real HTTP (docs/http-api.md "Confirming"): the page only reads,
 //! the POST is the one atomic transition (idempotent within the link's lifetime, once under
 //! concurrency), malformed tokens never reach the database, tokens do not cross purposes, retype
 //! mode, and confirming lifts an `unsubscribed` suppression.
@@ -508,7 +508,7 @@ async fn two_concurrent_posts_of_one_token_confirm_once_and_queue_one_welcome() 
 
 #[actix_web::test]
 async fn a_removal_token_posted_to_confirm_gets_410_and_leaves_the_row_pending() {
-    // SPEC §3: no token works for another purpose.
+    // docs/http-api.md, "Tokens and links": no token works for another purpose.
     let app = spawn_app_with(RAISED_LIMITS).await;
     let (_, removal) = signed_up_and_mailed(&app, "jane@example.com").await;
     let before = dump(&app);
@@ -524,7 +524,7 @@ async fn a_removal_token_posted_to_confirm_gets_410_and_leaves_the_row_pending()
 
 #[actix_web::test]
 async fn a_resent_mail_replaces_the_link_and_the_old_token_stops_working() {
-    // SPEC §3: resending mints a new token and the old one stops working.
+    // docs/http-api.md, "Tokens and links": resending mints a new token and the old one stops working.
     let app = spawn_app_with(RAISED_LIMITS).await;
     let (old, _) = signed_up_and_mailed(&app, "jane@example.com").await;
     app.clock.advance(PAST_COOLDOWN);

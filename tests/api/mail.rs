@@ -1,7 +1,7 @@
-//! The mail path (SPEC §3, §5) against a real SMTP server on 127.0.0.1 (`smtp_server.rs`) and
-//! the file transport: what a confirmation mail looks like, that its links match the stored
-//! hashes and nothing else, the resend cooldown, retries with backoff, giving up (row deleted,
-//! operator alerted without the address), outages, the hourly budget and privacy of errors.
+//! The mail path (docs/operations.md "Mail delivery", docs/http-api.md "Tokens and links") against a real SMTP server
+//! on 127.0.0.1 (`smtp_server.rs`) and the file transport: what a confirmation mail looks like, that its links match
+//! the stored hashes and nothing else, the resend cooldown, retries with backoff, giving up (row deleted, operator
+//! alerted without the address), outages, the hourly budget and privacy of errors.
 //!
 //! Both queues are driven by hand (`signup::try_execute_task`, then `mail::try_execute_task`)
 //! with a manual clock, so nothing here races background work — except the tests that run the
@@ -607,7 +607,7 @@ async fn a_failed_resend_leaves_the_link_already_mailed_working() {
     // Act
     let outcome = try_execute_task(&app.state).await.unwrap();
 
-    // Assert: no new mail was sent, so the old one still confirms (SPEC §3: the old token
+    // Assert: no new mail was sent, so the old one still confirms (docs/http-api.md: the old token
     // stops working when a new one is sent)
     assert!(matches!(outcome, MailOutcome::Retrying { .. }), "{outcome:?}");
     assert_eq!(smtp.received().len(), 1);

@@ -1,8 +1,7 @@
-//! `GET /manage`, `POST /api/manage` and RFC 8058 one-click `POST /api/unsubscribe` over real HTTP
-//! (SPEC §2, §3, §4.3): the page only reads, removing deletes the address from every table and
-//! leaves only a suppression hash, repeats and unknown tokens reveal nothing, suppressions decide
-//! what a later signup does, signed tokens resist tampering and survive a key rotation while the
-//! old secret stays in the verify list.
+//! `GET /manage`, `POST /api/manage` and RFC 8058 one-click `POST /api/unsubscribe` over real HTTP (docs/http-api.md,
+//! "Removing and unsubscribing"): the page only reads, removing deletes the address from every table and leaves only a
+//! suppression hash, repeats and unknown tokens reveal nothing, suppressions decide what a later signup does, signed
+//! tokens resist tampering and survive a key rotation while the old secret stays in the verify list.
 
 use std::path::Path;
 
@@ -261,7 +260,7 @@ async fn a_well_formed_token_that_matches_nothing_ends_at_removed_and_changes_no
 
 #[actix_web::test]
 async fn a_confirm_token_posted_to_manage_ends_at_removed_but_removes_nothing() {
-    // SPEC §3: no token works for another purpose.
+    // docs/http-api.md, "Tokens and links": no token works for another purpose.
     let app = spawn_app_with(RAISED_LIMITS).await;
     let (confirm, _) = signed_up_and_mailed(&app, "jane@example.com").await;
     let before = dump(&app);
@@ -378,7 +377,7 @@ async fn one_click_unsubscribe_with_a_multipart_body_removes_the_row_at_once() {
 
 #[actix_web::test]
 async fn one_click_unsubscribe_with_a_removal_token_removes_the_row() {
-    // SPEC §3: removal tokens are used by `/api/unsubscribe` too.
+    // docs/http-api.md, "Tokens and links": removal tokens are used by `/api/unsubscribe` too.
     let app = spawn_app_with(RAISED_LIMITS).await;
     let welcome = confirmed_and_welcomed(&app, "jane@example.com").await;
 

@@ -1,7 +1,6 @@
-//! What mail scanners and link previewers do to the links of a mail (SPEC §1, §4.2, §4.3): they
-//! open every URL with GET, HEAD and OPTIONS under many User-Agents and follow redirects, and none
-//! of it may change the database. Also SPEC §4's headers on every HTML page, error pages
-//! included.
+//! What mail scanners and link previewers do to the links of a mail (docs/http-api.md: no GET or HEAD changes
+//! anything): they open every URL with GET, HEAD and OPTIONS under many User-Agents and follow redirects, and none of
+//! it may change the database. Also the headers on every HTML page, error pages included.
 
 use reqwest::Method;
 
@@ -151,7 +150,7 @@ async fn the_signup_error_page_carries_the_security_headers_too() {
     assert!(!body.to_lowercase().contains("<script"), "{body}");
 }
 
-/// SPEC §4: the headers every HTML response carries.
+/// docs/http-api.md, "Headers on every answer": the headers every HTML response carries.
 fn assert_html_headers(response: &reqwest::Response, case: &str) {
     let expected = [
         ("cache-control", "no-store"),

@@ -1,4 +1,4 @@
-//! `POST /api/signup` over real HTTP (SPEC §4.1): the success answers, the honeypot, `Origin`,
+//! `POST /api/signup` over real HTTP (docs/http-api.md "Signing up"): the success answers, the honeypot, `Origin`,
 //! `return_to`, CORS, the hosted pages, and the one answer for every state of an address.
 //! Bad input lives in `signup_input.rs`; rate limits, client IPs and concurrency in
 //! `signup_abuse.rs`. The helpers here are shared by all three.
@@ -424,7 +424,8 @@ async fn an_accepted_signup_records_the_consent_text_once() {
 
 #[actix_web::test]
 async fn a_signup_that_cannot_be_stored_answers_503_with_retry_after() {
-    // SPEC §4.1 step 6: another process holding the write lock is what a wedged disk looks like.
+    // The last of the signup checks (docs/http-api.md): another process holding the write lock is what a
+    // wedged disk looks like.
     let app = spawn_app().await;
     let blocker = db(&app);
     blocker.execute_batch("BEGIN EXCLUSIVE;").unwrap();

@@ -1,4 +1,4 @@
-//! `POST /api/signup` under abuse (SPEC §4.1 step 5 and "Client IP and rate limit"): the
+//! `POST /api/signup` under abuse (docs/http-api.md "Rate limits"): the
 //! per-client budget, who the client is behind proxies, what survives a restart, that no IP is
 //! stored, and many concurrent signups of one address.
 

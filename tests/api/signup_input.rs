@@ -1,6 +1,6 @@
-//! `POST /api/signup` with bad input (SPEC §4.1 steps 1 and 4): methods, content types, sizes,
-//! malformed bodies, addresses, consent and lists. Every refusal is checked to have written
-//! nothing, counter included, since all of these come before the rate limit.
+//! `POST /api/signup` with bad input (docs/http-api.md, the order of checks, steps 1 and 4): methods, content types,
+//! sizes, malformed bodies, addresses, consent and lists. Every refusal is checked to have written nothing, counter
+//! included, since all of these come before the rate limit.
 
 use serde_json::{Value, json};
 

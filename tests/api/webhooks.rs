@@ -1,6 +1,6 @@
-//! Webhooks (README "Webhooks", SPEC §5.1): `subscriber.confirmed` and `subscriber.unsubscribed`
+//! Webhooks (docs/operations.md "Webhooks"): `subscriber.confirmed` and `subscriber.unsubscribed`
 //! queued in the commit of the change they report, signed per Standard Webhooks (checked with the
-//! scheme's Python library, and by the README's own receiver example), delivered at least once,
+//! scheme's Python library, and by the receiver example of docs/operations.md), delivered at least once,
 //! in order per subscriber, retried on every kind of failure with the same `webhook-id`, dropped
 //! with an alert after `mail.webhook_max_age`, and kept across `kill -9`.
 //!
@@ -472,12 +472,13 @@ impl Drop for KillOnDrop {
     }
 }
 
-/// The Python code between the README's `receiver-example` markers, without the fences.
-fn readme_receiver() -> String {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let start = readme.find("<!-- receiver-example:start -->").expect("the start marker in README.md");
-    let end = readme.find("<!-- receiver-example:end -->").expect("the end marker in README.md");
-    let code: String = readme[start..end]
+/// The Python code between the `receiver-example` markers of the operations guide, without the
+/// fences.
+fn documented_receiver() -> String {
+    let guide = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/operations.md")).unwrap();
+    let start = guide.find("<!-- receiver-example:start -->").expect("the start marker in docs/operations.md");
+    let end = guide.find("<!-- receiver-example:end -->").expect("the end marker in docs/operations.md");
+    let code: String = guide[start..end]
         .lines()
         .skip(1)
         .filter(|line| !line.starts_with("```"))
@@ -488,11 +489,11 @@ fn readme_receiver() -> String {
 }
 
 #[actix_web::test]
-async fn the_readme_receiver_example_accepts_signupd_events_and_refuses_a_wrong_secret_with_401() {
-    // Arrange: the README's receiver on a free port, with the app's secret
+async fn the_documented_receiver_example_accepts_signupd_events_and_refuses_a_wrong_secret_with_401() {
+    // Arrange: the documented receiver on a free port, with the app's secret
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("receiver.py");
-    std::fs::write(&script, readme_receiver()).unwrap();
+    std::fs::write(&script, documented_receiver()).unwrap();
     let port = free_port();
     let url = format!("http://127.0.0.1:{port}/");
     let (app, secret) = app_with_hooks("", "", &[("crm", &url)]).await;
@@ -524,7 +525,7 @@ async fn the_readme_receiver_example_accepts_signupd_events_and_refuses_a_wrong_
         let exited = receiver.0.try_wait().unwrap();
         assert!(
             exited.is_none() && Instant::now() < deadline,
-            "the README receiver did not start ({exited:?}): {}",
+            "the documented receiver did not start ({exited:?}): {}",
             errors.lock().unwrap()
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
