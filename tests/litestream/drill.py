@@ -476,7 +476,9 @@ def drill(tmp: Path, signupd: str, litestream: str, signups: int, clients: int) 
     # 5. signupd on the restored file.
     server = spawn([signupd, "serve", "--config", str(config)], server_log)
     wait_ready(port, server, server_log)
-    check(True, "signupd starts on the restored database and /readyz answers 200")
+    ready_after = time.monotonic() - lost_at
+    check(True, f"signupd starts on the restored database and /readyz answers 200 ({ready_after:.1f} s after the loss)")
+    replicator = spawn([litestream, "replicate", "-config", str(ls_config), "-log-level", "debug"], ls_log)
     deadline = time.monotonic() + 60
     while intake_depth(db) and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -497,13 +499,28 @@ def drill(tmp: Path, signupd: str, litestream: str, signups: int, clients: int) 
     while "drill-c-1@example.com" not in drill_addresses(db) and time.monotonic() < deadline:
         time.sleep(0.1)
     check("drill-c-1@example.com" in drill_addresses(db), "and recorded in the restored database")
+    # Replication resumes on the restored file, into the same replica.
+    deadline = time.monotonic() + 60
+    while True:
+        for leftover in tmp.glob("probe.sqlite3*"):
+            leftover.unlink()
+        probed = run([litestream, "restore", "-o", str(probe), f"file://{replica}"])
+        held = drill_addresses(probe) if probed.returncode == 0 and probe.exists() else set()
+        if "drill-c-1@example.com" in held or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    check(replicator.poll() is None and "drill-c-1@example.com" in held and held >= must_survive,
+          "Litestream, started again on the restored file, replicates the new signup to the same replica" + tail(probed))
+    check(integrity(probe) == "ok", "and a restore of it passes PRAGMA integrity_check")
+    replicator.send_signal(signal.SIGTERM)
+    check(replicator.wait(timeout=60) == 0, "Litestream stops on SIGTERM with exit 0")
     server.send_signal(signal.SIGTERM)
     check(server.wait(timeout=30) == 0, "signupd stops on SIGTERM with exit 0")
     say(
         f"figures: first wave {first.sent} sent / {len(first.acked)} acknowledged / "
         f"{len(must_survive & exported)} restored; second wave {len(second.acked)} acknowledged / {second_kept} restored; "
         f"replica caught up {caught_up:.1f} s after the load; restore {restore_took:.1f} s; "
-        f"restored database {db.stat().st_size} bytes; lost-to-ready {time.monotonic() - lost_at:.1f} s"
+        f"restored database {db.stat().st_size} bytes; loss to ready {ready_after:.1f} s"
     )
 
     # 6. A database from a newer signupd, through the same replicate-and-restore path.
