@@ -437,7 +437,7 @@ def drill(tmp: Path, signupd: str, litestream: str, signups: int, clients: int) 
                 f"({litestream_positions(litestream, ls_config, db)}): they must survive")
     check(integrity(probe) == "ok", "that probe restore passes PRAGMA integrity_check")
     checkpoints, resets = checkpoint_evidence(ls_log)
-    say(f"Litestream's own checkpoints meanwhile: {checkpoints or 'none'}")
+    check(checkpoints.get("PASSIVE", 0) > 0, f"Litestream ran its own checkpoints beside signupd's meanwhile: {checkpoints}")
     check(not resets, f"no sync found the WAL changed behind Litestream's back (signupd's PASSIVE checkpoints coexist): {resets or 'none'}")
     schema = user_version(db)
 
