@@ -288,8 +288,7 @@ fn the_configuration_reference_documents_exactly_the_keys_of_the_example() {
         undocumented.is_empty(),
         "keys of config.example.toml missing from docs/configuration.md: {undocumented:?}"
     );
-    let unknown: Vec<&String> =
-        documented.difference(&example).collect();
+    let unknown: Vec<&String> = documented.difference(&example).collect();
     assert!(unknown.is_empty(), "keys documented in docs/configuration.md but not in config.example.toml: {unknown:?}");
 }
 

@@ -455,6 +455,16 @@ async fn both_mails_of_a_branded_german_list_speak_german_and_carry_its_name_col
     // Act
     assert!(all_sent(&run_mail(&app).await));
     let confirmation = Mail::parse(&smtp.received()[0]);
+    // The pages the links open are the list's too.
+    for path in [
+        format!("/confirm?token={}", confirmation.confirm_token()),
+        format!("/manage?token={}", confirmation.manage_token()),
+    ] {
+        let html = app.client.get(app.url(&path)).send().await.unwrap().text().await.unwrap();
+        assert!(html.contains("<html lang=\"de\">"), "{html}");
+        assert!(html.contains("<a href=\"https://baeckerei.test/\">← Zurück zu Bäckerei Korn</a>"), "{html}");
+        assert!(html.contains("href=\"/static/list.css?list=news\""), "{html}");
+    }
     let confirmed = app
         .client
         .post(app.url("/api/confirm"))
