@@ -1,4 +1,4 @@
-//! The command line (SPEC §8), parsed by clap. Usage errors exit 2 (clap's own handling);
+//! The command line (`docs/operations.md`), parsed by clap. Usage errors exit 2 (clap's own handling);
 //! runtime errors exit 1 with one line.
 
 use std::path::PathBuf;

@@ -33,7 +33,7 @@ pub async fn serve(config_path: Option<&Path>) -> anyhow::Result<()> {
         metrics_port = application.metrics_port(),
         "signupd is listening"
     );
-    // Readiness after migrations and bind (SPEC §9); Ok when not run by systemd.
+    // Readiness after migrations and bind; Ok when not run by systemd.
     if let Err(error) = sd_notify::notify(&[sd_notify::NotifyState::Ready]) {
         tracing::warn!(error = %error, "could not notify systemd of readiness");
     }

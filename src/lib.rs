@@ -7,7 +7,7 @@
 //! - [`app`]: assembly — start-up order, `Application::build` / `run_until_stopped`.
 //! - [`state`]: `AppState`, what every handler, worker and the scheduler share; built by
 //!   [`app`], used by everything else.
-//! - [`cli`]: the clap command line (SPEC §8).
+//! - [`cli`]: the clap command line (`docs/operations.md`).
 //! - [`commands`]: one function per subcommand.
 //! - [`operator`]: the operator's commands beside a running server — export, remove, stats,
 //!   backup — and the one way they open the database.

@@ -1,4 +1,4 @@
-//! Prometheus metrics (SPEC §4.4), served only on `server.metrics_listen`, never on the public
+//! Prometheus metrics (`docs/http-api.md`), served only on `server.metrics_listen`, never on the public
 //! listener. Off by default: without a listener no recorder is installed and every counter
 //! below is a no-op.
 //!

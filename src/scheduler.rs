@@ -1,4 +1,4 @@
-//! The hourly cleanup (SPEC §6), run by tokio-cron-scheduler on `cleanup.schedule` (six fields,
+//! The hourly cleanup, run by tokio-cron-scheduler on `cleanup.schedule` (six fields,
 //! seconds first, UTC; default minute 23 of every hour) and once at start:
 //!
 //! - pending rows whose confirm link expired (a pending signup lives at most about

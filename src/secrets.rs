@@ -1,4 +1,4 @@
-//! The two secrets (SPEC §2, §3): the token signing secret (rotatable, with older verify-only
+//! The two secrets: the token signing secret (rotatable, with older verify-only
 //! secrets) and the hash key (never rotated; it keys suppression and rate-limit hashes).
 //!
 //! Each is looked up in order: the configured file, then `$CREDENTIALS_DIRECTORY/<name>`

@@ -1,5 +1,5 @@
 //! The two changes a subscriber makes to their own subscription, as commands of the writer:
-//! confirming (SPEC §4.2) and removing their address (SPEC §4.3). The routes that trigger them
+//! confirming (`docs/http-api.md`) and removing their address (`docs/http-api.md`). The routes that trigger them
 //! only parse and answer; what is written, and in which order, lives here, so every way in
 //! (the pages, one-click unsubscribe, the `signupd remove` command) writes the same.
 

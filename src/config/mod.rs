@@ -1,4 +1,4 @@
-//! Configuration (SPEC §7): built-in defaults, then the TOML file from `--config` or
+//! Configuration (`docs/configuration.md`): built-in defaults, then the TOML file from `--config` or
 //! `SIGNUPD_CONFIG`, then `SIGNUPD_…` environment variables with `__` for nesting.
 //!
 //! Loading is two steps, like ripgrep's low-level and high-level arguments: figment merges the
@@ -7,7 +7,7 @@
 //! expression). Every failure names its key (`lists[1].id: duplicate list id "news"`), and all
 //! failures are reported at once. Loading never writes anything.
 //!
-//! Decisions where SPEC is silent:
+//! Decisions the reference leaves to the code:
 //! - With no configuration file, the zero-setup demo list `default` applies. A configuration file
 //!   must name its lists: a file without `[[lists]]` is an error, so a production config cannot
 //!   silently run the demo list.
@@ -123,7 +123,7 @@ pub struct MailConfig {
     pub dkim: Option<DkimConfig>,
 }
 
-/// One `[[webhooks]]` endpoint (SPEC §5.1). Its secret is read at start (`crate::webhooks`).
+/// One `[[webhooks]]` endpoint (`docs/operations.md`). Its secret is read at start (`crate::webhooks`).
 #[derive(Debug, Clone)]
 pub struct WebhookConfig {
     /// Shown in logs and metrics: `a-z`, `0-9` and `-`, like a list id.

@@ -1,4 +1,4 @@
-//! The configuration exactly as an operator writes it (SPEC §7): plain strings, numbers and
+//! The configuration exactly as an operator writes it (`docs/configuration.md`): plain strings, numbers and
 //! lists, with the built-in defaults. Nothing here is checked beyond its serde type; `super`
 //! turns a [`RawConfig`] into a checked [`super::Config`] or an error naming the key.
 //!
@@ -19,7 +19,7 @@ pub struct RawConfig {
     /// no configuration file at all.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lists: Option<Vec<RawList>>,
-    /// Endpoints that receive subscriber events (SPEC §5.1).
+    /// Endpoints that receive subscriber events (`docs/operations.md`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub webhooks: Vec<RawWebhook>,
 }

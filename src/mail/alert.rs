@@ -1,5 +1,5 @@
-//! Telling the operator that a confirmation could never be delivered (SPEC §5), or that a webhook
-//! event was dropped (SPEC §5.1): an error-level log line, and a JSON POST to
+//! Telling the operator that a confirmation could never be delivered, or that a webhook
+//! event was dropped (`docs/operations.md`): an error-level log line, and a JSON POST to
 //! `mail.alert_webhook` if set — with the list, the SMTP code and the recipient's domain, or the
 //! endpoint and event type; never the address.
 

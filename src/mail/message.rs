@@ -1,4 +1,4 @@
-//! The mails signupd sends (SPEC §5): confirmation and welcome, each multipart/alternative with
+//! The mails signupd sends: confirmation and welcome, each multipart/alternative with
 //! a plain-text and an HTML part from askama templates (`templates/email/`). No tracking, no
 //! remote images. Headers: `Message-ID` on the sender's domain, `Date`, the list's `From` and
 //! `Reply-To`, `Auto-Submitted: auto-generated` (RFC 3834: auto-responders must not answer),

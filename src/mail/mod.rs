@@ -1,4 +1,4 @@
-//! Mail (SPEC §5): messages from templates, the SMTP and file transports, the durable outbox
+//! Mail: messages from templates, the SMTP and file transports, the durable outbox
 //! worker with retries, alerts and the sending budget.
 //!
 //! Layout: `message` (building mails), `transport` (SMTP or files; failure classes), `queue`

@@ -148,7 +148,7 @@ pub enum Settlement {
 }
 
 /// A confirmation's stamp, to take back when its mail was not sent: the link already mailed
-/// keeps working (SPEC §3: a token stops working only when a new one was actually sent).
+/// keeps working (a token stops working only when a new one was actually sent).
 #[derive(Debug, Clone)]
 pub struct Undo {
     pub stamped_at: UnixSeconds,

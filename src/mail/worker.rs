@@ -1,4 +1,4 @@
-//! The mail workers: turn `outbox` items into sent mail (SPEC §5), after the request that
+//! The mail workers: turn `outbox` items into sent mail, after the request that
 //! caused them was answered, and not right behind it.
 //!
 //! A worker wakes on a jittered tick of about [`MAIL_TICK`] (so the cost of a mail is not tied

@@ -1,6 +1,6 @@
 //! One line per request: method, path **without the query string**, status, latency and a
 //! request id (also sent back as `X-Request-Id`, so an operator can find the line for a visitor's
-//! report). Query strings carry tokens (SPEC §1.5), so they are never logged; neither are bodies,
+//! report). Query strings carry tokens, so they are never logged; neither are bodies,
 //! headers or the client address.
 
 use std::time::Instant;

@@ -1,4 +1,4 @@
-//! SPEC §4: the headers on every HTML response. Pages carry tokens in their URL and forms, so
+//! The headers on every HTML response (`docs/http-api.md`). Pages carry tokens in their URL and forms, so
 //! they must not be cached, leak a referrer, be indexed, framed, or load anything from elsewhere.
 //! Applied by content type, so a page added later cannot forget them.
 

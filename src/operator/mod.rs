@@ -1,4 +1,4 @@
-//! The operator's commands (SPEC §8): `export`, `remove`, `stats`, `backup`. Each works while
+//! The operator's commands (`docs/operations.md`): `export`, `remove`, `stats`, `backup`. Each works while
 //! `serve` runs on the same database, and they share one way in, [`Beside::open`]:
 //!
 //! - reads go through `query_only` connections ([`Db`]); in WAL mode they see a consistent

@@ -1,4 +1,4 @@
-//! Confirmation (SPEC §4.2). Mail scanners open every link with GET and HEAD, some render it and
+//! Confirmation (`docs/http-api.md`). Mail scanners open every link with GET and HEAD, some render it and
 //! a few press buttons, so: `GET /confirm` only reads (to say "confirm", "already confirmed" or
 //! "expired") and shows one button; only `POST /api/confirm`, with the token in its body (a token
 //! in the query string is ignored), changes anything — in one atomic

@@ -1,4 +1,4 @@
-//! SPEC §4.4: `/healthz` answers while the process runs; `/readyz` answers 200 only while the
+//! `/healthz` answers while the process runs; `/readyz` answers 200 only while the
 //! database is migrated and writable, so a load balancer stops sending signups that could not be
 //! stored.
 

@@ -1,4 +1,4 @@
-//! What happens to a valid signup request (SPEC §4.1, steps 5 and 6, and the state table).
+//! What happens to a valid signup request (the last two steps of a signup, and the state table).
 //!
 //! The request path does the same work for every address — count the client against its rate
 //! limits and append the request to `intake`, one command in the writer's group commit

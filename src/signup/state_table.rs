@@ -1,4 +1,4 @@
-//! The signup state table of SPEC §4.1, applied to intake items after their answer was sent:
+//! The signup state table (`docs/http-api.md`), applied to intake items after their answer was sent:
 //!
 //! | state of (list, address)             | action                                   |
 //! | ------------------------------------ | ---------------------------------------- |

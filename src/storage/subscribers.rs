@@ -129,7 +129,7 @@ pub fn stamp_confirmation(
 }
 
 /// Undoes [`stamp_confirmation`] after a failed send: the send time, confirm hash and expiry
-/// the row had before come back, so the link already mailed keeps working (SPEC §3: a token
+/// the row had before come back, so the link already mailed keeps working (a token
 /// stops working only when a new one was actually sent) and the cooldown sees the old time.
 pub fn unstamp_confirmation(
     conn: &Connection,
@@ -190,7 +190,7 @@ pub struct JustConfirmed {
     pub consent_version: String,
 }
 
-/// The one atomic transition pending → confirmed (SPEC §4.2). With `retyped_email`, the row's
+/// The one atomic transition pending → confirmed (`docs/http-api.md`). With `retyped_email`, the row's
 /// address must match too. The confirm hash stays until the link's lifetime ends, so a repeated
 /// POST can be recognised as already done.
 pub fn confirm(

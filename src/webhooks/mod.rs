@@ -1,4 +1,4 @@
-//! Webhooks (SPEC §5.1): subscriber events delivered to the operator's own systems, signed with
+//! Webhooks (`docs/operations.md`): subscriber events delivered to the operator's own systems, signed with
 //! the Standard Webhooks scheme, durable and in order.
 //!
 //! - **Queued with the change.** [`Webhooks::queue_confirmed`] and
@@ -107,7 +107,7 @@ struct Inner {
     endpoints: Vec<Arc<Endpoint>>,
     keyring: Arc<Keyring>,
     links: Links,
-    /// Never follows redirects: a redirect is a failed delivery (SPEC §5.1).
+    /// Never follows redirects: a redirect is a failed delivery (`docs/operations.md`).
     client: reqwest::Client,
     timeout: std::time::Duration,
 }

@@ -1,4 +1,4 @@
--- signupd schema, version 1: every table of SPEC §2.
+-- signupd schema, version 1: every table signupd keeps.
 -- Timestamps are UTC Unix seconds. No table holds a raw token, secret or IP address.
 
 -- One row per (list, address) that is pending or confirmed. Removing an address deletes its row;

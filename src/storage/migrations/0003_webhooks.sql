@@ -1,4 +1,4 @@
--- signupd schema, version 3: the durable queue of webhook deliveries (SPEC §5.1).
+-- signupd schema, version 3: the durable queue of webhook deliveries (`docs/operations.md`).
 
 -- One row per (endpoint, event), written in the same transaction as the change it reports and
 -- deleted once delivered or dropped. The payload holds the subscriber's address: this is the
