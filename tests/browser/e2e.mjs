@@ -1,24 +1,32 @@
 // signupd in a real browser: Debian's Chromium (/usr/bin/chromium), driven by playwright-core,
-// against target/debug/signupd serving on a free loopback port with the file mail transport.
+// against target/debug/signupd serving on free loopback ports with the file mail transport.
 // Signs up with the keyboard, confirms from the link in the .eml file, removes the address from
 // the welcome mail's manage link, and checks the form's error state, <html lang>, the security
-// headers of every page and the layout at phone width. No mocks, no fixed sleeps.
+// headers of every page and the layout at phone width. Then the accessibility matrix
+// (a11y.mjs): every page in light and dark colour scheme at 375 and 1280 px, checked with
+// axe-core, screenshots in target/browser-screenshots/. No mocks, no fixed sleeps.
 // Run by .ci/browser (it installs Chromium, runs npm ci and builds the binary). Prints one line
-// per check and exits 1 at the first failure. SIGNUPD_BROWSER_KEEP=1 keeps the temp folder
-// (config, data, mail, server log, screenshots); it is kept anyway after a failure.
+// per check and exits 1 at the first failed check (the axe matrix lists all its violations
+// first). SIGNUPD_BROWSER_KEEP=1 keeps the temp folder (configs, data, mail, server logs); it is
+// kept anyway after a failure.
 
 import { chromium } from 'playwright-core';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+import { navigateBy, prepareLinks, runMatrix } from './a11y.mjs';
+import { axeVersion } from './lib/axe.mjs';
+import { CheckFailed, check, counts, ok } from './lib/checks.mjs';
+import { waitForMailLink } from './lib/mail.mjs';
+import { servers, startServer } from './lib/server.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..', '..');
 const binary = process.env.SIGNUPD_BIN || path.join(root, 'target', 'debug', 'signupd');
 const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
+const shotDir = path.join(root, 'target', 'browser-screenshots');
 const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
@@ -29,133 +37,10 @@ const CHROMIUM_ARGS = [
   '--disable-component-update',
   '--disable-sync',
 ];
-const READY_CAP_MS = 30_000;
-const MAIL_CAP_MS = 20_000;
-const EXIT_CAP_MS = 35_000;
-const OVERALL_CAP_MS = 150_000;
+const OVERALL_CAP_MS = 300_000;
 
-class CheckFailed extends Error {}
-
-let passed = 0;
 let tmp;
-let serverLog;
-let server;
-let serverExit;
-let context;
-
-function ok(name) {
-  passed += 1;
-  console.log(`ok   ${name}`);
-}
-
-function check(condition, name, detail) {
-  if (!condition) throw new CheckFailed(detail === undefined ? name : `${name}: ${detail}`);
-  ok(name);
-}
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-// A cap for Promise.race that does not keep node alive once the race is decided.
-const cap = (ms) => new Promise((resolve) => setTimeout(() => resolve(null), ms).unref());
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.on('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address();
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-function tailOfLog(lines = 30) {
-  try {
-    return fs.readFileSync(serverLog, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
-  } catch {
-    return '(no server log)';
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Mail: a small MIME reader for the .eml files of the file transport.
-
-function decodeQuotedPrintable(text) {
-  const soft = text.replace(/=\r?\n/g, '');
-  const bytes = [];
-  for (let i = 0; i < soft.length; i += 1) {
-    const hex = soft.slice(i + 1, i + 3);
-    if (soft[i] === '=' && /^[0-9A-Fa-f]{2}$/.test(hex)) {
-      bytes.push(parseInt(hex, 16));
-      i += 2;
-    } else {
-      bytes.push(...Buffer.from(soft[i], 'latin1'));
-    }
-  }
-  return Buffer.from(bytes).toString('utf8');
-}
-
-function parseHeaders(block) {
-  const headers = {};
-  for (const line of block.replace(/\n[ \t]+/g, ' ').split('\n')) {
-    const colon = line.indexOf(':');
-    if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
-  }
-  return headers;
-}
-
-// Returns the leaf parts of a message: [{ type, encoding, text }], bodies decoded.
-function mimeParts(raw) {
-  const normal = raw.replace(/\r\n/g, '\n');
-  const split = normal.indexOf('\n\n');
-  const headers = parseHeaders(split < 0 ? normal : normal.slice(0, split));
-  const body = split < 0 ? '' : normal.slice(split + 2);
-  const type = (headers['content-type'] || 'text/plain').split(';')[0].trim().toLowerCase();
-  if (type.startsWith('multipart/')) {
-    const boundary = /boundary="?([^";]+)"?/i.exec(headers['content-type'])?.[1];
-    if (!boundary) return [];
-    return body
-      .split(`--${boundary}`)
-      .slice(1)
-      .filter((chunk) => !chunk.startsWith('--'))
-      .flatMap((chunk) => mimeParts(chunk.replace(/^\n/, '')));
-  }
-  const encoding = (headers['content-transfer-encoding'] || '7bit').toLowerCase();
-  let text = body;
-  if (encoding === 'quoted-printable') text = decodeQuotedPrintable(body);
-  else if (encoding === 'base64') text = Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8');
-  return [{ type, encoding, text }];
-}
-
-function escapeRegExp(text) {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-// Polls the mail folder until a not-yet-seen .eml file has a plain-text part with a link to
-// `${base}${route}?token=…`. Returns { file, link, encoding, htmlHasLink }.
-async function waitForMailLink(mailDir, base, route, seen) {
-  const pattern = new RegExp(`${escapeRegExp(base)}${escapeRegExp(route)}\\?token=[^\\s<>"']+`);
-  const deadline = Date.now() + MAIL_CAP_MS;
-  while (Date.now() < deadline) {
-    const files = fs.existsSync(mailDir)
-      ? fs.readdirSync(mailDir).filter((name) => name.endsWith('.eml') && !seen.has(name)).sort()
-      : [];
-    for (const name of files) {
-      const parts = mimeParts(fs.readFileSync(path.join(mailDir, name), 'latin1'));
-      const plain = parts.find((part) => part.type === 'text/plain');
-      const link = plain && pattern.exec(plain.text)?.[0];
-      if (link) {
-        const html = parts.find((part) => part.type === 'text/html');
-        const htmlHasLink = Boolean(html && html.text.replace(/&amp;/g, '&').includes(link));
-        return { file: name, link, encoding: plain.encoding, htmlHasLink };
-      }
-    }
-    await sleep(100);
-  }
-  const present = fs.existsSync(mailDir) ? fs.readdirSync(mailDir).join(', ') : '(no mail folder)';
-  throw new CheckFailed(
-    `no new .eml with a ${route} link in ${mailDir} within ${MAIL_CAP_MS / 1000} s (files: ${present || 'none'})`,
-  );
-}
+let browser;
 
 // ---------------------------------------------------------------------------------------------
 // Page checks.
@@ -193,13 +78,6 @@ async function checkPage(page, response, label, { status, pathname, search, head
   }
 }
 
-// Clicks/presses and waits for the resulting main-frame navigation; returns its final response.
-async function navigateBy(page, action) {
-  const navigation = page.waitForNavigation({ waitUntil: 'load' });
-  await action();
-  return navigation;
-}
-
 async function focused(page) {
   return page.evaluate(() => {
     const el = document.activeElement;
@@ -235,76 +113,33 @@ async function main() {
   check(fs.existsSync(binary), `signupd binary exists (${binary})`, `${binary} is missing; run cargo build --locked --bin signupd`);
   check(fs.existsSync(chromiumPath), `Chromium exists (${chromiumPath})`, 'install the Debian package chromium');
 
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const dataDir = path.join(tmp, 'data');
-  const mailDir = path.join(dataDir, 'mail');
-  const configPath = path.join(tmp, 'signupd.toml');
-  fs.writeFileSync(
-    configPath,
+  // ---- the servers: one list (the hosted form at /), and two lists (the chooser at /, a
+  // retype list) for the accessibility matrix, which signs up more often than the default
+  // rate limit allows from one client.
+  const flow = await startServer(binary, path.join(tmp, 'flow'), 'flow server', [{ id: 'news', name: 'News' }]);
+  const lists = await startServer(
+    binary,
+    path.join(tmp, 'lists'),
+    'lists server',
     [
-      '[server]',
-      `listen = "127.0.0.1:${port}"`,
-      `public_url = ${JSON.stringify(base)}`,
-      '[storage]',
-      `data_dir = ${JSON.stringify(dataDir)}`,
-      '[mail]',
-      `file_dir = ${JSON.stringify(mailDir)}`,
-      '[[lists]]',
-      'id = "news"',
-      'name = "News"',
-      '',
-    ].join('\n'),
+      { id: 'news', name: 'News' },
+      { id: 'club', name: 'Reading Club', confirm_mode: 'retype' },
+    ],
+    { signup: ['rate_limits = [ { window = "10m", max = 100 } ]'] },
   );
-
-  // ---- the server
-  serverLog = path.join(tmp, 'signupd.log');
-  const logFd = fs.openSync(serverLog, 'w');
-  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('SIGNUPD_')));
-  server = spawn(binary, ['serve', '--config', configPath], { stdio: ['ignore', logFd, logFd], env });
-  fs.closeSync(logFd);
-  let exitInfo = null;
-  serverExit = new Promise((resolve) => {
-    server.on('exit', (code, signal) => {
-      exitInfo = { code, signal };
-      resolve(exitInfo);
-    });
-    server.on('error', (error) => {
-      exitInfo = { code: null, signal: null, error };
-      resolve(exitInfo);
-    });
-  });
-
-  const readyDeadline = Date.now() + READY_CAP_MS;
-  let ready = false;
-  let lastAnswer = 'no answer';
-  while (!ready && !exitInfo && Date.now() < readyDeadline) {
-    try {
-      const answer = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(2000) });
-      lastAnswer = `status ${answer.status}`;
-      ready = answer.status === 200;
-    } catch (error) {
-      lastAnswer = error.cause?.code || error.message;
-    }
-    if (!ready) await sleep(100);
-  }
-  check(
-    ready,
-    `signupd serve is ready on ${base} (GET /readyz 200)`,
-    exitInfo ? `signupd exited early (${JSON.stringify(exitInfo)})` : `not ready within ${READY_CAP_MS / 1000} s (${lastAnswer})`,
-  );
+  const { base, mailDir } = flow;
 
   // ---- the browser
-  context = await chromium.launchPersistentContext(path.join(tmp, 'chromium-profile'), {
+  browser = await chromium.launch({
     executablePath: chromiumPath,
     headless: true,
     args: CHROMIUM_ARGS,
-    viewport: { width: 1280, height: 800 },
     timeout: 30_000,
   });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   context.setDefaultTimeout(10_000);
   context.setDefaultNavigationTimeout(15_000);
-  const page = context.pages()[0] || (await context.newPage());
+  const page = await context.newPage();
   // Console errors (a CSP violation logs "Refused to …") and failed subresource loads. Chromium
   // also logs "Failed to load resource" for every 4xx page, the intended 400 form among them,
   // and for the /favicon.ico it asks for by itself: those are not failures here.
@@ -323,7 +158,7 @@ async function main() {
     failedLoads.push(`${answer.status()} ${answer.url()}`);
   });
   page.on('requestfailed', (request) => failedLoads.push(`${request.failure()?.errorText} ${request.url()}`));
-  ok(`Chromium ${context.browser()?.version() ?? ''} launched headless with a fresh profile`.replace('  ', ' '));
+  ok(`Chromium ${browser.version()} launched headless`);
 
   // ---- the signup form
   let response = await page.goto(`${base}/`);
@@ -396,7 +231,6 @@ async function main() {
   // ---- the confirmation mail
   const seen = new Set();
   const confirmMail = await waitForMailLink(mailDir, base, '/confirm', seen);
-  seen.add(confirmMail.file);
   ok(`confirmation mail ${confirmMail.file}: text part (${confirmMail.encoding}) has the confirm link`);
   check(confirmMail.htmlHasLink, 'confirmation mail: the HTML part has the same confirm link');
 
@@ -414,7 +248,6 @@ async function main() {
 
   // ---- the welcome mail and removal
   const welcomeMail = await waitForMailLink(mailDir, base, '/manage', seen);
-  seen.add(welcomeMail.file);
   ok(`welcome mail ${welcomeMail.file}: text part (${welcomeMail.encoding}) has the manage link`);
   check(welcomeMail.htmlHasLink, 'welcome mail: the HTML part has the same manage link');
 
@@ -473,20 +306,62 @@ async function main() {
   check(failedLoads.length === 0, 'no failed stylesheet or other subresource loads on any page', failedLoads.join(' | '));
 
   await context.close();
-  context = undefined;
+
+  // ---- the accessibility matrix
+  const links = await prepareLinks(lists, { list: 'news', retypeList: 'club' });
+  const L = lists.base;
+  const fillAndSend = (field, value) => async (page) => {
+    await page.getByLabel(field, { exact: true }).fill(value);
+    const consent = page.getByRole('checkbox');
+    if (await consent.count()) await consent.check();
+    await page.locator('button[type=submit]').click();
+  };
+  const specs = [
+    { name: 'signup', url: `${base}/`, status: 200, heading: 'Sign up for News' },
+    { name: 'lists', url: `${L}/`, status: 200, heading: 'Sign up' },
+    { name: 'signup-list', url: `${L}/signup?list=news`, status: 200, heading: 'Sign up for News' },
+    {
+      name: 'signup-error',
+      url: `${L}/signup?list=news`,
+      submit: fillAndSend('Email address', 'not-an-address'),
+      status: 400,
+      heading: 'Sign up for News',
+      expect: async (page, where) => check(await page.getByRole('alert').isVisible(), `${where}: shows the error`),
+    },
+    { name: 'check-inbox', url: `${L}/check-inbox?list=news`, status: 200, heading: 'Check your inbox' },
+    { name: 'confirm', url: links.confirm, status: 200, heading: 'Confirm your signup' },
+    { name: 'confirm-retype', url: links.retype, status: 200, heading: 'Confirm your signup' },
+    {
+      name: 'confirm-retype-error',
+      url: links.retype,
+      submit: fillAndSend('Your email address', 'someone-else@example.com'),
+      status: 400,
+      heading: 'Confirm your signup',
+      expect: async (page, where) => check(await page.getByRole('alert').isVisible(), `${where}: shows the error`),
+    },
+    { name: 'confirmed', url: `${L}/confirmed?list=news`, status: 200, heading: 'You are signed up' },
+    { name: 'already-confirmed', url: links.confirmed, status: 200, heading: 'Already confirmed' },
+    { name: 'expired', url: links.unknown, status: 410, heading: 'This link has expired' },
+    { name: 'malformed', url: `${L}/confirm?token=cut-off`, status: 400, heading: 'This link is incomplete' },
+    { name: 'manage', url: links.manage, status: 200, heading: 'Remove my address' },
+    { name: 'removed', url: `${L}/removed?list=news`, status: 200, heading: 'Address removed' },
+    { name: 'not-found', url: `${L}/signup?list=nope`, status: 404, heading: 'Not found' },
+  ];
+  console.log(`     axe-core ${axeVersion}: ${specs.length} pages`);
+  await runMatrix(browser, specs, shotDir);
+
+  await browser.close();
+  browser = undefined;
   ok('Chromium closed');
 
   // ---- shutdown
-  server.kill('SIGTERM');
-  const exit = await Promise.race([serverExit, cap(EXIT_CAP_MS)]);
-  check(exit !== null, `signupd exits within ${EXIT_CAP_MS / 1000} s of SIGTERM`);
-  check(exit.code === 0, 'signupd exits 0 after SIGTERM', JSON.stringify(exit));
-  server = undefined;
+  await flow.stop();
+  await lists.stop();
 }
 
-// Never leave the server behind, whatever ends this process.
+// Never leave a server behind, whatever ends this process.
 process.on('exit', () => {
-  if (server && server.exitCode === null && server.signalCode === null) server.kill('SIGKILL');
+  for (const server of servers) if (server.running()) server.child.kill('SIGKILL');
 });
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.on(signal, () => {
@@ -497,8 +372,8 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
 
 const watchdog = setTimeout(() => {
   console.log(`FAIL whole run took longer than ${OVERALL_CAP_MS / 1000} s`);
-  if (server) server.kill('SIGKILL');
-  console.log(`browser: ${passed} passed, 1 failed`);
+  for (const server of servers) if (server.running()) server.child.kill('SIGKILL');
+  console.log(`browser: ${counts.passed} passed, 1 failed`);
   process.exit(1);
 }, OVERALL_CAP_MS);
 
@@ -510,18 +385,14 @@ try {
 }
 clearTimeout(watchdog);
 
-if (context) await context.close().catch(() => {});
-if (server && server.exitCode === null && server.signalCode === null) {
-  server.kill('SIGTERM');
-  const exited = await Promise.race([serverExit, cap(5000)]);
-  if (!exited) server.kill('SIGKILL');
-}
+if (browser) await browser.close().catch(() => {});
+await Promise.all(servers.map((server) => server.kill()));
 
 if (failure) {
   console.log(`FAIL ${failure instanceof CheckFailed ? failure.message : failure.stack || failure}`);
-  if (serverLog) console.log(`--- last lines of ${serverLog}\n${tailOfLog()}\n---`);
+  for (const server of servers) console.log(`--- last lines of ${server.log}\n${server.tail()}\n---`);
   if (tmp) console.log(`temp folder kept: ${tmp}`);
-  console.log(`browser: ${passed} passed, 1 failed`);
+  console.log(`browser: ${counts.passed} passed, 1 failed`);
   process.exit(1);
 }
 
@@ -530,4 +401,4 @@ if (process.env.SIGNUPD_BROWSER_KEEP) {
 } else {
   fs.rmSync(tmp, { recursive: true, force: true });
 }
-console.log(`browser: ${passed} passed, 0 failed`);
+console.log(`browser: ${counts.passed} passed, 0 failed`);

@@ -1,0 +1,140 @@
+// The accessibility matrix: every page of the signup flow, in light and dark colour scheme, at
+// phone (375 px) and desktop (1280 px) width, checked with axe-core (any violation of any impact
+// fails the run) and screenshotted to target/browser-screenshots/<page>-<theme>-<width>.png.
+// The four theme × width combinations run side by side, each in its own browser context.
+
+import fs from 'node:fs';
+import path from 'node:path';
+
+import { describeViolations, runAxe } from './lib/axe.mjs';
+import { CheckFailed, check, ok } from './lib/checks.mjs';
+import { waitForMailLink } from './lib/mail.mjs';
+
+export const THEMES = ['light', 'dark'];
+export const VIEWPORTS = [
+  { width: 375, height: 667 },
+  { width: 1280, height: 800 },
+];
+
+// POST /api/signup as a plain HTML form would, without following the redirect.
+async function postForm(url, fields) {
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(fields).toString(),
+    redirect: 'manual',
+  });
+}
+
+async function signUp(server, list, email, seen) {
+  const answer = await postForm(`${server.base}/api/signup`, { email, consent: 'yes', list });
+  check(
+    answer.status === 303,
+    `${server.name}: POST /api/signup for ${list} answers 303`,
+    `status ${answer.status}`,
+  );
+  return (await waitForMailLink(server.mailDir, server.base, '/confirm', seen, email)).link;
+}
+
+// Brings the server's data into every state a page can show and returns the links to them:
+// a pending signup (confirm page), a pending signup of a retype list, and a confirmed one
+// (its confirm link now says "already confirmed"; its welcome mail has the manage link).
+// GET pages never write, so all of them can be opened again and again in every combination.
+export async function prepareLinks(server, { list, retypeList }) {
+  const seen = new Set();
+  const confirm = await signUp(server, list, 'a11y-pending@example.com', seen);
+  const retype = await signUp(server, retypeList, 'a11y-retype@example.com', seen);
+  const confirmedLink = await signUp(server, list, 'a11y-confirmed@example.com', seen);
+  const token = new URL(confirmedLink).searchParams.get('token');
+  const answer = await postForm(`${server.base}/api/confirm`, { token });
+  check(
+    answer.status === 303 && answer.headers.get('location') === `/confirmed?list=${list}`,
+    `${server.name}: POST /api/confirm answers 303 to /confirmed?list=${list}`,
+    `status ${answer.status}, location ${answer.headers.get('location')}`,
+  );
+  const manage = (await waitForMailLink(server.mailDir, server.base, '/manage', seen, 'a11y-confirmed@example.com')).link;
+  // A well-formed token that matches nothing: the same length and alphabet as a real one.
+  const unknown = `${server.base}/confirm?token=${'A'.repeat(token.length)}`;
+  return { confirm, retype, confirmed: confirmedLink, manage, unknown };
+}
+
+// Clicks/presses and waits for the resulting main-frame navigation; returns its final response.
+export async function navigateBy(page, action) {
+  const navigation = page.waitForNavigation({ waitUntil: 'load' });
+  await action();
+  return navigation;
+}
+
+function label(spec, theme, viewport) {
+  return `${spec.name} ${theme} ${viewport.width}px`;
+}
+
+// Opens one page of the matrix and checks it; returns the axe violations as lines naming page,
+// theme, width, rule and selector.
+async function checkOne(page, spec, theme, viewport, shotDir, problems) {
+  const where = label(spec, theme, viewport);
+  let response = await page.goto(spec.url);
+  if (spec.submit) response = await navigateBy(page, () => spec.submit(page));
+  check(response !== null && response.status() === spec.status, `${where}: status ${spec.status}`, `got ${response?.status()} at ${page.url()}`);
+  const h1 = (await page.locator('h1').allInnerTexts()).map((text) => text.trim());
+  if (spec.heading) check(h1.length === 1 && h1[0] === spec.heading, `${where}: h1 "${spec.heading}"`, `h1 is ${JSON.stringify(h1)}`);
+  if (spec.expect) await spec.expect(page, where);
+  const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+  check(scrollWidth <= viewport.width, `${where}: no horizontal scroll (scrollWidth ${scrollWidth})`);
+
+  const result = await runAxe(page);
+  const scheme = await page.evaluate(() => (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'));
+  if (scheme !== theme) throw new CheckFailed(`${where}: the page sees prefers-color-scheme ${scheme}`);
+  const lines = describeViolations(result.violations).map((line) => `${where} ${page.url().replace(/token=[^&]+/, 'token=…')}: ${line}`);
+  problems.push(...lines);
+  const shot = path.join(shotDir, `${spec.name}-${theme}-${viewport.width}.png`);
+  await page.screenshot({ path: shot, fullPage: true });
+  if (lines.length === 0) {
+    ok(`${where}: axe ${result.ran} rules, no violation${result.incomplete.length ? ` (to review: ${result.incomplete.map((rule) => rule.id).join(', ')})` : ''}`);
+  } else {
+    console.log(`FAIL ${where}: ${lines.length} axe violation(s)`);
+  }
+  return result;
+}
+
+// Runs `specs` in every theme × width; fails with every violation listed.
+export async function runMatrix(browser, specs, shotDir) {
+  fs.mkdirSync(shotDir, { recursive: true });
+  for (const name of fs.readdirSync(shotDir)) {
+    if (name.endsWith('.png')) fs.rmSync(path.join(shotDir, name));
+  }
+  const problems = [];
+  const pageErrors = [];
+  let checked = 0;
+  const combos = THEMES.flatMap((theme) => VIEWPORTS.map((viewport) => ({ theme, viewport })));
+  const outcomes = await Promise.allSettled(
+    combos.map(async ({ theme, viewport }) => {
+      const context = await browser.newContext({ colorScheme: theme, viewport });
+      try {
+        const page = await context.newPage();
+        page.on('console', (message) => {
+          if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) {
+            pageErrors.push(`${theme} ${viewport.width}px ${page.url()}: ${message.text()}`);
+          }
+        });
+        page.on('pageerror', (error) => pageErrors.push(`${theme} ${viewport.width}px: ${error}`));
+        for (const spec of specs) {
+          await checkOne(page, spec, theme, viewport, shotDir, problems);
+          checked += 1;
+        }
+      } finally {
+        await context.close();
+      }
+    }),
+  );
+  const failed = outcomes.find((outcome) => outcome.status === 'rejected');
+  if (failed) throw failed.reason;
+  check(pageErrors.length === 0, 'a11y: no console errors (CSP violations) while axe ran', pageErrors.join(' | '));
+  check(
+    problems.length === 0,
+    `a11y: axe found no violation in ${checked} checks (${specs.length} pages × ${THEMES.length} themes × ${VIEWPORTS.length} widths)`,
+    `${problems.length} violation(s):\n  ${problems.join('\n  ')}`,
+  );
+  ok(`a11y: screenshots in ${shotDir}`);
+  return checked;
+}
