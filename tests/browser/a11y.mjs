@@ -65,6 +65,46 @@ export async function navigateBy(page, action) {
   return navigation;
 }
 
+// WCAG relative luminance and contrast ratio of two computed "rgb(…)"/"rgba(…)" colours.
+function luminance(css) {
+  const [r, g, b] = css.match(/[\d.]+/g).slice(0, 3).map((part) => {
+    const c = Number(part) / 255;
+    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  });
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}
+
+export function contrast(a, b) {
+  const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+  return (hi + 0.05) / (lo + 0.05);
+}
+
+// axe does not look at focus indicators: the first Tab stop must show a solid ring of at least
+// 2 px that stands out from the page background by 3:1 (WCAG 1.4.11).
+async function checkFocusRing(page, where) {
+  await page.keyboard.press('Tab');
+  const ring = await page.evaluate(() => {
+    const el = document.activeElement;
+    if (!el || el === document.body) return null;
+    const style = getComputedStyle(el);
+    return {
+      what: `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}`,
+      style: style.outlineStyle,
+      width: parseFloat(style.outlineWidth),
+      color: style.outlineColor,
+      background: getComputedStyle(document.documentElement).backgroundColor,
+    };
+  });
+  if (!ring) return; // nothing to focus on this page
+  check(!/^rgba\(.*,\s*0\)$/.test(ring.background), `${where}: the page has a background colour`, ring.background);
+  const ratio = contrast(ring.color, ring.background);
+  check(
+    ring.style !== 'none' && ring.width >= 2 && ratio >= 3,
+    `${where}: focus ring on ${ring.what} (${ring.style} ${ring.width}px, ${ratio.toFixed(1)}:1 against the page)`,
+    JSON.stringify(ring),
+  );
+}
+
 function label(spec, theme, viewport) {
   return `${spec.name} ${theme} ${viewport.width}px`;
 }
@@ -89,6 +129,7 @@ async function checkOne(page, spec, theme, viewport, shotDir, problems) {
   problems.push(...lines);
   const shot = path.join(shotDir, `${spec.name}-${theme}-${viewport.width}.png`);
   await page.screenshot({ path: shot, fullPage: true });
+  await checkFocusRing(page, where);
   if (lines.length === 0) {
     ok(`${where}: axe ${result.ran} rules, no violation${result.incomplete.length ? ` (to review: ${result.incomplete.map((rule) => rule.id).join(', ')})` : ''}`);
   } else {
