@@ -16,6 +16,13 @@ export const VIEWPORTS = [
   { width: 1280, height: 800 },
 ];
 
+// The lists of the server the matrix runs against: two lists (so / is the chooser), one of them
+// asking for the address again on the confirm page.
+export const A11Y_LISTS = [
+  { id: 'news', name: 'News' },
+  { id: 'club', name: 'Reading Club', confirm_mode: 'retype' },
+];
+
 // POST /api/signup as a plain HTML form would, without following the redirect.
 async function postForm(url, fields) {
   return fetch(url, {
@@ -56,6 +63,56 @@ export async function prepareLinks(server, { list, retypeList }) {
   // A well-formed token that matches nothing: the same length and alphabet as a real one.
   const unknown = `${server.base}/confirm?token=${'A'.repeat(token.length)}`;
   return { confirm, retype, confirmed: confirmedLink, manage, unknown };
+}
+
+// Fills `field` (by its label), ticks the consent box if there is one, and submits the form.
+const fillAndSend = (field, value) => async (page) => {
+  await page.getByLabel(field, { exact: true }).fill(value);
+  const consent = page.getByRole('checkbox');
+  if (await consent.count()) await consent.check();
+  await page.locator('button[type=submit]').click();
+};
+
+async function showsAlert(page, where) {
+  check(await page.getByRole('alert').isVisible(), `${where}: shows the error`);
+}
+
+// Every page of the flow: `flowBase` serves one list (the form at /), `server` the A11Y_LISTS.
+// Each spec: { name, url, status, heading, submit?(page), expect?(page, where) }.
+export async function pageSpecs(flowBase, server) {
+  const links = await prepareLinks(server, { list: 'news', retypeList: 'club' });
+  const L = server.base;
+  return [
+    { name: 'signup', url: `${flowBase}/`, status: 200, heading: 'Sign up for News' },
+    { name: 'lists', url: `${L}/`, status: 200, heading: 'Sign up' },
+    { name: 'signup-list', url: `${L}/signup?list=news`, status: 200, heading: 'Sign up for News' },
+    {
+      name: 'signup-error',
+      url: `${L}/signup?list=news`,
+      submit: fillAndSend('Email address', 'not-an-address'),
+      status: 400,
+      heading: 'Sign up for News',
+      expect: showsAlert,
+    },
+    { name: 'check-inbox', url: `${L}/check-inbox?list=news`, status: 200, heading: 'Check your inbox' },
+    { name: 'confirm', url: links.confirm, status: 200, heading: 'Confirm your signup' },
+    { name: 'confirm-retype', url: links.retype, status: 200, heading: 'Confirm your signup' },
+    {
+      name: 'confirm-retype-error',
+      url: links.retype,
+      submit: fillAndSend('Your email address', 'someone-else@example.com'),
+      status: 400,
+      heading: 'Confirm your signup',
+      expect: showsAlert,
+    },
+    { name: 'confirmed', url: `${L}/confirmed?list=news`, status: 200, heading: 'You are signed up' },
+    { name: 'already-confirmed', url: links.confirmed, status: 200, heading: 'Already confirmed' },
+    { name: 'expired', url: links.unknown, status: 410, heading: 'This link has expired' },
+    { name: 'malformed', url: `${L}/confirm?token=cut-off`, status: 400, heading: 'This link is incomplete' },
+    { name: 'manage', url: links.manage, status: 200, heading: 'Remove my address' },
+    { name: 'removed', url: `${L}/removed?list=news`, status: 200, heading: 'Address removed' },
+    { name: 'not-found', url: `${L}/signup?list=nope`, status: 404, heading: 'Not found' },
+  ];
 }
 
 // Clicks/presses and waits for the resulting main-frame navigation; returns its final response.

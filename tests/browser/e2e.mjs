@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { navigateBy, prepareLinks, runMatrix } from './a11y.mjs';
+import { A11Y_LISTS, navigateBy, pageSpecs, runMatrix } from './a11y.mjs';
 import { axeVersion } from './lib/axe.mjs';
 import { CheckFailed, check, counts, ok } from './lib/checks.mjs';
 import { waitForMailLink } from './lib/mail.mjs';
@@ -121,10 +121,7 @@ async function main() {
     binary,
     path.join(tmp, 'lists'),
     'lists server',
-    [
-      { id: 'news', name: 'News' },
-      { id: 'club', name: 'Reading Club', confirm_mode: 'retype' },
-    ],
+    A11Y_LISTS,
     { signup: ['rate_limits = [ { window = "10m", max = 100 } ]'] },
   );
   const { base, mailDir } = flow;
@@ -308,45 +305,7 @@ async function main() {
   await context.close();
 
   // ---- the accessibility matrix
-  const links = await prepareLinks(lists, { list: 'news', retypeList: 'club' });
-  const L = lists.base;
-  const fillAndSend = (field, value) => async (page) => {
-    await page.getByLabel(field, { exact: true }).fill(value);
-    const consent = page.getByRole('checkbox');
-    if (await consent.count()) await consent.check();
-    await page.locator('button[type=submit]').click();
-  };
-  const specs = [
-    { name: 'signup', url: `${base}/`, status: 200, heading: 'Sign up for News' },
-    { name: 'lists', url: `${L}/`, status: 200, heading: 'Sign up' },
-    { name: 'signup-list', url: `${L}/signup?list=news`, status: 200, heading: 'Sign up for News' },
-    {
-      name: 'signup-error',
-      url: `${L}/signup?list=news`,
-      submit: fillAndSend('Email address', 'not-an-address'),
-      status: 400,
-      heading: 'Sign up for News',
-      expect: async (page, where) => check(await page.getByRole('alert').isVisible(), `${where}: shows the error`),
-    },
-    { name: 'check-inbox', url: `${L}/check-inbox?list=news`, status: 200, heading: 'Check your inbox' },
-    { name: 'confirm', url: links.confirm, status: 200, heading: 'Confirm your signup' },
-    { name: 'confirm-retype', url: links.retype, status: 200, heading: 'Confirm your signup' },
-    {
-      name: 'confirm-retype-error',
-      url: links.retype,
-      submit: fillAndSend('Your email address', 'someone-else@example.com'),
-      status: 400,
-      heading: 'Confirm your signup',
-      expect: async (page, where) => check(await page.getByRole('alert').isVisible(), `${where}: shows the error`),
-    },
-    { name: 'confirmed', url: `${L}/confirmed?list=news`, status: 200, heading: 'You are signed up' },
-    { name: 'already-confirmed', url: links.confirmed, status: 200, heading: 'Already confirmed' },
-    { name: 'expired', url: links.unknown, status: 410, heading: 'This link has expired' },
-    { name: 'malformed', url: `${L}/confirm?token=cut-off`, status: 400, heading: 'This link is incomplete' },
-    { name: 'manage', url: links.manage, status: 200, heading: 'Remove my address' },
-    { name: 'removed', url: `${L}/removed?list=news`, status: 200, heading: 'Address removed' },
-    { name: 'not-found', url: `${L}/signup?list=nope`, status: 404, heading: 'Not found' },
-  ];
+  const specs = await pageSpecs(base, lists);
   console.log(`     axe-core ${axeVersion}: ${specs.length} pages`);
   await runMatrix(browser, specs, shotDir);
 
