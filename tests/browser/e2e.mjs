@@ -87,6 +87,7 @@ async function focused(page) {
       name: el.getAttribute('name'),
       type: el.getAttribute('type'),
       text: el.tagName === 'BUTTON' ? el.textContent.trim() : undefined,
+      href: el.getAttribute('href'),
     };
   });
 }
@@ -94,6 +95,7 @@ async function focused(page) {
 function describe(el) {
   if (!el) return '(page)';
   if (el.tag === 'button') return `button "${el.text}"`;
+  if (el.tag === 'a') return `a[href=${el.href}]`;
   return `${el.tag}${el.type ? `[type=${el.type}]` : ''}${el.name ? `[name=${el.name}]` : ''}`;
 }
 
@@ -185,7 +187,8 @@ async function main() {
   const textboxes = await page.getByRole('textbox').count();
   check(textboxes === 1, 'GET /: the honeypot is hidden from the accessibility tree (one textbox: the email field)', `${textboxes} textboxes`);
 
-  // Tab through the whole page: focus must go email → consent → button, never to the honeypot.
+  // Tab through the whole page: focus must go email → consent → button, never to the honeypot;
+  // after the form come only links (the site's footer).
   await startFromTop(page);
   const order = [];
   for (let i = 0; i < 8; i += 1) {
@@ -197,10 +200,13 @@ async function main() {
   }
   const orderText = order.map(describe).join(' → ');
   check(!order.some((el) => el.name === 'website'), 'GET /: Tab never focuses the honeypot', `focus order: ${orderText}`);
+  const formOrder = order.filter((el) => el.tag !== 'a').map(describe).join(' → ');
+  const firstLink = order.findIndex((el) => el.tag === 'a');
   check(
-    orderText === 'input[type=email][name=email] → input[type=checkbox][name=consent] → button "Sign up"',
+    formOrder === 'input[type=email][name=email] → input[type=checkbox][name=consent] → button "Sign up"' &&
+      (firstLink < 0 || order.slice(firstLink).every((el) => el.tag === 'a')),
     `GET /: Tab order is ${orderText}`,
-    `expected email → consent → "Sign up"`,
+    `expected email → consent → "Sign up", then links only`,
   );
 
   // Sign up with the keyboard only.
