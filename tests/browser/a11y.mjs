@@ -1,6 +1,7 @@
 // The accessibility matrix: every page of the signup flow, in light and dark colour scheme, at
 // phone (375 px) and desktop (1280 px) width, checked with axe-core (any violation of any impact
-// fails the run) and screenshotted to target/browser-screenshots/<page>-<theme>-<width>.png.
+// fails the run) and screenshotted to target/browser-screenshots/<page>-<theme>-<width>.png
+// (with -<list> or -<language> after it for the branded lists).
 // The four theme × width combinations run side by side, each in its own browser context.
 
 import fs from 'node:fs';
@@ -16,12 +17,57 @@ export const VIEWPORTS = [
   { width: 1280, height: 800 },
 ];
 
-// The lists of the server the matrix runs against: two lists (so / is the chooser), one of them
-// asking for the address again on the confirm page.
+// Lists with their own brand: an accent colour too light for links on white (the button
+// keeps it, with dark text), one too dark for links on the dark background, and a German list.
+// `suffix` names their screenshots.
+const BRANDED = [
+  {
+    suffix: 'sun',
+    list: { id: 'sun', name: 'Sunshine Letter', site_name: 'Sun Press', site_url: 'https://sun.example/', accent_color: '#ffd400' },
+  },
+  {
+    suffix: 'navy',
+    list: { id: 'navy', name: 'Harbour Notes', site_name: 'Harbour', site_url: 'https://harbour.example/', accent_color: '#0b1f5c' },
+  },
+  {
+    suffix: 'de',
+    list: { id: 'neu', name: 'Neuigkeiten', site_name: 'Beispiel GmbH', site_url: 'https://beispiel.example/', language: 'de' },
+  },
+];
+
+// The lists of the server the matrix runs against: several lists (so / is the chooser), one of
+// them asking for the address again on the confirm page, and the branded ones.
 export const A11Y_LISTS = [
   { id: 'news', name: 'News' },
   { id: 'club', name: 'Reading Club', confirm_mode: 'retype' },
+  ...BRANDED.map((branded) => branded.list),
 ];
+
+// What the pages say, per language, for the checks of the branded pages.
+const WORDS = {
+  en: {
+    backTo: (site) => `Back to ${site}`,
+    emailLabel: 'Email address',
+    signup: (list) => `Sign up for ${list}`,
+    checkInbox: 'Check your inbox',
+    confirm: 'Confirm your signup',
+    confirmed: 'You are signed up',
+    manage: 'Remove my address',
+    removed: 'Address removed',
+    privacy: 'What happens to your address',
+  },
+  de: {
+    backTo: (site) => `Zurück zu ${site}`,
+    emailLabel: 'E-Mail-Adresse',
+    signup: (list) => `Anmeldung für ${list}`,
+    checkInbox: 'Sehen Sie in Ihr Postfach',
+    confirm: 'Anmeldung bestätigen',
+    confirmed: 'Sie sind angemeldet',
+    manage: 'Meine Adresse entfernen',
+    removed: 'Adresse entfernt',
+    privacy: 'Was mit Ihrer Adresse geschieht',
+  },
+};
 
 // POST /api/signup as a plain HTML form would, without following the redirect.
 async function postForm(url, fields) {
@@ -43,26 +89,22 @@ async function signUp(server, list, email, seen) {
   return (await waitForMailLink(server.mailDir, server.base, '/confirm', seen, email)).link;
 }
 
-// Brings the server's data into every state a page can show and returns the links to them:
-// a pending signup (confirm page), a pending signup of a retype list, and a confirmed one
-// (its confirm link now says "already confirmed"; its welcome mail has the manage link).
-// GET pages never write, so all of them can be opened again and again in every combination.
-export async function prepareLinks(server, { list, retypeList }) {
-  const seen = new Set();
-  const confirm = await signUp(server, list, 'a11y-pending@example.com', seen);
-  const retype = await signUp(server, retypeList, 'a11y-retype@example.com', seen);
-  const confirmedLink = await signUp(server, list, 'a11y-confirmed@example.com', seen);
-  const token = new URL(confirmedLink).searchParams.get('token');
+// A pending signup of `list` (its confirm page) and a confirmed one (its confirm link now says
+// "already confirmed"; its welcome mail has the manage link).
+async function listLinks(server, list, seen) {
+  const confirm = await signUp(server, list, `a11y-pending-${list}@example.com`, seen);
+  const confirmed = await signUp(server, list, `a11y-confirmed-${list}@example.com`, seen);
+  const token = new URL(confirmed).searchParams.get('token');
   const answer = await postForm(`${server.base}/api/confirm`, { token });
   check(
     answer.status === 303 && answer.headers.get('location') === `/confirmed?list=${list}`,
     `${server.name}: POST /api/confirm answers 303 to /confirmed?list=${list}`,
     `status ${answer.status}, location ${answer.headers.get('location')}`,
   );
-  const manage = (await waitForMailLink(server.mailDir, server.base, '/manage', seen, 'a11y-confirmed@example.com')).link;
+  const manage = (await waitForMailLink(server.mailDir, server.base, '/manage', seen, `a11y-confirmed-${list}@example.com`)).link;
   // A well-formed token that matches nothing: the same length and alphabet as a real one.
   const unknown = `${server.base}/confirm?token=${'A'.repeat(token.length)}`;
-  return { confirm, retype, confirmed: confirmedLink, manage, unknown };
+  return { confirm, confirmed, manage, unknown };
 }
 
 // Fills `field` (by its label), ticks the consent box if there is one, and submits the form.
@@ -77,12 +119,60 @@ async function showsAlert(page, where) {
   check(await page.getByRole('alert').isVisible(), `${where}: shows the error`);
 }
 
-// Every page of the flow: `flowBase` serves one list (the form at /), `server` the A11Y_LISTS.
-// Each spec: { name, url, status, heading, submit?(page), expect?(page, where) }.
-export async function pageSpecs(flowBase, server) {
-  const links = await prepareLinks(server, { list: 'news', retypeList: 'club' });
-  const L = server.base;
+// The brand around a page of `list`: <html lang>, the site's name in the title, the "back to"
+// link to its site_url, and the accent colour on the button exactly as configured.
+function brandCheck(list) {
+  const lang = list.language || 'en';
+  const backTo = WORDS[lang].backTo(list.site_name);
+  return async (page, where) => {
+    const seen = await page.evaluate((siteUrl) => ({
+      lang: document.documentElement.getAttribute('lang'),
+      title: document.title,
+      back: [...document.querySelectorAll('a')].filter((a) => a.getAttribute('href') === siteUrl).map((a) => a.textContent.trim()),
+      button: document.querySelector('button') && getComputedStyle(document.querySelector('button')).backgroundColor,
+    }), list.site_url);
+    check(seen.lang === lang, `${where}: <html lang="${lang}">`, `lang is ${JSON.stringify(seen.lang)}`);
+    check(seen.title.includes(list.site_name), `${where}: the title names ${list.site_name}`, `title ${JSON.stringify(seen.title)}`);
+    check(
+      seen.back.some((text) => text.includes(backTo)),
+      `${where}: "${backTo}" links to ${list.site_url}`,
+      `links to it: ${JSON.stringify(seen.back)}`,
+    );
+    if (list.accent_color && seen.button) {
+      const [r, g, b] = list.accent_color.slice(1).match(/../g).map((hex) => parseInt(hex, 16));
+      check(seen.button === `rgb(${r}, ${g}, ${b})`, `${where}: the button is ${list.accent_color}`, seen.button);
+    }
+  };
+}
+
+// The pages of one branded list.
+function brandedSpecs(L, { suffix, list }, links) {
+  const w = WORDS[list.language || 'en'];
+  const brand = brandCheck(list);
+  const spec = (name, url, status, heading, extra = {}) => ({ name, suffix, url, status, heading, checks: [brand], ...extra });
   return [
+    spec('signup-list', `${L}/signup?list=${list.id}`, 200, w.signup(list.name)),
+    spec('signup-error', `${L}/signup?list=${list.id}`, 400, w.signup(list.name), {
+      submit: fillAndSend(w.emailLabel, 'not-an-address'),
+      checks: [brand, showsAlert],
+    }),
+    spec('check-inbox', `${L}/check-inbox?list=${list.id}`, 200, w.checkInbox),
+    spec('confirm', links.confirm, 200, w.confirm),
+    spec('confirmed', `${L}/confirmed?list=${list.id}`, 200, w.confirmed),
+    spec('manage', links.manage, 200, w.manage),
+    spec('removed', `${L}/removed?list=${list.id}`, 200, w.removed),
+    spec('privacy', `${L}/privacy?list=${list.id}`, 200, w.privacy),
+  ];
+}
+
+// Every page of the flow: `flowBase` serves one list (the form at /), `server` the A11Y_LISTS.
+// Each spec: { name, suffix?, url, status, heading, submit?(page), checks?: [(page, where)] }.
+export async function pageSpecs(flowBase, server) {
+  const seen = new Set();
+  const links = await listLinks(server, 'news', seen);
+  const retype = await signUp(server, 'club', 'a11y-retype@example.com', seen);
+  const L = server.base;
+  const specs = [
     { name: 'signup', url: `${flowBase}/`, status: 200, heading: 'Sign up for News' },
     { name: 'lists', url: `${L}/`, status: 200, heading: 'Sign up' },
     { name: 'signup-list', url: `${L}/signup?list=news`, status: 200, heading: 'Sign up for News' },
@@ -92,18 +182,18 @@ export async function pageSpecs(flowBase, server) {
       submit: fillAndSend('Email address', 'not-an-address'),
       status: 400,
       heading: 'Sign up for News',
-      expect: showsAlert,
+      checks: [showsAlert],
     },
     { name: 'check-inbox', url: `${L}/check-inbox?list=news`, status: 200, heading: 'Check your inbox' },
     { name: 'confirm', url: links.confirm, status: 200, heading: 'Confirm your signup' },
-    { name: 'confirm-retype', url: links.retype, status: 200, heading: 'Confirm your signup' },
+    { name: 'confirm-retype', url: retype, status: 200, heading: 'Confirm your signup' },
     {
       name: 'confirm-retype-error',
-      url: links.retype,
+      url: retype,
       submit: fillAndSend('Your email address', 'someone-else@example.com'),
       status: 400,
       heading: 'Confirm your signup',
-      expect: showsAlert,
+      checks: [showsAlert],
     },
     { name: 'confirmed', url: `${L}/confirmed?list=news`, status: 200, heading: 'You are signed up' },
     { name: 'already-confirmed', url: links.confirmed, status: 200, heading: 'Already confirmed' },
@@ -111,8 +201,13 @@ export async function pageSpecs(flowBase, server) {
     { name: 'malformed', url: `${L}/confirm?token=cut-off`, status: 400, heading: 'This link is incomplete' },
     { name: 'manage', url: links.manage, status: 200, heading: 'Remove my address' },
     { name: 'removed', url: `${L}/removed?list=news`, status: 200, heading: 'Address removed' },
+    { name: 'privacy', url: `${L}/privacy?list=news`, status: 200, heading: 'What happens to your address' },
     { name: 'not-found', url: `${L}/signup?list=nope`, status: 404, heading: 'Not found' },
   ];
+  for (const branded of BRANDED) {
+    specs.push(...brandedSpecs(L, branded, await listLinks(server, branded.list.id, seen)));
+  }
+  return specs;
 }
 
 // Clicks/presses and waits for the resulting main-frame navigation; returns its final response.
@@ -163,7 +258,7 @@ async function checkFocusRing(page, where) {
 }
 
 function label(spec, theme, viewport) {
-  return `${spec.name} ${theme} ${viewport.width}px`;
+  return `${spec.name}${spec.suffix ? `[${spec.suffix}]` : ''} ${theme} ${viewport.width}px`;
 }
 
 // Opens one page of the matrix and checks it; returns the axe violations as lines naming page,
@@ -175,7 +270,7 @@ async function checkOne(page, spec, theme, viewport, shotDir, problems) {
   check(response !== null && response.status() === spec.status, `${where}: status ${spec.status}`, `got ${response?.status()} at ${page.url()}`);
   const h1 = (await page.locator('h1').allInnerTexts()).map((text) => text.trim());
   if (spec.heading) check(h1.length === 1 && h1[0] === spec.heading, `${where}: h1 "${spec.heading}"`, `h1 is ${JSON.stringify(h1)}`);
-  if (spec.expect) await spec.expect(page, where);
+  for (const extra of spec.checks || []) await extra(page, where);
   const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
   check(scrollWidth <= viewport.width, `${where}: no horizontal scroll (scrollWidth ${scrollWidth})`);
 
@@ -184,7 +279,7 @@ async function checkOne(page, spec, theme, viewport, shotDir, problems) {
   if (scheme !== theme) throw new CheckFailed(`${where}: the page sees prefers-color-scheme ${scheme}`);
   const lines = describeViolations(result.violations).map((line) => `${where} ${page.url().replace(/token=[^&]+/, 'token=…')}: ${line}`);
   problems.push(...lines);
-  const shot = path.join(shotDir, `${spec.name}-${theme}-${viewport.width}.png`);
+  const shot = path.join(shotDir, `${spec.name}-${theme}-${viewport.width}${spec.suffix ? `-${spec.suffix}` : ''}.png`);
   await page.screenshot({ path: shot, fullPage: true });
   await checkFocusRing(page, where);
   if (lines.length === 0) {

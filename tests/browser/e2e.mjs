@@ -3,8 +3,9 @@
 // Signs up with the keyboard, confirms from the link in the .eml file, removes the address from
 // the welcome mail's manage link, and checks the form's error state, <html lang>, the security
 // headers of every page and the layout at phone width. Then the accessibility matrix
-// (a11y.mjs): every page in light and dark colour scheme at 375 and 1280 px, checked with
-// axe-core, screenshots in target/browser-screenshots/. No mocks, no fixed sleeps.
+// (a11y.mjs): every page, also of lists with an accent colour, a site name and German texts, in
+// light and dark colour scheme at 375 and 1280 px, checked with axe-core, screenshots in
+// target/browser-screenshots/. No mocks, no fixed sleeps.
 // Run by .ci/browser (it installs Chromium, runs npm ci and builds the binary). Prints one line
 // per check and exits 1 at the first failed check (the axe matrix lists all its violations
 // first). SIGNUPD_BROWSER_KEEP=1 keeps the temp folder (configs, data, mail, server logs); it is
