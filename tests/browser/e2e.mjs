@@ -25,7 +25,9 @@ import { servers, startServer } from './lib/server.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..', '..');
-const binary = process.env.SIGNUPD_BIN || path.join(root, 'target', 'debug', 'signupd');
+// Where cargo put it: CARGO_TARGET_DIR when set (a shared build directory), else target/.
+const targetDir = process.env.CARGO_TARGET_DIR ? path.resolve(process.env.CARGO_TARGET_DIR) : path.join(root, 'target');
+const binary = process.env.SIGNUPD_BIN || path.join(targetDir, 'debug', 'signupd');
 const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
 const shotDir = path.join(root, 'target', 'browser-screenshots');
 const CHROMIUM_ARGS = [
