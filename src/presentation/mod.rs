@@ -158,6 +158,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_backgrounds_the_shades_are_computed_against_are_the_stylesheets() {
+        let stylesheet = include_str!("../../static/style.css");
+        for background in [LIGHT_BACKGROUND, DARK_BACKGROUND] {
+            assert!(stylesheet.contains(&format!("--bg: {background};")), "style.css has no --bg: {background}");
+        }
+    }
+
+    #[test]
     fn a_light_accent_gets_dark_text_and_a_darker_link_shade_on_white() {
         let css = accent_css("news", Rgb(0xff, 0xd4, 0x00));
         assert!(css.contains("button { background: #ffd400; color: #000000; }"), "{css}");

@@ -29,7 +29,9 @@ struct PrivacyPage<'a> {
 
 impl<'a> PrivacyPage<'a> {
     fn new(config: &'a Config, list: &'a ListConfig) -> Self {
-        let chrome = Chrome::for_list(config, list);
+        let mut chrome = Chrome::for_list(config, list);
+        // The page itself: no footer link to it.
+        chrome.privacy_href = None;
         let t = chrome.t;
         let p = &t.privacy;
         let signup = &config.signup;
@@ -41,7 +43,7 @@ impl<'a> PrivacyPage<'a> {
         let longest_window = signup.rate_limits.iter().map(|rule| rule.window).max().unwrap_or_default();
         let contact = list.reply_to.as_ref().unwrap_or(&list.from).email.to_string();
         Self {
-            intro: p.intro.fill(&[("site", list.site()), ("list", &list.name)]),
+            intro: p.intro.with(&list.name),
             stored: p.stored.with(&list.consent_version),
             no_ip: p.no_ip.fill(&[("limits", &t.and_list(&limits)), ("duration", &t.duration(longest_window))]),
             mail: p.mail.with(&t.duration(signup.resend_cooldown)),
