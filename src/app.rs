@@ -190,7 +190,7 @@ pub async fn prepare(config: Config, options: BuildOptions) -> anyhow::Result<Ap
     let db = Db::open_readers(&path)?;
     let config = Arc::new(config);
     let limiter = Arc::new(RateLimiter::new(config.signup.rate_limits.clone(), &secrets.hash_key));
-    let transport = Transport::from_config(&config.mail)?;
+    let transport = Transport::from_config(&config.mail, options.credentials_dir.as_deref())?;
     let http_client = reqwest::Client::builder()
         .timeout(Duration::from_secs(10))
         .build()

@@ -140,7 +140,8 @@ pub async fn send_test_mail(config_path: Option<&Path>, to: &str, list: Option<&
         Some(id) => config.list(id).ok_or_else(|| anyhow::anyhow!("--list: no list with id {id:?}"))?,
         None => config.lists.first().ok_or_else(|| anyhow::anyhow!("no list configured"))?,
     };
-    let transport = Transport::from_config(&config.mail)?;
+    let credentials_dir = crate::secrets::credentials_dir_from_env();
+    let transport = Transport::from_config(&config.mail, credentials_dir.as_deref())?;
     let message = mail::message::test_mail(&config, list, to.as_ref())?;
     match transport.send(message).await {
         Ok(Delivered::Smtp { code }) => {

@@ -17,7 +17,7 @@
 
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use std::sync::{Arc, Mutex};
 
@@ -192,16 +192,28 @@ fn dkim_signer(config: &crate::config::DkimConfig) -> anyhow::Result<DkimConfig>
     Ok(DkimConfig::new(config.selector.clone(), config.domain.clone(), key, headers, DkimCanonicalization::default()))
 }
 
+/// The name of the SMTP password in `$CREDENTIALS_DIRECTORY`.
+pub const SMTP_PASSWORD_CREDENTIAL: &str = "smtp_password";
+
+/// A password file's contents without the trailing line break `echo` leaves.
+fn read_password(path: &Path, source: &str) -> anyhow::Result<String> {
+    Ok(std::fs::read_to_string(path)
+        .with_context(|| format!("{source}: cannot read {}", path.display()))?
+        .trim_end_matches(['\r', '\n'])
+        .to_owned())
+}
+
 impl Transport {
-    /// Builds the configured transport. Reads `password_file` and the DKIM key; does not connect.
-    pub fn from_config(mail: &MailConfig) -> anyhow::Result<Self> {
+    /// Builds the configured transport. Reads the SMTP password and the DKIM key; does not
+    /// connect. `credentials_dir` is `$CREDENTIALS_DIRECTORY`, passed in so tests need not set it.
+    pub fn from_config(mail: &MailConfig, credentials_dir: Option<&Path>) -> anyhow::Result<Self> {
         let dkim = mail.dkim.as_ref().map(dkim_signer).transpose()?.map(Arc::new);
         // Greeting, EHLO, STARTTLS, AUTH, MAIL, RCPT, DATA: a few round trips, each bounded.
         let send_timeout = mail.smtp.timeout.saturating_mul(3);
-        Ok(Self { route: Self::route(mail)?, dkim, send_timeout })
+        Ok(Self { route: Self::route(mail, credentials_dir)?, dkim, send_timeout })
     }
 
-    fn route(mail: &MailConfig) -> anyhow::Result<Route> {
+    fn route(mail: &MailConfig, credentials_dir: Option<&Path>) -> anyhow::Result<Route> {
         match mail.transport {
             MailTransportKind::File => Ok(Route::File(mail.file_dir.clone())),
             MailTransportKind::Smtp => {
@@ -216,14 +228,16 @@ impl Transport {
                 let credentials = match &smtp.username {
                     None => None,
                     Some(username) => {
-                        let password = match (&smtp.password_file, &smtp.password) {
-                            (Some(path), _) => std::fs::read_to_string(path)
-                                .with_context(|| format!("mail.smtp.password_file: cannot read {}", path.display()))?
-                                .trim_end_matches(['\r', '\n'])
-                                .to_owned(),
-                            (None, Some(password)) => password.clone(),
-                            (None, None) => anyhow::bail!(
-                                "mail.smtp.username is set but there is no password: set mail.smtp.password_file or SIGNUPD_MAIL__SMTP__PASSWORD"
+                        // The configured file, then the environment, then the systemd
+                        // credential `smtp_password` (the Debian unit loads it when present).
+                        let credential = credentials_dir.map(|dir| dir.join(SMTP_PASSWORD_CREDENTIAL));
+                        let password = match (&smtp.password_file, &smtp.password, credential) {
+                            (Some(path), _, _) => read_password(path, "mail.smtp.password_file")?,
+                            (None, Some(password), _) => password.clone(),
+                            (None, None, Some(path)) if path.exists() => read_password(&path, "systemd credential")?,
+                            (None, None, _) => anyhow::bail!(
+                                "mail.smtp.username is set but there is no password: set mail.smtp.password_file, \
+                                 SIGNUPD_MAIL__SMTP__PASSWORD or the systemd credential {SMTP_PASSWORD_CREDENTIAL}"
                             ),
                         };
                         Some(Credentials::new(username.clone(), password))
@@ -320,6 +334,40 @@ fn write_eml(dir: &std::path::Path, bytes: &[u8]) -> anyhow::Result<PathBuf> {
 mod tests {
     use super::*;
 
+    fn smtp_credentials(extra: &str, credentials_dir: Option<&Path>) -> anyhow::Result<Option<Credentials>> {
+        let toml = format!(
+            "[mail]\ntransport = \"smtp\"\n[mail.smtp]\nhost = \"localhost\"\nusername = \"relay-user\"\n{extra}\n[[lists]]\nid = \"news\""
+        );
+        let config = crate::config::Config::from_toml(&toml).unwrap();
+        match Transport::from_config(&config.mail, credentials_dir)?.route {
+            Route::Smtp(relay) => Ok(relay.credentials.clone()),
+            Route::File(_) => panic!("smtp transport expected"),
+        }
+    }
+
+    #[test]
+    fn the_smtp_password_comes_from_the_systemd_credential_when_nothing_else_is_set() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(SMTP_PASSWORD_CREDENTIAL), "from-credential\n").unwrap();
+        let expected = |password: &str| Some(Credentials::new("relay-user".into(), password.into()));
+
+        assert_eq!(smtp_credentials("", Some(dir.path())).unwrap(), expected("from-credential"));
+
+        let file = dir.path().join("password-file");
+        std::fs::write(&file, "from-file").unwrap();
+        let configured = format!("password_file = {:?}", file.display().to_string());
+        assert_eq!(smtp_credentials(&configured, Some(dir.path())).unwrap(), expected("from-file"), "the file wins");
+    }
+
+    #[test]
+    fn a_user_name_without_any_password_names_every_place_to_put_one() {
+        let empty = tempfile::tempdir().unwrap();
+        for credentials_dir in [None, Some(empty.path())] {
+            let error = smtp_credentials("", credentials_dir).unwrap_err().to_string();
+            assert!(error.contains("mail.smtp.password_file") && error.contains(SMTP_PASSWORD_CREDENTIAL), "{error}");
+        }
+    }
+
     #[actix_web::test]
     async fn dkim_signs_the_list_unsubscribe_headers() {
         let dir = tempfile::tempdir().unwrap();
@@ -331,7 +379,7 @@ mod tests {
             dir.path().join("dkim.key").display().to_string()
         );
         let config = crate::config::Config::from_toml(&toml).unwrap();
-        let transport = Transport::from_config(&config.mail).unwrap();
+        let transport = Transport::from_config(&config.mail, None).unwrap();
         let mail = crate::mail::message::welcome(&config, &config.lists[0], "ann@example.com", "M", "U").unwrap();
         let Delivered::File { path } = transport.send(mail).await.unwrap() else { panic!("file transport") };
         let written = std::fs::read_to_string(path).unwrap();
