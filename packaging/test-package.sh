@@ -128,6 +128,8 @@ shipped_status=$?
 sed 's/^/      /' "$work/check-shipped" | head -5
 check "check-config refuses the shipped configuration" test "$shipped_status" -ne 0
 check "... naming server.public_url" grep -q 'server.public_url' "$work/check-shipped"
+check "... and mail.smtp.host and lists[0].from" \
+    bash -c "grep -q 'mail.smtp.host' '$work/check-shipped' && grep -qF 'lists[0].from' '$work/check-shipped'"
 sed -e 's|https://signup.example.com|https://signup.newsletter-operator.net|' \
     -e 's|smtp.example.com|smtp.newsletter-operator.net|' \
     -e 's|newsletter@example.com|news@newsletter-operator.net|g' \
