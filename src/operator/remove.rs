@@ -16,6 +16,8 @@ use crate::subscription::RemoveAddress;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ReasonArg {
     Unsubscribed,
+    /// Spelled as the suppression reason is stored and reported; clap's `not-me` also works.
+    #[value(name = "not_me", alias = "not-me")]
     NotMe,
 }
 

@@ -513,6 +513,26 @@ async fn remove_refuses_a_malformed_address_without_repeating_it_and_says_when_n
     assert_eq!(fx.count("SELECT count(*) FROM suppressions"), 0);
 }
 
+#[actix_web::test]
+async fn remove_takes_the_reason_as_stored_or_as_clap_spells_it_and_refuses_others_as_a_usage_error() {
+    // Arrange
+    let fx = Fixture::start();
+    fx.confirmed("con@example.com", "news").await;
+    fx.confirmed("two@example.com", "news").await;
+
+    // Act
+    let stored_spelling = fx.run(&["remove", "con@example.com", "--reason", "not_me"]).await;
+    let clap_spelling = fx.run(&["remove", "two@example.com", "--reason", "not-me"]).await;
+    let unknown = fx.run(&["remove", "con@example.com", "--reason", "spam"]).await;
+
+    // Assert
+    succeeded(&stored_spelling);
+    succeeded(&clap_spelling);
+    assert_eq!(fx.count("SELECT count(*) FROM suppressions WHERE reason = 'not_me'"), 2);
+    assert_eq!(unknown.status.code(), Some(2), "a usage error");
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("[possible values: unsubscribed, not_me]"));
+}
+
 // ---------------------------------------------------------------------------------------------
 // stats
 
