@@ -124,8 +124,7 @@ fn plain(status: StatusCode, text: &'static str) -> HttpResponse {
 /// mail provider posts without cookies or a browser (RFC 8058 §3.1), so the answer is plain text
 /// and acts at once.
 pub async fn one_click(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
-    let fields = form::read_form(&req, payload, state.config.server.max_body_bytes).await.unwrap_or_default();
-    if form::field(&fields, "List-Unsubscribe") != Some("One-Click") {
+    if !is_one_click_body(&req, payload, state.config.server.max_body_bytes).await {
         return plain(StatusCode::BAD_REQUEST, "Expected the body List-Unsubscribe=One-Click (RFC 8058).");
     }
     let Some(form) = parse_token(&state, form::query_param(&req, "token").as_deref()) else {
@@ -138,6 +137,14 @@ pub async fn one_click(req: HttpRequest, payload: web::Payload, state: web::Data
             plain(StatusCode::SERVICE_UNAVAILABLE, "Please try again later.")
         }
     }
+}
+
+/// Whether the body of a one-click POST reads `List-Unsubscribe=One-Click` (RFC 8058 §3.1), as an
+/// urlencoded or multipart form of at most `limit` bytes. Public for the fuzz target only.
+#[doc(hidden)]
+pub async fn is_one_click_body(req: &HttpRequest, payload: web::Payload, limit: usize) -> bool {
+    let fields = form::read_form(req, payload, limit).await.unwrap_or_default();
+    form::field(&fields, "List-Unsubscribe") == Some("One-Click")
 }
 
 /// `GET /api/unsubscribe?token=T`: never acts; shows the manage page instead.

@@ -1,12 +1,17 @@
 //! HTTP routes, one file per endpoint family (GET page and POST action side by side).
 
 mod confirm;
-mod form;
+// Public for the fuzz targets (`fuzz/`), which read bodies exactly as the routes do.
+#[doc(hidden)]
+pub mod form;
 mod health;
 mod manage;
 pub mod pages;
 mod privacy;
 mod signup;
+
+#[doc(hidden)]
+pub use manage::is_one_click_body;
 
 use actix_web::{guard, web};
 
