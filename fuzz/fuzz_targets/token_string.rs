@@ -1,0 +1,38 @@
+//! Any string where a token belongs (`?token=` of the confirm, manage and unsubscribe pages and
+//! endpoints): `TokenForm::parse` with a keyring of one signing and two verify-only secrets.
+//! It must never panic, and must accept only the two shapes it promises.
+#![no_main]
+
+use std::sync::OnceLock;
+
+use libfuzzer_sys::fuzz_target;
+use signupd::secrets::Secret;
+use signupd::tokens::{Keyring, TOKEN_LEN, TokenForm, is_opaque};
+
+fn keyring() -> &'static Keyring {
+    static KEYRING: OnceLock<Keyring> = OnceLock::new();
+    KEYRING.get_or_init(|| {
+        Keyring::new(
+            &Secret::from_bytes(vec![1; 32]),
+            &[Secret::from_bytes(vec![2; 32]), Secret::from_bytes(vec![3; 32])],
+        )
+    })
+}
+
+fuzz_target!(|data: &[u8]| {
+    // A query string is percent-decoded lossily to UTF-8 before the token is parsed.
+    let token = String::from_utf8_lossy(data);
+    match TokenForm::parse(&token, keyring()) {
+        Ok(TokenForm::Opaque(opaque)) => {
+            assert_eq!(opaque, token);
+            assert_eq!(opaque.len(), TOKEN_LEN);
+            assert!(is_opaque(&opaque));
+        }
+        Ok(TokenForm::Unsubscribe(claims)) => {
+            // Forging a signature by chance is not expected; if it happens, it is a finding.
+            panic!("an unsigned input verified: {claims:?}");
+        }
+        Err(_) => assert!(!is_opaque(&token)),
+    }
+    let _ = keyring().verify_unsubscribe(&token);
+});
