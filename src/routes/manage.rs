@@ -162,3 +162,47 @@ pub async fn removed_page(req: HttpRequest, state: web::Data<AppState>) -> HttpR
     let message = list.map_or_else(|| t.manage.removed_any.to_string(), |list| t.manage.removed.with(&list.name));
     html(StatusCode::OK, &MessagePage::new(chrome, &t.manage.removed_title, message))
 }
+
+#[cfg(test)]
+mod tests {
+    use actix_web::FromRequest;
+    use actix_web::test::TestRequest;
+
+    use super::*;
+
+    /// `is_one_click_body` for a body sent with `content_type` (none if empty).
+    async fn one_click_body(content_type: &str, body: &[u8]) -> bool {
+        let mut request = TestRequest::post().uri("/api/unsubscribe");
+        if !content_type.is_empty() {
+            request = request.insert_header((header::CONTENT_TYPE, content_type));
+        }
+        let (req, mut payload) = request.set_payload(body.to_vec()).to_http_parts();
+        let payload = web::Payload::from_request(&req, &mut payload).await.unwrap();
+        is_one_click_body(&req, payload, 4096).await
+    }
+
+    #[actix_web::test]
+    async fn only_the_rfc_8058_form_field_is_a_one_click_body() {
+        let form = "application/x-www-form-urlencoded";
+        let multipart = "multipart/form-data; boundary=b";
+        let multipart_body: &[u8] =
+            b"--b\r\nContent-Disposition: form-data; name=\"List-Unsubscribe\"\r\n\r\nOne-Click\r\n--b--\r\n";
+        let cases: &[(&str, &str, &[u8], bool)] = &[
+            ("urlencoded", form, b"List-Unsubscribe=One-Click", true),
+            ("urlencoded, a later field", form, b"List-Unsubscribe=One-Click&x=1", true),
+            ("multipart", multipart, multipart_body, true),
+            ("first value wins", form, b"List-Unsubscribe=no&List-Unsubscribe=One-Click", false),
+            ("another value", form, b"List-Unsubscribe=one-click", false),
+            ("no content type", "", b"List-Unsubscribe=One-Click", false),
+            ("JSON is not a form", "application/json", b"{\"List-Unsubscribe\":\"One-Click\"}", false),
+            ("multipart without a boundary", "multipart/form-data", multipart_body, false),
+            ("empty", form, b"", false),
+            ("not UTF-8", form, b"List-Unsubscribe=One-Click\xff", false),
+        ];
+        for (case, content_type, body, expected) in cases {
+            assert_eq!(one_click_body(content_type, body).await, *expected, "case: {case}");
+        }
+        let too_large = format!("List-Unsubscribe=One-Click&x={}", "a".repeat(5000));
+        assert!(!one_click_body(form, too_large.as_bytes()).await, "a body over the limit");
+    }
+}
