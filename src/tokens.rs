@@ -1,4 +1,4 @@
-//! Tokens and their stored hashes (SPEC §3).
+//! Tokens and their stored hashes.
 //!
 //! Confirm tokens: 32 random bytes from ring's `SystemRandom`, base64url (43 characters), minted
 //! by the mail worker at the moment it sends; only their SHA-256 is stored
@@ -16,7 +16,7 @@
 //! before any database access.
 //!
 //! Removal tokens: 32 bytes, base64url (43 characters); only their SHA-256 is stored
-//! (`subscribers.removal_hash`). Decision where SPEC §3 says "32 random bytes": the removal
+//! (`subscribers.removal_hash`). Decision on "32 random bytes" per token: the removal
 //! token is HMAC-SHA256(hash key, "signupd/removal/v1" ‖ subscriber id) — pseudo-random and
 //! unguessable without the hash key, but *re-derivable*. Every confirmation mail, including
 //! resends and retries after an SMTP outage, must carry the manage link, and the mail is sent

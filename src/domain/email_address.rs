@@ -55,7 +55,7 @@ pub struct EmailAddress(String);
 /// Why an input is not an acceptable email address.
 ///
 /// The messages never include the input: they are written to logs, where full addresses must
-/// never appear (SPEC §1.4).
+/// never appear.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum EmailAddressError {
     /// Nothing left after trimming whitespace.

@@ -1,4 +1,4 @@
-//! Who the client is (SPEC §4.1). The TCP peer, unless the peer is a trusted proxy and the
+//! Who the client is (`docs/http-api.md`). The TCP peer, unless the peer is a trusted proxy and the
 //! request carries the configured client-IP header with exactly one valid IP. Anything else —
 //! a spoofed header from an untrusted peer, a list of addresses, garbage — falls back to the
 //! peer, so a visitor cannot choose whose budget they spend.

@@ -1,4 +1,4 @@
-//! Persistent per-client counters (SPEC §4.1): for every `{window, max}` rule, a fixed-window
+//! Persistent per-client counters (`docs/http-api.md`): for every `{window, max}` rule, a fixed-window
 //! counter in the `rate_limits` table, keyed by HMAC(hash key, rule window + bucket + client
 //! network). No IP address is stored, and a restart resets nothing.
 //!

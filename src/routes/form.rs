@@ -1,4 +1,4 @@
-//! Reading request bodies: the three content types signupd accepts (SPEC §4.1 step 1), the
+//! Reading request bodies: the three content types signupd accepts (the first check of a signup), the
 //! size limit, and the fields of each form. Unknown fields are ignored; a body with more than
 //! [`MAX_FIELDS`] fields is refused, so a flood of fields costs nothing to answer. Shared by the
 //! signup, confirm, manage and one-click unsubscribe endpoints.

@@ -1,4 +1,4 @@
-//! Removal and unsubscribe (SPEC §4.3). `GET /manage` shows one "Remove my address" button and
+//! Removal and unsubscribe (`docs/http-api.md`). `GET /manage` shows one "Remove my address" button and
 //! never writes; `POST /api/manage` removes; `POST /api/unsubscribe?token=T` with the body
 //! `List-Unsubscribe=One-Click` is RFC 8058 one-click unsubscribe and acts at once; `GET
 //! /api/unsubscribe` only redirects to the manage page.

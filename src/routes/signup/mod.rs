@@ -1,4 +1,4 @@
-//! `POST /api/signup` and its CORS preflight (SPEC §4.1), checks in the contract's order,
+//! `POST /api/signup` and its CORS preflight (`docs/http-api.md`), checks in the contract's order,
 //! cheapest first; nothing is written before step 6:
 //!
 //! 1. method (405 with `Allow`), content type (415), body size (413);
@@ -9,7 +9,7 @@
 //!    writer's group commit ([`crate::signup::record`]); 503 `storage_unavailable` if SQLite
 //!    cannot write.
 //!
-//! Decisions where SPEC is silent: a body that cannot be read (bad JSON, a JSON value that is
+//! Decisions the reference leaves to the code: a body that cannot be read (bad JSON, a JSON value that is
 //! not an object, more than 100 fields) is 400 `invalid_request`; 405, 413 and 415 use the codes
 //! `method_not_allowed`, `payload_too_large` and `unsupported_media_type`. An unparsable
 //! `Origin` counts as absent, like `null`. A list without `allowed_origins` accepts posts from
