@@ -15,6 +15,10 @@ pub use manage::is_one_click_body;
 
 use actix_web::{guard, web};
 
+/// `Retry-After` of every 503 that says the database could not be written: long enough for a
+/// lock holder or a full disk to be dealt with, short enough that a person tries again.
+const STORAGE_RETRY_AFTER_SECS: u64 = 30;
+
 /// Registers every route.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     // Pages answer GET and HEAD (scanners and prefetchers send both) and never write.

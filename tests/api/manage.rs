@@ -527,3 +527,35 @@ async fn an_unsubscribe_link_signed_with_a_dropped_secret_is_rejected() {
     let (removal, _) = status_and_body(one_click(&app, &with_token("/api/unsubscribe", &welcome.removal)).await).await;
     assert_eq!(removal, 200, "the removal link does not depend on the token secret");
 }
+
+#[actix_web::test]
+async fn while_another_process_holds_the_write_lock_confirm_manage_and_one_click_answer_503_with_retry_after_and_change_nothing()
+ {
+    // Arrange: ann is pending, bob confirmed; another process holds the write lock (what a wedged
+    // disk looks like)
+    let app = spawn_app_with(RAISED_LIMITS).await;
+    let (confirm, removal) = signed_up_and_mailed(&app, "ann@example.com").await;
+    let bob: Welcome = confirmed_and_welcomed(&app, "bob@example.com").await;
+    let blocker = db(&app);
+    blocker.execute_batch("BEGIN EXCLUSIVE;").unwrap();
+
+    // Act
+    let answers = [
+        ("confirm", post_token(&app, "/api/confirm", &confirm).await),
+        ("manage", post_token(&app, "/api/manage", &removal).await),
+        ("one-click", one_click(&app, &bob.unsubscribe_path).await),
+    ];
+
+    // Assert: each says to come back, in 30 s
+    for (name, response) in answers {
+        assert_eq!(response.status().as_u16(), 503, "{name}");
+        assert_eq!(header(&response, "retry-after").as_deref(), Some("30"), "{name}");
+    }
+    blocker.execute_batch("ROLLBACK").unwrap();
+    assert_eq!(status_of(&app, "ann@example.com").as_deref(), Some("pending"), "nothing confirmed or removed");
+    assert_eq!(status_of(&app, "bob@example.com").as_deref(), Some("confirmed"), "nothing unsubscribed");
+    assert_eq!(count(&app, "suppressions"), 0);
+    // Once the lock is gone, the same links work.
+    assert_eq!(location(&post_token(&app, "/api/confirm", &confirm).await), "/confirmed?list=news");
+    assert_eq!(one_click(&app, &bob.unsubscribe_path).await.status().as_u16(), 200);
+}

@@ -31,9 +31,6 @@ use crate::routes::pages::{self, SignupPage};
 use crate::signup::{IntakeOutcome, SignupRequest};
 use crate::state::AppState;
 
-/// What a client should wait before retrying after a storage failure.
-const STORAGE_RETRY_AFTER_SECS: u64 = 30;
-
 /// Every way a signup can be refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Refusal {
@@ -98,7 +95,7 @@ impl Refusal {
     fn retry_after(self) -> Option<u64> {
         match self {
             Self::RateLimited { retry_after_secs } => Some(retry_after_secs),
-            Self::StorageUnavailable => Some(STORAGE_RETRY_AFTER_SECS),
+            Self::StorageUnavailable => Some(super::STORAGE_RETRY_AFTER_SECS),
             _ => None,
         }
     }
