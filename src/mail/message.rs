@@ -40,7 +40,7 @@ struct Frame<'a> {
 }
 
 impl<'a> Frame<'a> {
-    fn new(config: &Config, list: &'a ListConfig, subject: String) -> Self {
+    fn new(links: &Links, list: &'a ListConfig, subject: String) -> Self {
         let accent = list.accent.unwrap_or(DEFAULT_ACCENT);
         Self {
             t: list.language.messages(),
@@ -51,7 +51,7 @@ impl<'a> Frame<'a> {
             site_url: list.site_url.as_ref().map(url::Url::as_str),
             accent,
             on_accent: accent.text_on(),
-            privacy_url: Links::new(config).privacy(list),
+            privacy_url: links.privacy(list),
         }
     }
 }
@@ -131,7 +131,7 @@ pub fn confirmation(
     let links = Links::new(config);
     let confirm_url = links.confirm(confirm_token);
     let manage_url = links.manage(removal_token);
-    let m = Frame::new(config, list, list.confirm_subject());
+    let m = Frame::new(&links, list, list.confirm_subject());
     let how = m.t.mail.how.with(&m.t.confirm.button.to_string());
     let until = m.t.mail.until.with(&m.t.date_time(expires_at));
     let (how, until) = (how.as_str(), until.as_str());
@@ -150,7 +150,7 @@ pub fn welcome(
 ) -> anyhow::Result<Message> {
     let links = Links::new(config);
     let manage_url = links.manage(manage_token);
-    let m = Frame::new(config, list, list.welcome_subject());
+    let m = Frame::new(&links, list, list.welcome_subject());
     let text = WelcomeText { m: &m, manage_url: &manage_url }.render()?;
     let html = WelcomeHtml { m: &m, manage_url: &manage_url }.render()?;
     build(config, list, to, &m, text, html, Some(links.unsubscribe(unsubscribe_token)))
@@ -167,7 +167,7 @@ pub fn test_mail(config: &Config, list: &ListConfig, to: &str) -> anyhow::Result
          <p>If you can read it, mail delivery works.</p></body></html>",
         askama::filters::escape(&list.name, askama::filters::Html)?
     );
-    let mut frame = Frame::new(config, list, "signupd test mail".to_owned());
+    let mut frame = Frame::new(&Links::new(config), list, "signupd test mail".to_owned());
     // The test mail is for the operator, in English whatever the list's language.
     frame.lang = "en";
     build(config, list, to, &frame, text, html, None)

@@ -17,6 +17,8 @@ pub mod color;
 
 use std::collections::HashMap;
 
+use actix_web::web::Bytes;
+
 pub use catalogue::{Language, Messages, Text};
 pub use color::Rgb;
 
@@ -87,8 +89,9 @@ impl<'a> Chrome<'a> {
 /// operator's own.
 #[derive(Debug, Default)]
 pub struct Stylesheets {
-    lists: HashMap<String, String>,
-    custom: Option<String>,
+    // `Bytes`: every answer shares the one copy made at start.
+    lists: HashMap<String, Bytes>,
+    custom: Option<Bytes>,
 }
 
 /// A custom stylesheet larger than this is a mistake (an image inlined by a build tool?).
@@ -101,24 +104,28 @@ impl Stylesheets {
         let lists = config
             .lists
             .iter()
-            .filter_map(|list| Some((list.id.as_ref().to_owned(), accent_css(list.id.as_ref(), list.accent?))))
+            .filter_map(|list| Some((list.id.as_ref().to_owned(), accent_css(list.id.as_ref(), list.accent?).into())))
             .collect();
         let custom = match &config.server.custom_css_file {
             None => None,
-            Some(path) => Some(read_custom(path).map_err(|problem| {
-                anyhow::anyhow!("invalid configuration: server.custom_css_file: {} {problem}", path.display())
-            })?),
+            Some(path) => Some(
+                read_custom(path)
+                    .map_err(|problem| {
+                        anyhow::anyhow!("invalid configuration: server.custom_css_file: {} {problem}", path.display())
+                    })?
+                    .into(),
+            ),
         };
         Ok(Self { lists, custom })
     }
 
     /// The accent stylesheet of list `id`, if it has an accent colour.
-    pub fn list(&self, id: &str) -> Option<&str> {
-        self.lists.get(id).map(String::as_str)
+    pub fn list(&self, id: &str) -> Option<Bytes> {
+        self.lists.get(id).cloned()
     }
 
-    pub fn custom(&self) -> Option<&str> {
-        self.custom.as_deref()
+    pub fn custom(&self) -> Option<Bytes> {
+        self.custom.clone()
     }
 }
 

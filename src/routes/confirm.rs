@@ -176,12 +176,8 @@ pub fn storage_error(config: &Config, error: &anyhow::Error) -> HttpResponse {
     tracing::error!(error = format!("{error:#}"), "database unavailable");
     let chrome = Chrome::general(config);
     let t = chrome.t;
-    let mut response = html(
-        StatusCode::SERVICE_UNAVAILABLE,
-        &MessagePage::new(chrome, &t.errors.unavailable_title, &t.errors.unavailable),
-    );
-    response.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from(super::STORAGE_RETRY_AFTER_SECS));
-    response
+    let page = MessagePage::new(chrome, &t.errors.unavailable_title, &t.errors.unavailable);
+    super::retry_storage_later(html(StatusCode::SERVICE_UNAVAILABLE, &page))
 }
 
 /// `GET /confirmed?list=ID`: thanks, and the way back to the site when the list has one.

@@ -134,10 +134,7 @@ pub async fn one_click(req: HttpRequest, payload: web::Payload, state: web::Data
         Ok(_) => plain(StatusCode::OK, "Unsubscribed"),
         Err(error) => {
             tracing::error!(error = format!("{error:#}"), "one-click unsubscribe failed");
-            let mut response = plain(StatusCode::SERVICE_UNAVAILABLE, "Please try again later.");
-            let retry_after = header::HeaderValue::from(super::STORAGE_RETRY_AFTER_SECS);
-            response.headers_mut().insert(header::RETRY_AFTER, retry_after);
-            response
+            super::retry_storage_later(plain(StatusCode::SERVICE_UNAVAILABLE, "Please try again later."))
         }
     }
 }

@@ -19,6 +19,13 @@ use actix_web::{guard, web};
 /// lock holder or a full disk to be dealt with, short enough that a person tries again.
 const STORAGE_RETRY_AFTER_SECS: u64 = 30;
 
+/// `response` (a 503 for storage) with the `Retry-After` every such answer carries.
+fn retry_storage_later(mut response: actix_web::HttpResponse) -> actix_web::HttpResponse {
+    let seconds = actix_web::http::header::HeaderValue::from(STORAGE_RETRY_AFTER_SECS);
+    response.headers_mut().insert(actix_web::http::header::RETRY_AFTER, seconds);
+    response
+}
+
 /// Registers every route.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     // Pages answer GET and HEAD (scanners and prefetchers send both) and never write.

@@ -151,7 +151,7 @@ pub async fn stylesheet() -> HttpResponse {
 
 /// `GET /static/list.css?list=ID`: the list's accent colour, generated at start.
 pub async fn list_stylesheet(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    match list_param(&req).and_then(|id| state.stylesheets.list(&id).map(str::to_owned)) {
+    match list_param(&req).and_then(|id| state.stylesheets.list(&id)) {
         Some(body) => css(body),
         None => no_stylesheet(),
     }
@@ -160,7 +160,7 @@ pub async fn list_stylesheet(req: HttpRequest, state: web::Data<AppState>) -> Ht
 /// `GET /static/custom.css`: the operator's `server.custom_css_file`, read at start.
 pub async fn custom_stylesheet(state: web::Data<AppState>) -> HttpResponse {
     match state.stylesheets.custom() {
-        Some(body) => css(body.to_owned()),
+        Some(body) => css(body),
         None => no_stylesheet(),
     }
 }
