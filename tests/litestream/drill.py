@@ -40,6 +40,7 @@ import sys
 import tempfile
 import threading
 import time
+from contextlib import closing
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -271,38 +272,26 @@ def open_ro(path: Path) -> sqlite3.Connection:
 
 def drill_addresses(path: Path) -> set[str]:
     """Every drill address the database holds, applied (subscribers) or still waiting (intake)."""
-    conn = open_ro(path)
-    try:
+    with closing(open_ro(path)) as conn:
         rows = conn.execute(
             "SELECT email FROM subscribers WHERE email LIKE 'drill-%' UNION SELECT email FROM intake WHERE email LIKE 'drill-%'"
         ).fetchall()
         return {email for (email,) in rows}
-    finally:
-        conn.close()
 
 
 def user_version(path: Path) -> int:
-    conn = open_ro(path)
-    try:
+    with closing(open_ro(path)) as conn:
         return conn.execute("PRAGMA user_version").fetchone()[0]
-    finally:
-        conn.close()
 
 
 def integrity(path: Path) -> str:
-    conn = open_ro(path)
-    try:
+    with closing(open_ro(path)) as conn:
         return "; ".join(row[0] for row in conn.execute("PRAGMA integrity_check").fetchall())
-    finally:
-        conn.close()
 
 
 def intake_depth(path: Path) -> int:
-    conn = open_ro(path)
-    try:
+    with closing(open_ro(path)) as conn:
         return conn.execute("SELECT count(*) FROM intake").fetchone()[0]
-    finally:
-        conn.close()
 
 
 def checkpoint_evidence(log: Path) -> tuple[dict[str, int], dict[str, int]]:
