@@ -149,6 +149,7 @@ data_dir = "$dir/data"
 file_dir = "$dir/data/mail"
 [signup]
 rate_limits = [ { window = "1m", max = 100000000 } ]
+network_rate_limits = []
 resend_cooldown = "10m"
 [[lists]]
 id = "news"

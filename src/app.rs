@@ -191,7 +191,9 @@ pub async fn prepare(config: Config, options: BuildOptions) -> anyhow::Result<Ap
     let config = Arc::new(config);
     let limiter = Arc::new(RateLimiter::new(config.signup.rate_limits.clone(), &secrets.hash_key));
     let transport = Transport::from_config(&config.mail, options.credentials_dir.as_deref())?;
+    // Held to the rules of `[[webhooks]]`: a redirect is a refusal, not a new destination.
     let http_client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
         .timeout(Duration::from_secs(10))
         .build()
         .context("cannot build the HTTP client for the alert webhook")?;

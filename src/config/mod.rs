@@ -62,6 +62,8 @@ pub struct ServerConfig {
     pub client_ip_header: HeaderName,
     pub ipv6_prefix: u8,
     pub max_body_bytes: usize,
+    /// A request's head and body must both arrive within it; a slower client gets 408.
+    pub request_timeout: Duration,
     pub metrics_listen: Option<SocketAddr>,
     pub log_format: LogFormat,
     /// The operator's stylesheet, served after the built-in one; read at start
@@ -97,7 +99,23 @@ pub struct SecretsConfig {
 pub struct SignupConfig {
     pub confirm_ttl: Duration,
     pub resend_cooldown: Duration,
+    /// Per client (an IPv4 address, an IPv6 `/ipv6_prefix`).
     pub rate_limits: Vec<RateLimitRule>,
+    /// Per neighbourhood (an IPv4 `/network_prefix_v4`, an IPv6 `/network_prefix_v6`), on top
+    /// of the per-client limits.
+    pub network_rate_limits: Vec<RateLimitRule>,
+    pub network_prefix_v4: u8,
+    pub network_prefix_v6: u8,
+    /// Confirmation mails to one address in any 24 hours, across all lists; `None`: no cap.
+    pub max_mails_per_address_per_day: Option<u32>,
+    /// Accepted signups per list and window past which the operator is alerted; `None`: off.
+    pub surge_alert: Option<RateLimitRule>,
+    /// One domain per line; an address there (or at a subdomain) is refused.
+    pub blocked_domains_file: Option<PathBuf>,
+    /// Refuse a domain with neither MX nor A/AAAA records.
+    pub check_mx: bool,
+    /// Name servers for the MX check; empty: the system resolver.
+    pub dns_servers: Vec<SocketAddr>,
 }
 
 /// At most `max` accepted signups per client network in each fixed `window`.
@@ -355,8 +373,10 @@ impl Config {
             client_ip_header: problems
                 .check("server.client_ip_header", parse::header_name(&s.client_ip_header))
                 .unwrap_or(HeaderName::from_static("cf-connecting-ip")),
-            ipv6_prefix: problems.check_or_default("server.ipv6_prefix", parse::ipv6_prefix(s.ipv6_prefix)),
+            ipv6_prefix: problems.check_or_default("server.ipv6_prefix", parse::prefix_length(s.ipv6_prefix, 1, 128)),
             max_body_bytes: problems.check_or_default("server.max_body_bytes", parse::max_body_bytes(s.max_body_bytes)),
+            request_timeout: problems
+                .check_or_default("server.request_timeout", parse::positive_duration(&s.request_timeout)),
             metrics_listen: problems
                 .check_or_default("server.metrics_listen", parse::optional(&s.metrics_listen, parse::socket_addr)),
             log_format: problems
@@ -388,15 +408,30 @@ impl Config {
         let signup = SignupConfig {
             confirm_ttl: problems.check_or_default("signup.confirm_ttl", parse::positive_duration(&sig.confirm_ttl)),
             resend_cooldown: problems.check_or_default("signup.resend_cooldown", parse::duration(&sig.resend_cooldown)),
-            rate_limits: sig
-                .rate_limits
+            rate_limits: rate_limit_rules("signup.rate_limits", &sig.rate_limits, &mut problems),
+            network_rate_limits: rate_limit_rules(
+                "signup.network_rate_limits",
+                &sig.network_rate_limits,
+                &mut problems,
+            ),
+            network_prefix_v4: problems
+                .check_or_default("signup.network_prefix_v4", parse::prefix_length(sig.network_prefix_v4, 8, 32)),
+            network_prefix_v6: problems
+                .check_or_default("signup.network_prefix_v6", parse::prefix_length(sig.network_prefix_v6, 16, 128)),
+            max_mails_per_address_per_day: (sig.max_mails_per_address_per_day > 0)
+                .then_some(sig.max_mails_per_address_per_day),
+            surge_alert: problems
+                .check("signup.surge_alert.window", parse::positive_duration(&sig.surge_alert.window))
+                .filter(|_| sig.surge_alert.max > 0)
+                .map(|window| RateLimitRule { window, max: sig.surge_alert.max }),
+            blocked_domains_file: parse::optional_path(&sig.blocked_domains_file),
+            check_mx: sig.check_mx,
+            dns_servers: sig
+                .dns_servers
                 .iter()
                 .enumerate()
-                .filter_map(|(i, rule)| {
-                    let window = problems
-                        .check(&format!("signup.rate_limits[{i}].window"), parse::positive_duration(&rule.window));
-                    let max = problems.check(&format!("signup.rate_limits[{i}].max"), parse::at_least_one(rule.max));
-                    Some(RateLimitRule { window: window?, max: max? })
+                .filter_map(|(i, server)| {
+                    problems.check(&format!("signup.dns_servers[{i}]"), parse::name_server(server))
                 })
                 .collect(),
         };
@@ -431,7 +466,7 @@ impl Config {
                 .check_or_default("mail.max_mails_per_hour", parse::at_least_one(m.max_mails_per_hour)),
             retry_base: problems.check_or_default("mail.retry_base", parse::positive_duration(&m.retry_base)),
             alert_webhook: problems
-                .check_or_default("mail.alert_webhook", parse::optional(&m.alert_webhook, parse::http_url)),
+                .check_or_default("mail.alert_webhook", parse::optional(&m.alert_webhook, parse::webhook_url)),
             webhook_timeout: problems
                 .check_or_default("mail.webhook_timeout", parse::positive_duration(&m.webhook_timeout)),
             webhook_max_age: problems
@@ -494,8 +529,25 @@ impl Config {
         if !shown.mail.smtp.password.is_empty() {
             shown.mail.smtp.password = REDACTED.into();
         }
+        // A chat service's incoming-webhook URL (Slack and its kind) is itself the credential.
+        if !shown.mail.alert_webhook.is_empty() {
+            shown.mail.alert_webhook = REDACTED.into();
+        }
         toml::to_string_pretty(&shown).unwrap_or_else(|error| format!("# cannot print configuration: {error}\n"))
     }
+}
+
+/// A list of `{window, max}` rules; each bad field is a problem naming it.
+fn rate_limit_rules(key: &str, rules: &[raw::RawRateLimit], problems: &mut parse::Problems) -> Vec<RateLimitRule> {
+    rules
+        .iter()
+        .enumerate()
+        .filter_map(|(i, rule)| {
+            let window = problems.check(&format!("{key}[{i}].window"), parse::positive_duration(&rule.window));
+            let max = problems.check(&format!("{key}[{i}].max"), parse::at_least_one(rule.max));
+            Some(RateLimitRule { window: window?, max: max? })
+        })
+        .collect()
 }
 
 fn check_webhooks(

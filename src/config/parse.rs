@@ -118,12 +118,22 @@ pub fn socket_addr(value: &str) -> Result<SocketAddr, String> {
         .map_err(|_| format!("{value:?} is not an address and port like \"127.0.0.1:8080\" or \"[::1]:8080\""))
 }
 
-pub fn ipv6_prefix(value: u8) -> Result<u8, String> {
-    if (1..=128).contains(&value) {
+/// A network prefix length between `min` and `max` bits.
+pub fn prefix_length(value: u8, min: u8, max: u8) -> Result<u8, String> {
+    if (min..=max).contains(&value) {
         Ok(value)
     } else {
-        Err(format!("{value} is not a prefix length between 1 and 128"))
+        Err(format!("{value} is not a prefix length between {min} and {max}"))
     }
+}
+
+/// A DNS server: an IP address (port 53) or an address and port (`127.0.0.1:5353`, `[::1]:53`).
+pub fn name_server(value: &str) -> Result<SocketAddr, String> {
+    if let Ok(ip) = value.parse::<IpAddr>() {
+        return Ok(SocketAddr::new(ip, 53));
+    }
+    SocketAddr::from_str(value)
+        .map_err(|_| format!("{value:?} is not a name server like \"192.0.2.53\" or \"127.0.0.1:5353\""))
 }
 
 pub fn max_body_bytes(value: usize) -> Result<usize, String> {

@@ -46,6 +46,7 @@ pub struct RawServer {
     pub client_ip_header: String,
     pub ipv6_prefix: u8,
     pub max_body_bytes: usize,
+    pub request_timeout: String,
     pub metrics_listen: String,
     pub log_format: String,
     pub custom_css_file: String,
@@ -60,6 +61,7 @@ impl Default for RawServer {
             client_ip_header: "CF-Connecting-IP".into(),
             ipv6_prefix: 64,
             max_body_bytes: 4096,
+            request_timeout: "10s".into(),
             metrics_listen: String::new(),
             log_format: "text".into(),
             custom_css_file: String::new(),
@@ -93,6 +95,14 @@ pub struct RawSignup {
     pub confirm_ttl: String,
     pub resend_cooldown: String,
     pub rate_limits: Vec<RawRateLimit>,
+    pub network_rate_limits: Vec<RawRateLimit>,
+    pub network_prefix_v4: u8,
+    pub network_prefix_v6: u8,
+    pub max_mails_per_address_per_day: u32,
+    pub surge_alert: RawRateLimit,
+    pub blocked_domains_file: String,
+    pub check_mx: bool,
+    pub dns_servers: Vec<String>,
 }
 
 impl Default for RawSignup {
@@ -104,6 +114,17 @@ impl Default for RawSignup {
                 RawRateLimit { window: "10m".into(), max: 3 },
                 RawRateLimit { window: "1d".into(), max: 10 },
             ],
+            network_rate_limits: vec![
+                RawRateLimit { window: "10m".into(), max: 100 },
+                RawRateLimit { window: "1d".into(), max: 1000 },
+            ],
+            network_prefix_v4: 24,
+            network_prefix_v6: 48,
+            max_mails_per_address_per_day: 3,
+            surge_alert: RawRateLimit { window: "10m".into(), max: 500 },
+            blocked_domains_file: String::new(),
+            check_mx: false,
+            dns_servers: Vec::new(),
         }
     }
 }

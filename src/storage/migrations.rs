@@ -9,6 +9,7 @@ const MIGRATION_SLICE: &[M<'_>] = &[
     M::up(include_str!("migrations/0001_initial.sql")),
     M::up(include_str!("migrations/0002_operator.sql")),
     M::up(include_str!("migrations/0003_webhooks.sql")),
+    M::up(include_str!("migrations/0004_under_attack.sql")),
 ];
 
 pub const MIGRATIONS: Migrations<'_> = Migrations::from_slice(MIGRATION_SLICE);
@@ -78,6 +79,7 @@ mod tests {
         assert_eq!(
             tables,
             [
+                "address_mails",
                 "consent_texts",
                 "intake",
                 "outbox",
