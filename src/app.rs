@@ -189,7 +189,7 @@ pub async fn prepare(config: Config, options: BuildOptions) -> anyhow::Result<Ap
     let writer = start_writer(path.clone()).await?;
     let db = Db::open_readers(&path)?;
     let config = Arc::new(config);
-    let limiter = Arc::new(RateLimiter::new(config.signup.rate_limits.clone(), &secrets.hash_key));
+    let limiter = Arc::new(RateLimiter::new(&config.signup, &secrets.hash_key));
     let transport = Transport::from_config(&config.mail, options.credentials_dir.as_deref())?;
     // Held to the rules of `[[webhooks]]`: a redirect is a refusal, not a new destination.
     let http_client = reqwest::Client::builder()

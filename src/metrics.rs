@@ -31,6 +31,7 @@ pub const SUBSCRIBERS: &str = "signupd_subscribers";
 pub const HTTP_DURATION: &str = "signupd_http_request_duration_seconds";
 pub const SMTP_DURATION: &str = "signupd_smtp_send_duration_seconds";
 pub const TIME_TO_CONFIRM: &str = "signupd_time_to_confirm_seconds";
+pub const SURGE_ALERTS: &str = "signupd_surge_alerts_total";
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 
@@ -65,6 +66,11 @@ pub fn removal(list: &str, reason: &'static str, via: &'static str) {
 
 pub fn mail(kind: &'static str, result: &'static str) {
     metrics::counter!(MAILS, "kind" => kind, "result" => result).increment(1);
+}
+
+/// A list's signups passed `signup.surge_alert` in one window.
+pub fn surge_alert(list: &str) {
+    metrics::counter!(SURGE_ALERTS, "list" => list.to_owned()).increment(1);
 }
 
 pub fn webhook(result: &'static str) {

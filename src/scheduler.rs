@@ -3,9 +3,14 @@
 //!
 //! - pending rows whose confirm link expired (a pending signup lives at most about
 //!   `confirm_ttl` + 1 h after its last mail);
+//! - pending rows that never got a mail, `confirm_ttl` after the signup, with their queued
+//!   mail (under a flood over the mail budget, or over an address's cap, the database stays
+//!   bounded by what the budget can send in one confirm window, and an address that was never
+//!   mailed is not kept);
 //! - the confirm hash of confirmed rows once their link's lifetime ended (kept until then so a
 //!   repeated confirm POST is idempotent);
-//! - expired rate-limit counters and mail-budget buckets.
+//! - expired rate-limit counters, mail-budget buckets and surge and network counts, and the
+//!   per-address mail counts older than a day.
 //!
 //! Intake and outbox items are deleted by their workers when done, and go with their row when
 //! it is deleted. Each run logs what it removed (counts only).
@@ -21,16 +26,21 @@ use crate::storage::Command;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CleanupReport {
     pub expired_pending: usize,
+    pub expired_never_mailed: usize,
     pub cleared_confirm_hashes: usize,
     pub expired_counters: usize,
+    pub expired_address_mails: usize,
 }
 
 /// One cleanup run, in one command of the writer.
 pub async fn run_cleanup(state: &AppState) -> anyhow::Result<CleanupReport> {
     let now = state.clock.now();
-    let report = state.writer.execute(Cleanup { now }).await?;
+    let confirm_ttl = crate::mail::queue::secs(state.config.signup.confirm_ttl);
+    let report = state.writer.execute(Cleanup { now, confirm_ttl }).await?;
     tracing::info!(
         expired_pending = report.expired_pending,
+        expired_never_mailed = report.expired_never_mailed,
+        expired_address_mails = report.expired_address_mails,
         cleared_confirm_hashes = report.cleared_confirm_hashes,
         expired_counters = report.expired_counters,
         "cleanup finished"
@@ -41,31 +51,46 @@ pub async fn run_cleanup(state: &AppState) -> anyhow::Result<CleanupReport> {
 /// One cleanup run, as a command of the writer.
 struct Cleanup {
     now: UnixSeconds,
+    confirm_ttl: i64,
 }
 
 impl Command for Cleanup {
     type Output = CleanupReport;
 
     fn execute(self, conn: &rusqlite::Connection) -> anyhow::Result<CleanupReport> {
-        cleanup(conn, self.now)
+        cleanup(conn, self.now, self.confirm_ttl)
     }
 }
 
-fn cleanup(conn: &rusqlite::Connection, now: UnixSeconds) -> anyhow::Result<CleanupReport> {
+fn cleanup(conn: &rusqlite::Connection, now: UnixSeconds, confirm_ttl: i64) -> anyhow::Result<CleanupReport> {
     let expired_pending =
         conn.execute("DELETE FROM subscribers WHERE status = 'pending' AND confirm_expires_at < ?1", [now])?;
+    // Their queued mail goes by cascade. The condition repeats the index's, so the partial
+    // index `subscribers_never_mailed` finds them.
+    let expired_never_mailed = conn.execute(
+        "DELETE FROM subscribers
+         WHERE status = 'pending' AND confirmation_sent_at IS NULL AND created_at < ?1",
+        [now.saturating_sub(confirm_ttl)],
+    )?;
     let cleared_confirm_hashes = conn.execute(
         "UPDATE subscribers SET confirm_hash = NULL, confirm_expires_at = NULL
          WHERE status = 'confirmed' AND confirm_expires_at < ?1",
         [now],
     )?;
     let expired_counters = crate::ratelimit::delete_expired(conn, now)?;
+    let expired_address_mails = crate::storage::address_mails::delete_expired(conn, now)?;
     conn.prepare_cached(
         "INSERT INTO service_runs (name, last_run_at) VALUES ('cleanup', ?1)
          ON CONFLICT (name) DO UPDATE SET last_run_at = excluded.last_run_at",
     )?
     .execute([now])?;
-    Ok(CleanupReport { expired_pending, cleared_confirm_hashes, expired_counters })
+    Ok(CleanupReport {
+        expired_pending,
+        expired_never_mailed,
+        cleared_confirm_hashes,
+        expired_counters,
+        expired_address_mails,
+    })
 }
 
 /// Starts the scheduler with the cleanup job. Stop it with `shutdown`.
@@ -102,8 +127,11 @@ mod tests {
         conn.execute(insert, rusqlite::params!["done", "confirmed", "h3", 99]).unwrap();
         conn.execute("INSERT INTO rate_limits (key, count, expires_at) VALUES ('k', 1, 50)", []).unwrap();
 
-        let report = cleanup(&conn, 100).unwrap();
-        assert_eq!(report, CleanupReport { expired_pending: 1, cleared_confirm_hashes: 1, expired_counters: 1 });
+        let report = cleanup(&conn, 100, 48 * 3600).unwrap();
+        assert_eq!(
+            report,
+            CleanupReport { expired_pending: 1, cleared_confirm_hashes: 1, expired_counters: 1, ..Default::default() }
+        );
         let left: Vec<String> = conn
             .prepare("SELECT id || ':' || coalesce(confirm_hash, '-') FROM subscribers ORDER BY id")
             .unwrap()
@@ -112,5 +140,49 @@ mod tests {
             .collect::<Result<_, _>>()
             .unwrap();
         assert_eq!(left, ["done:-", "live:h2"]);
+    }
+
+    #[test]
+    fn a_pending_row_never_mailed_expires_confirm_ttl_after_the_signup_with_its_queued_mail() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = rusqlite::Connection::open(dir.path().join("db")).unwrap();
+        crate::storage::migrations::migrate(&mut conn).unwrap();
+        conn.pragma_update(None, "foreign_keys", true).unwrap();
+        let insert = "INSERT INTO subscribers (id, list_id, email, status, consent_version, created_at, confirmation_sent_at, removal_hash)
+                      VALUES (?1, 'news', ?1, ?2, 'v1', ?3, ?4, ?1)";
+        let ttl = 1_000;
+        conn.execute(insert, rusqlite::params!["old-unmailed", "pending", 10_000 - ttl - 1, None::<i64>]).unwrap();
+        conn.execute(insert, rusqlite::params!["young-unmailed", "pending", 10_000 - ttl + 1, None::<i64>]).unwrap();
+        conn.execute(insert, rusqlite::params!["old-confirmed", "confirmed", 0, 5]).unwrap();
+        conn.execute(
+            "INSERT INTO outbox (kind, subscriber_id, created_at, next_attempt_at) VALUES ('confirm', 'old-unmailed', 0, 0), ('confirm', 'young-unmailed', 0, 0)",
+            [],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO address_mails (hash, sent_at) VALUES ('a', ?1), ('b', ?2)",
+            [10_000 - 86_400, 10_000 - 86_399],
+        )
+        .unwrap();
+
+        let report = cleanup(&conn, 10_000, ttl).unwrap();
+        assert_eq!(report.expired_never_mailed, 1);
+        assert_eq!(report.expired_address_mails, 1);
+        let rows: Vec<String> = conn
+            .prepare("SELECT id FROM subscribers ORDER BY id")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(rows, ["old-confirmed", "young-unmailed"]);
+        let queued: Vec<String> = conn
+            .prepare("SELECT subscriber_id FROM outbox")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(queued, ["young-unmailed"], "the expired row's queued mail went with it");
     }
 }

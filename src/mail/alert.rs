@@ -54,8 +54,19 @@ pub async fn webhook_dropped(
     post(config, client, &WebhookDropped { event: "webhook_dropped", endpoint, event_type, detail }).await;
 }
 
+/// A list's accepted signups passed `signup.surge_alert` (`crate::signup`): the list, how many
+/// signups its window has counted, and the window. Never an address or an IP.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct SignupSurge {
+    pub alert: &'static str,
+    pub list: String,
+    pub count: i64,
+    /// As configured, e.g. `10m`.
+    pub window: String,
+}
+
 /// POSTs `alert` as JSON to `mail.alert_webhook`, if set.
-async fn post(config: &Config, client: &reqwest::Client, alert: &impl Serialize) {
+pub async fn post(config: &Config, client: &reqwest::Client, alert: &impl Serialize) {
     let Some(webhook) = &config.mail.alert_webhook else {
         return;
     };

@@ -1,17 +1,29 @@
 //! The mail queue's two writes, as commands of the writer: [`ClaimMail`] takes a batch of due
-//! items for one worker (reserving the hourly budget and stamping confirm tokens), and
-//! [`SettleMail`] records how each send ended. Between the two, the worker sends without
-//! holding anything but its leases.
+//! items for one worker (reserving the hourly budget and the per-address cap, stamping confirm
+//! tokens, counting each neighbourhood's mails), and [`SettleMail`] records how each send
+//! ended. Between the two, the worker sends without holding anything but its leases.
+//!
+//! Two bounds against subscription bombing live here (`docs/operations.md`, "Under attack"):
+//!
+//! - **Per victim.** A confirmation to an address that already had
+//!   `signup.max_mails_per_address_per_day` confirmations in the last 24 hours (any list) is
+//!   not sent: the item is dropped, and a row that never got a mail goes with it (nothing is
+//!   kept for an address that never got a link). The signup's answer was the usual one.
+//! - **A fair budget.** When more mail is due than the hour's budget has room for, the worker
+//!   reads the fair order ([`outbox::fair_order`]) beforehand and the claim takes those items:
+//!   the neighbourhood with the fewest mails this hour goes next. When everything due fits,
+//!   the order is the queue's (oldest first) and costs nothing extra.
 
 use std::sync::Arc;
 
+use ring::hmac;
 use rusqlite::Connection;
 
 use crate::clock::UnixSeconds;
 use crate::config::Config;
-use crate::storage::Command;
 use crate::storage::outbox::{self, Claimed, MailKind};
 use crate::storage::subscribers::{self, MailTarget, PreviousLink, Status};
+use crate::storage::{Command, address_mails, counters};
 use crate::tokens::ConfirmToken;
 
 /// Claims up to `tokens.len()` due items, within what is left of this hour's budget.
@@ -26,6 +38,10 @@ pub struct ClaimMail {
     pub lease_until: UnixSeconds,
     /// One fresh token per item that may be claimed; those not stamped are dropped unseen.
     pub tokens: Vec<ConfirmToken>,
+    /// Keys the per-address hashes of the mail cap (the hash key).
+    pub address_key: hmac::Key,
+    /// The items to claim, in the fair budget's order; `None`: the oldest due first.
+    pub fair_order: Option<Vec<i64>>,
 }
 
 impl std::fmt::Debug for ClaimMail {
@@ -42,6 +58,8 @@ pub struct Ready {
     /// The hour whose budget it reserved.
     pub reserved_at: UnixSeconds,
     pub kind: ReadyKind,
+    /// The per-address hash under which a confirmation was counted against the cap.
+    pub address_hash: Option<String>,
 }
 
 #[derive(Debug)]
@@ -56,13 +74,19 @@ pub struct Claim {
     pub ready: Vec<Ready>,
     /// Items that were due but needed no mail; deleted.
     pub skipped: usize,
+    /// Confirmations not sent because their address had its day's mails; deleted.
+    pub capped: usize,
     /// Items are due, but the budget allowed none of them.
     pub budget_exhausted: bool,
 }
 
 impl std::fmt::Debug for Claim {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Claim").field("ready", &self.ready.len()).field("skipped", &self.skipped).finish()
+        f.debug_struct("Claim")
+            .field("ready", &self.ready.len())
+            .field("skipped", &self.skipped)
+            .field("capped", &self.capped)
+            .finish()
     }
 }
 
@@ -79,26 +103,44 @@ impl Command for ClaimMail {
         }
         let cooldown = secs(self.config.signup.resend_cooldown);
         let ttl = secs(self.config.signup.confirm_ttl);
+        let cap = self.config.signup.max_mails_per_address_per_day.map(i64::from);
         let limit = self.tokens.len();
         let mut tokens = self.tokens.into_iter();
+        let mut fair_order = self.fair_order.map(Vec::into_iter);
         for _ in 0..limit {
             if claim.ready.len() == room {
                 break;
             }
-            let Some(item) = outbox::claim_due(conn, self.now, self.lease_until)? else {
+            let Some(item) = claim_next(conn, fair_order.as_mut(), self.now, self.lease_until)? else {
                 break;
             };
             let target = subscribers::mail_target(conn, &item.subscriber_id)?
                 .filter(|target| self.config.list(&target.list_id).is_some());
+            let mut address_hash = None;
             let kind = match (item.kind, &target) {
                 (MailKind::Confirm, Some(target)) if target.status == Status::Pending => {
                     let recently_mailed =
                         target.confirmation_sent_at.is_some_and(|sent| self.now.saturating_sub(sent) < cooldown);
-                    let expires_at = self.now.saturating_add(ttl);
-                    match tokens.next() {
-                        Some(token)
-                            if !recently_mailed
-                                && subscribers::stamp_confirmation(
+                    if recently_mailed {
+                        None
+                    } else {
+                        let hash = cap.map(|_| address_mails::hash(&self.address_key, &target.email));
+                        let over_cap = match (&hash, cap) {
+                            (Some(hash), Some(cap)) => address_mails::in_last_day(conn, hash, self.now)? >= cap,
+                            _ => false,
+                        };
+                        if over_cap {
+                            outbox::delete(conn, item.id)?;
+                            if target.confirmation_sent_at.is_none() {
+                                subscribers::delete_never_mailed(conn, &target.id)?;
+                            }
+                            claim.capped += 1;
+                            continue;
+                        }
+                        let expires_at = self.now.saturating_add(ttl);
+                        match tokens.next() {
+                            Some(token)
+                                if subscribers::stamp_confirmation(
                                     conn,
                                     &target.id,
                                     target.confirmation_sent_at,
@@ -106,17 +148,27 @@ impl Command for ClaimMail {
                                     self.now,
                                     expires_at,
                                 )? =>
-                        {
-                            Some(ReadyKind::Confirm { token, expires_at })
+                            {
+                                if let Some(hash) = &hash {
+                                    address_mails::record(conn, hash, self.now)?;
+                                }
+                                if let Some(network) = &item.network {
+                                    counters::count_network_mails(conn, network, self.now, 1)?;
+                                }
+                                address_hash = hash;
+                                Some(ReadyKind::Confirm { token, expires_at })
+                            }
+                            _ => None,
                         }
-                        _ => None,
                     }
                 }
                 (MailKind::Welcome, Some(target)) if target.status == Status::Confirmed => Some(ReadyKind::Welcome),
                 _ => None,
             };
             match (kind, target) {
-                (Some(kind), Some(target)) => claim.ready.push(Ready { item, target, reserved_at: self.now, kind }),
+                (Some(kind), Some(target)) => {
+                    claim.ready.push(Ready { item, target, reserved_at: self.now, kind, address_hash });
+                }
                 _ => {
                     outbox::delete(conn, item.id)?;
                     claim.skipped += 1;
@@ -126,6 +178,25 @@ impl Command for ClaimMail {
         outbox::reserve(conn, self.now, claim.ready.len())?;
         Ok(claim)
     }
+}
+
+/// The next item to claim: the next of the fair order that is still due and unleased, or the
+/// oldest due item.
+fn claim_next(
+    conn: &Connection,
+    fair_order: Option<&mut std::vec::IntoIter<i64>>,
+    now: UnixSeconds,
+    lease_until: UnixSeconds,
+) -> rusqlite::Result<Option<Claimed>> {
+    let Some(order) = fair_order else {
+        return outbox::claim_due(conn, now, lease_until);
+    };
+    for id in order {
+        if let Some(item) = outbox::claim_by_id(conn, id, now, lease_until)? {
+            return Ok(Some(item));
+        }
+    }
+    Ok(None)
 }
 
 /// How one claimed mail ended.
@@ -154,6 +225,8 @@ pub struct Undo {
     pub stamped_at: UnixSeconds,
     pub stamped_hash: String,
     pub previous: PreviousLink,
+    /// The mail counted against the address's cap, given back with the stamp.
+    pub address_hash: Option<String>,
 }
 
 /// Records a worker's settlements in one commit. Returns, in order, whether each settlement
@@ -192,12 +265,13 @@ impl Command for SettleMail {
 }
 
 fn unstamp(conn: &Connection, subscriber_id: &str, undo: Option<&Undo>) -> rusqlite::Result<()> {
-    match undo {
-        Some(undo) => {
-            subscribers::unstamp_confirmation(conn, subscriber_id, undo.stamped_at, &undo.stamped_hash, &undo.previous)
-        }
-        None => Ok(()),
+    let Some(undo) = undo else {
+        return Ok(());
+    };
+    if let Some(hash) = &undo.address_hash {
+        address_mails::unrecord(conn, hash, undo.stamped_at)?;
     }
+    subscribers::unstamp_confirmation(conn, subscriber_id, undo.stamped_at, &undo.stamped_hash, &undo.previous)
 }
 
 pub fn secs(duration: std::time::Duration) -> i64 {

@@ -31,6 +31,8 @@
 
 use std::time::{Duration, Instant};
 
+use ring::hmac;
+
 use super::alert::{self, Alert};
 use super::message;
 use super::queue::{ClaimMail, ReadyKind, SettleMail, Settlement, Undo, secs};
@@ -57,6 +59,8 @@ pub enum MailOutcome {
     Sent,
     /// The item was due but needed no mail (row gone, confirmed, or mailed within the cooldown).
     Skipped,
+    /// A confirmation not sent: its address had `max_mails_per_address_per_day` already.
+    Capped,
     /// Sending failed temporarily; the item will be retried.
     Retrying { detail: String },
     /// Sending failed for good; the item was dropped and the operator alerted.
@@ -85,17 +89,28 @@ pub async fn try_execute_task(state: &AppState) -> anyhow::Result<MailOutcome> {
 /// or a single `EmptyQueue` / `BudgetExhausted`.
 pub async fn try_execute_batch(state: &AppState, limit: usize) -> anyhow::Result<Vec<MailOutcome>> {
     let now = state.clock.now();
-    if let Some(idle) = look(state, now).await? {
-        return Ok(vec![idle]);
-    }
+    let fair_order = match look(state, now, limit).await? {
+        Look::Idle(idle) => return Ok(vec![idle]),
+        Look::Claim { fair_order } => fair_order,
+    };
     // Minted before the claim; each is used only if its item is a confirmation that wins its
     // compare-and-set, otherwise dropped unseen.
     let tokens = (0..limit).map(|_| ConfirmToken::mint()).collect::<Result<Vec<_>, _>>()?;
     let lease_for = batch_bound(state, limit);
-    let claim =
-        ClaimMail { config: state.config.clone(), now, lease_until: now.saturating_add(secs(lease_for)), tokens };
+    let claim = ClaimMail {
+        config: state.config.clone(),
+        now,
+        lease_until: now.saturating_add(secs(lease_for)),
+        tokens,
+        address_key: hmac::Key::new(hmac::HMAC_SHA256, state.secrets.hash_key.expose()),
+        fair_order,
+    };
     let claim = state.writer.execute(claim).await?;
+    for _ in 0..claim.capped {
+        crate::metrics::mail("confirmation", "capped");
+    }
     let mut outcomes = vec![MailOutcome::Skipped; claim.skipped];
+    outcomes.extend(std::iter::repeat_n(MailOutcome::Capped, claim.capped));
     if claim.ready.is_empty() {
         if outcomes.is_empty() {
             outcomes.push(if claim.budget_exhausted { MailOutcome::BudgetExhausted } else { MailOutcome::EmptyQueue });
@@ -111,9 +126,12 @@ pub async fn try_execute_batch(state: &AppState, limit: usize) -> anyhow::Result
     let mut unreachable: Option<SendError> = None;
     for ready in claim.ready {
         let undo = match &ready.kind {
-            ReadyKind::Confirm { token, .. } => {
-                Some(Undo { stamped_at: now, stamped_hash: token.hash(), previous: ready.target.previous_link.clone() })
-            }
+            ReadyKind::Confirm { token, .. } => Some(Undo {
+                stamped_at: now,
+                stamped_hash: token.hash(),
+                previous: ready.target.previous_link.clone(),
+                address_hash: ready.address_hash.clone(),
+            }),
             ReadyKind::Welcome => None,
         };
         let kind = if undo.is_some() { "confirmation" } else { "welcome" };
@@ -154,24 +172,41 @@ pub async fn try_execute_batch(state: &AppState, limit: usize) -> anyhow::Result
     }
 
     let deleted_rows = state.writer.execute(SettleMail(settlements)).await?;
-    for ((outcome, (target, code)), deleted_row) in outcomes.iter().skip(claim.skipped).zip(&targets).zip(deleted_rows)
-    {
+    let unsent = claim.skipped + claim.capped;
+    for ((outcome, (target, code)), deleted_row) in outcomes.iter().skip(unsent).zip(&targets).zip(deleted_rows) {
         report(state, outcome, target, *code, deleted_row).await;
     }
     Ok(outcomes)
 }
 
-/// Through a reader, without a write transaction: `Some` when there is nothing to claim.
-async fn look(state: &AppState, now: UnixSeconds) -> anyhow::Result<Option<MailOutcome>> {
+/// What a look through a reader found.
+enum Look {
+    Idle(MailOutcome),
+    /// Something is due and the budget has room. With more due than that room, the items to
+    /// claim in the fair budget's order.
+    Claim {
+        fair_order: Option<Vec<i64>>,
+    },
+}
+
+/// Through a reader, without a write transaction: whether there is anything to claim, and if
+/// more is due than the hour's budget allows, the fair order to claim it in. Reading the order
+/// here keeps its sort off the writer; the claim re-checks each item.
+async fn look(state: &AppState, now: UnixSeconds, limit: usize) -> anyhow::Result<Look> {
     let budget = i64::from(state.config.mail.max_mails_per_hour);
     state
         .db
         .run(move |conn| {
             if !outbox::any_due(conn, now)? {
-                return Ok(Some(MailOutcome::EmptyQueue));
+                return Ok(Look::Idle(MailOutcome::EmptyQueue));
             }
-            let spent = outbox::reserved_this_hour(conn, now)? >= budget;
-            Ok::<_, anyhow::Error>(spent.then_some(MailOutcome::BudgetExhausted))
+            let room = usize::try_from(budget - outbox::reserved_this_hour(conn, now)?).unwrap_or(0);
+            if room == 0 {
+                return Ok(Look::Idle(MailOutcome::BudgetExhausted));
+            }
+            let contended = outbox::count_due_up_to(conn, now, room + 1)? > room;
+            let fair_order = if contended { Some(outbox::fair_order(conn, now, limit.min(room))?) } else { None };
+            Ok::<_, anyhow::Error>(Look::Claim { fair_order })
         })
         .await
 }

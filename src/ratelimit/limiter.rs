@@ -1,6 +1,8 @@
-//! Persistent per-client counters (`docs/http-api.md`): for every `{window, max}` rule, a fixed-window
-//! counter in the `rate_limits` table, keyed by HMAC(hash key, rule window + bucket + client
-//! network). No IP address is stored, and a restart resets nothing.
+//! Persistent counters (`docs/http-api.md`): for every `{window, max}` rule, a fixed-window
+//! counter in the `rate_limits` table, keyed by HMAC(hash key, scope + rule window + bucket +
+//! network). Two scopes: the client (`signup.rate_limits`) and its neighbourhood
+//! (`signup.network_rate_limits`); a request must have room in both. No IP address is stored,
+//! and a restart resets nothing.
 //!
 //! Counting happens inside the signup's write command (one writer runs them one after another), so
 //! a request is counted exactly when it is recorded, and concurrent requests can never exceed a
@@ -10,9 +12,9 @@
 use ring::hmac;
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::ClientNet;
+use super::{ClientNet, Neighbourhood};
 use crate::clock::UnixSeconds;
-use crate::config::RateLimitRule;
+use crate::config::{RateLimitRule, SignupConfig};
 use crate::secrets::Secret;
 
 /// What the limiter decided for one request.
@@ -27,42 +29,63 @@ pub enum Decision {
 
 #[derive(Debug, Clone)]
 pub struct RateLimiter {
-    rules: Vec<RateLimitRule>,
+    client_rules: Vec<RateLimitRule>,
+    network_rules: Vec<RateLimitRule>,
     key: hmac::Key,
 }
 
 impl RateLimiter {
-    pub fn new(rules: Vec<RateLimitRule>, hash_key: &Secret) -> Self {
-        Self { rules, key: hmac::Key::new(hmac::HMAC_SHA256, hash_key.expose()) }
+    pub fn new(signup: &SignupConfig, hash_key: &Secret) -> Self {
+        Self {
+            client_rules: signup.rate_limits.clone(),
+            network_rules: signup.network_rate_limits.clone(),
+            key: hmac::Key::new(hmac::HMAC_SHA256, hash_key.expose()),
+        }
     }
 
-    /// Checks every rule for `client` at `now`; if all have room, counts the request in each.
+    /// Checks every rule for `client` and its `network` at `now`; if all have room, counts the
+    /// request in each.
     pub fn check_and_count(
         &self,
         conn: &Connection,
         client: &ClientNet,
+        network: &Neighbourhood,
         now: UnixSeconds,
     ) -> rusqlite::Result<Decision> {
-        check_and_count(conn, &self.counters(client, now), now)
+        check_and_count(conn, &self.counters(client, network, now), now)
     }
 
-    /// The counters `client` is checked against at `now`, one per rule. Computing the keys
-    /// (an HMAC each) is left to the caller's thread, so the writer only runs SQL.
-    pub fn counters(&self, client: &ClientNet, now: UnixSeconds) -> Vec<Counter> {
-        self.rules
-            .iter()
-            .map(|rule| {
-                let window = i64::try_from(rule.window.as_secs()).unwrap_or(i64::MAX).max(1);
-                let bucket = now.div_euclid(window);
-                let expires_at = (bucket + 1).saturating_mul(window);
-                Counter { key: self.counter_key(window, bucket, client), expires_at, max: rule.max }
+    /// The counters a request is checked against at `now`: one per client rule and one per
+    /// network rule. Computing the keys (an HMAC each) is left to the caller's thread, so the
+    /// writer only runs SQL.
+    pub fn counters(&self, client: &ClientNet, network: &Neighbourhood, now: UnixSeconds) -> Vec<Counter> {
+        let client_counters = self.client_rules.iter().map(|rule| {
+            // The client scope keeps the key format of the first release, so an upgrade resets
+            // no running counter.
+            self.counter(rule, now, |window, bucket| format!("signupd/ratelimit/v1\n{window}\n{bucket}\n{client}"))
+        });
+        let network_counters = self.network_rules.iter().map(|rule| {
+            self.counter(rule, now, |window, bucket| {
+                format!("signupd/ratelimit/network/v1\n{window}\n{bucket}\n{network}")
             })
-            .collect()
+        });
+        client_counters.chain(network_counters).collect()
     }
 
-    fn counter_key(&self, window: i64, bucket: i64, client: &ClientNet) -> String {
-        let message = format!("signupd/ratelimit/v1\n{window}\n{bucket}\n{client}");
-        hex::encode(hmac::sign(&self.key, message.as_bytes()).as_ref())
+    /// The keyed hash a queued confirmation carries of its signup's neighbourhood, so the mail
+    /// budget can be shared fairly between networks (`crate::mail::queue`). 128 bits: enough
+    /// to tell networks apart, and it names none.
+    pub fn network_tag(&self, network: &Neighbourhood) -> String {
+        let tag = hmac::sign(&self.key, format!("signupd/mail-network/v1\n{network}").as_bytes());
+        hex::encode(&tag.as_ref()[..16])
+    }
+
+    fn counter(&self, rule: &RateLimitRule, now: UnixSeconds, message: impl Fn(i64, i64) -> String) -> Counter {
+        let window = i64::try_from(rule.window.as_secs()).unwrap_or(i64::MAX).max(1);
+        let bucket = now.div_euclid(window);
+        let expires_at = (bucket + 1).saturating_mul(window);
+        let key = hex::encode(hmac::sign(&self.key, message(window, bucket).as_bytes()).as_ref());
+        Counter { key, expires_at, max: rule.max }
     }
 }
 
@@ -120,19 +143,75 @@ mod tests {
         (dir, conn)
     }
 
-    fn limiter() -> RateLimiter {
-        let rules = vec![
+    fn limiter_with(network_rules: Vec<RateLimitRule>) -> RateLimiter {
+        let mut signup = crate::config::Config::from_toml("[[lists]]\nid = \"a\"").unwrap().signup;
+        signup.rate_limits = vec![
             RateLimitRule { window: Duration::from_secs(600), max: 3 },
             RateLimitRule { window: Duration::from_secs(86_400), max: 10 },
         ];
-        RateLimiter::new(rules, &crate::secrets::Secret::from_bytes(vec![7; 32]))
+        signup.network_rate_limits = network_rules;
+        RateLimiter::new(&signup, &crate::secrets::Secret::from_bytes(vec![7; 32]))
+    }
+
+    /// Per-client rules only.
+    fn limiter() -> RateLimiter {
+        limiter_with(Vec::new())
     }
 
     fn attempt(conn: &mut rusqlite::Connection, limiter: &RateLimiter, client: &ClientNet, now: i64) -> Decision {
+        let ip: std::net::IpAddr = client.to_string().split('/').next().unwrap().parse().unwrap();
+        let network = Neighbourhood::of(ip, 24, 48);
         let tx = conn.transaction().unwrap();
-        let decision = limiter.check_and_count(&tx, client, now).unwrap();
+        let decision = limiter.check_and_count(&tx, client, &network, now).unwrap();
         tx.commit().unwrap();
         decision
+    }
+
+    #[test]
+    fn a_neighbourhood_shares_one_budget_whatever_its_clients() {
+        let (_dir, mut conn) = setup();
+        let limiter = limiter_with(vec![RateLimitRule { window: Duration::from_secs(600), max: 5 }]);
+        let start = 6_000;
+        // Five /64s of one /48, then a sixth: each client has room, the /48 has not.
+        let clients: Vec<ClientNet> =
+            (1..=6).map(|i| ClientNet::of(format!("2001:db8:7:{i}::1").parse().unwrap(), 64)).collect();
+        for client in &clients[..5] {
+            assert_eq!(attempt(&mut conn, &limiter, client, start), Decision::Allowed);
+        }
+        assert_eq!(attempt(&mut conn, &limiter, &clients[5], start), Decision::Limited { retry_after_secs: 600 });
+        let elsewhere = ClientNet::of("2001:db8:8::1".parse().unwrap(), 64);
+        assert_eq!(attempt(&mut conn, &limiter, &elsewhere, start), Decision::Allowed, "another /48 has its own");
+        let refused = ClientNet::of("2001:db8:7:99::1".parse().unwrap(), 64);
+        assert_eq!(
+            attempt(&mut conn, &limiter, &refused, start),
+            Decision::Limited { retry_after_secs: 600 },
+            "a refused request did not use up its own client budget: it was never counted"
+        );
+    }
+
+    #[test]
+    fn a_client_whose_prefix_equals_the_neighbourhood_is_counted_once_per_scope() {
+        let (_dir, mut conn) = setup();
+        // ipv6_prefix 48 makes the client and its neighbourhood the same network: the scopes must
+        // not share a counter, or every request would count twice.
+        let limiter = limiter_with(vec![RateLimitRule { window: Duration::from_secs(600), max: 3 }]);
+        let client = ClientNet::of("2001:db8:7::1".parse().unwrap(), 48);
+        for _ in 0..3 {
+            assert_eq!(attempt(&mut conn, &limiter, &client, 6_000), Decision::Allowed);
+        }
+        assert!(matches!(attempt(&mut conn, &limiter, &client, 6_000), Decision::Limited { .. }));
+    }
+
+    #[test]
+    fn network_tags_tell_networks_apart_and_name_none() {
+        let limiter = limiter();
+        let a = limiter.network_tag(&Neighbourhood::of("203.0.113.7".parse().unwrap(), 24, 48));
+        let b = limiter.network_tag(&Neighbourhood::of("203.0.113.99".parse().unwrap(), 24, 48));
+        let c = limiter.network_tag(&Neighbourhood::of("198.51.100.7".parse().unwrap(), 24, 48));
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        assert_eq!(a.len(), 32);
+        assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
     }
 
     #[test]

@@ -1,16 +1,18 @@
 //! Recording a signup request: the whole of a signup's synchronous work, the same for every
 //! address. [`record`] computes the rate-limit keys on the request's own thread, then the
-//! [`RecordSignup`] command counts the client and appends the request to `intake` in the
-//! writer's next group commit; the answer is sent only after that commit.
+//! [`RecordSignup`] command counts the client and its neighbourhood, appends the request to
+//! `intake` and counts it for the list's surge alert, in the writer's next group commit; the
+//! answer is sent only after that commit. The surge alert, if this request crossed the
+//! threshold, is posted in the background, after the answer.
 
 use rusqlite::Connection;
 
 use crate::clock::UnixSeconds;
 use crate::domain::{EmailAddress, ListId};
-use crate::ratelimit::{self, ClientNet, Counter, Decision};
+use crate::ratelimit::{self, ClientNet, Counter, Decision, Neighbourhood};
 use crate::state::AppState;
-use crate::storage::intake::{self, ConsentText};
-use crate::storage::{Command, WriteError};
+use crate::storage::intake::{self, ConsentText, NewItem};
+use crate::storage::{Command, WriteError, counters};
 
 /// A validated signup request.
 #[derive(Debug, Clone)]
@@ -18,6 +20,7 @@ pub struct SignupRequest {
     pub list_id: ListId,
     pub email: EmailAddress,
     pub client: ClientNet,
+    pub network: Neighbourhood,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,36 +45,64 @@ pub async fn record(state: &AppState, request: SignupRequest) -> Result<IntakeOu
     let list =
         state.config.list(request.list_id.as_ref()).ok_or_else(|| IntakeError::UnknownList(request.list_id.clone()))?;
     let now = state.clock.now();
+    let surge = state.config.signup.surge_alert;
     let command = RecordSignup {
-        counters: state.limiter.counters(&request.client, now),
+        counters: state.limiter.counters(&request.client, &request.network, now),
+        network_tag: state.limiter.network_tag(&request.network),
+        surge_window_secs: surge.map(|rule| i64::try_from(rule.window.as_secs()).unwrap_or(i64::MAX)),
         list_id: request.list_id,
         email: request.email,
         consent: ConsentText::new(&list.consent_version, &list.consent_text),
         now,
     };
-    state.writer.execute(command).await.map_err(IntakeError::Storage)
+    let recorded = state.writer.execute(command).await.map_err(IntakeError::Storage)?;
+    if let (Some(rule), Some(count)) = (surge, recorded.signups_in_window)
+        && count == i64::from(rule.max) + 1
+    {
+        // Exactly one request per window sees the count pass the threshold: one alert.
+        super::surge::alert(state, list.id.as_ref(), count, rule.window);
+    }
+    Ok(recorded.outcome)
 }
 
-/// Counts the client against its limits and, if it has room, appends the request to `intake`
-/// and records the consent text the first time it is used.
+/// Counts the client and its neighbourhood against their limits and, if both have room,
+/// appends the request to `intake`, records the consent text the first time it is used, and
+/// counts the list's accepted signups in the surge window.
 struct RecordSignup {
     counters: Vec<Counter>,
+    network_tag: String,
+    /// `None`: the surge alert is off.
+    surge_window_secs: Option<i64>,
     list_id: ListId,
     email: EmailAddress,
     consent: ConsentText,
     now: UnixSeconds,
 }
 
-impl Command for RecordSignup {
-    type Output = IntakeOutcome;
+struct Recorded {
+    outcome: IntakeOutcome,
+    /// The list's accepted signups in the current surge window, this one included.
+    signups_in_window: Option<i64>,
+}
 
-    fn execute(self, conn: &Connection) -> anyhow::Result<IntakeOutcome> {
+impl Command for RecordSignup {
+    type Output = Recorded;
+
+    fn execute(self, conn: &Connection) -> anyhow::Result<Recorded> {
         if let Decision::Limited { retry_after_secs } = ratelimit::check_and_count(conn, &self.counters, self.now)? {
-            return Ok(IntakeOutcome::RateLimited { retry_after_secs });
+            return Ok(Recorded { outcome: IntakeOutcome::RateLimited { retry_after_secs }, signups_in_window: None });
         }
         let list_id = self.list_id.as_ref();
-        intake::append(conn, list_id, self.email.as_ref(), &self.consent.version, self.now)?;
+        let item = NewItem {
+            list_id,
+            email: self.email.as_ref(),
+            consent_version: &self.consent.version,
+            network: &self.network_tag,
+        };
+        intake::append(conn, &item, self.now)?;
         intake::record_consent_text(conn, list_id, &self.consent, self.now)?;
-        Ok(IntakeOutcome::Accepted)
+        let signups_in_window =
+            self.surge_window_secs.map(|window| counters::count_signup(conn, list_id, window, self.now)).transpose()?;
+        Ok(Recorded { outcome: IntakeOutcome::Accepted, signups_in_window })
     }
 }

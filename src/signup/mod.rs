@@ -15,6 +15,7 @@
 
 mod intake;
 mod state_table;
+mod surge;
 
 use std::future::Future;
 use std::time::Duration;

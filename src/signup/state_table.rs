@@ -96,7 +96,7 @@ fn apply(conn: &Connection, cooldown: i64, now: UnixSeconds, prepared: &Prepared
         Some(existing) if existing.status == Status::Confirmed => Ok(Action::Nothing),
         Some(existing) => match existing.confirmation_sent_at {
             Some(sent_at) if now.saturating_sub(sent_at) >= cooldown => {
-                let queued = subscribers::queue_confirmation(conn, &existing.id, now)?;
+                let queued = subscribers::queue_confirmation(conn, &existing.id, item.network.as_deref(), now)?;
                 Ok(if queued { Action::QueuedResend } else { Action::Nothing })
             }
             _ => Ok(Action::Nothing),
@@ -113,7 +113,7 @@ fn apply(conn: &Connection, cooldown: i64, now: UnixSeconds, prepared: &Prepared
                     removal_hash: &prepared.new_removal_hash,
                 },
             )?;
-            subscribers::queue_confirmation(conn, &prepared.new_id, now)?;
+            subscribers::queue_confirmation(conn, &prepared.new_id, item.network.as_deref(), now)?;
             Ok(Action::InsertedPending)
         }
     }

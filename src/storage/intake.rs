@@ -15,34 +15,44 @@ pub struct IntakeItem {
     pub email: String,
     pub consent_version: String,
     pub received_at: UnixSeconds,
+    /// The keyed hash of the client's neighbourhood, for the fair mail budget.
+    pub network: Option<String>,
 }
 
-pub fn append(
-    conn: &Connection,
-    list_id: &str,
-    email: &str,
-    consent_version: &str,
-    now: UnixSeconds,
-) -> rusqlite::Result<()> {
-    conn.prepare_cached("INSERT INTO intake (list_id, email, consent_version, received_at) VALUES (?1, ?2, ?3, ?4)")?
-        .execute(params![list_id, email, consent_version, now])?;
+/// A request to append. No `Debug`: it holds the address.
+#[allow(missing_debug_implementations)]
+pub struct NewItem<'a> {
+    pub list_id: &'a str,
+    pub email: &'a str,
+    pub consent_version: &'a str,
+    pub network: &'a str,
+}
+
+pub fn append(conn: &Connection, item: &NewItem<'_>, now: UnixSeconds) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO intake (list_id, email, consent_version, received_at, network) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?
+    .execute(params![item.list_id, item.email, item.consent_version, now, item.network])?;
     Ok(())
 }
 
 /// The oldest `limit` items.
 pub fn oldest(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<IntakeItem>> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-    conn.prepare_cached("SELECT id, list_id, email, consent_version, received_at FROM intake ORDER BY id LIMIT ?1")?
-        .query_map([limit], |row| {
-            Ok(IntakeItem {
-                id: row.get(0)?,
-                list_id: row.get(1)?,
-                email: row.get(2)?,
-                consent_version: row.get(3)?,
-                received_at: row.get(4)?,
-            })
-        })?
-        .collect()
+    conn.prepare_cached(
+        "SELECT id, list_id, email, consent_version, received_at, network FROM intake ORDER BY id LIMIT ?1",
+    )?
+    .query_map([limit], |row| {
+        Ok(IntakeItem {
+            id: row.get(0)?,
+            list_id: row.get(1)?,
+            email: row.get(2)?,
+            consent_version: row.get(3)?,
+            received_at: row.get(4)?,
+            network: row.get(5)?,
+        })
+    })?
+    .collect()
 }
 
 /// Deletes every item for an address on a list (an erasure request); returns how many.

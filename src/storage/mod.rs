@@ -10,8 +10,12 @@
 //! Layout: `writer` (the one writer and its [`Command`] trait), `migrations` (the embedded
 //! schema), then one file per table family: `intake` (accepted signup requests and consent
 //! texts), `subscribers` (rows), `outbox` (queued mail, leases, the sending budget),
-//! `suppressions` (hashed do-not-mail entries). Rate-limit counters live with the limiter.
+//! `suppressions` (hashed do-not-mail entries), `address_mails` (the per-address mail cap),
+//! `counters` (the surge and per-network mail counts). Rate-limit counters live with the
+//! limiter.
 
+pub mod address_mails;
+pub mod counters;
 pub mod intake;
 pub mod migrations;
 pub mod outbox;

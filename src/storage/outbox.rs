@@ -20,6 +20,8 @@ pub struct Claimed {
     pub created_at: UnixSeconds,
     /// Including this one.
     pub attempts: i64,
+    /// The keyed hash of the signup's neighbourhood (confirmations only).
+    pub network: Option<String>,
 }
 
 /// Claims the oldest due item that no live lease holds.
@@ -29,19 +31,77 @@ pub fn claim_due(conn: &Connection, now: UnixSeconds, lease_until: UnixSeconds) 
          WHERE id = (SELECT id FROM outbox
                      WHERE next_attempt_at <= ?1 AND (lease_until IS NULL OR lease_until <= ?1)
                      ORDER BY next_attempt_at, id LIMIT 1)
-         RETURNING id, kind, subscriber_id, created_at, attempts",
+         RETURNING id, kind, subscriber_id, created_at, attempts, network",
     )?
-    .query_row(params![now, lease_until], |row| {
-        let kind: String = row.get(1)?;
-        Ok(Claimed {
-            id: row.get(0)?,
-            kind: if kind == "welcome" { MailKind::Welcome } else { MailKind::Confirm },
-            subscriber_id: row.get(2)?,
-            created_at: row.get(3)?,
-            attempts: row.get(4)?,
-        })
-    })
+    .query_row(params![now, lease_until], claimed)
     .optional()
+}
+
+/// Claims the item `id` if it is still due and no live lease holds it (another worker may have
+/// taken it since it was chosen).
+pub fn claim_by_id(
+    conn: &Connection,
+    id: i64,
+    now: UnixSeconds,
+    lease_until: UnixSeconds,
+) -> rusqlite::Result<Option<Claimed>> {
+    conn.prepare_cached(
+        "UPDATE outbox SET lease_until = ?3, attempts = attempts + 1
+         WHERE id = ?1 AND next_attempt_at <= ?2 AND (lease_until IS NULL OR lease_until <= ?2)
+         RETURNING id, kind, subscriber_id, created_at, attempts, network",
+    )?
+    .query_row(params![id, now, lease_until], claimed)
+    .optional()
+}
+
+fn claimed(row: &rusqlite::Row<'_>) -> rusqlite::Result<Claimed> {
+    let kind: String = row.get(1)?;
+    Ok(Claimed {
+        id: row.get(0)?,
+        kind: if kind == "welcome" { MailKind::Welcome } else { MailKind::Confirm },
+        subscriber_id: row.get(2)?,
+        created_at: row.get(3)?,
+        attempts: row.get(4)?,
+        network: row.get(5)?,
+    })
+}
+
+/// How many items are due and unleased, counting no further than `limit` (so the answer costs
+/// at most `limit` index steps however long the queue is).
+pub fn count_due_up_to(conn: &Connection, now: UnixSeconds, limit: usize) -> rusqlite::Result<usize> {
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let count: i64 = conn
+        .prepare_cached(
+            "SELECT count(*) FROM (SELECT 1 FROM outbox
+                                   WHERE next_attempt_at <= ?1 AND (lease_until IS NULL OR lease_until <= ?1)
+                                   LIMIT ?2)",
+        )?
+        .query_row(params![now, limit], |row| row.get(0))?;
+    Ok(usize::try_from(count).unwrap_or(0))
+}
+
+/// The next `limit` due items in the order of the fair budget: the network that has had the
+/// fewest mails this hour goes first, one mail at a time. Each item is ranked by its network's
+/// mails this hour plus its place in that network's own queue (oldest first), so a network
+/// with 10,000 items waiting and one with a single item both get their turn after every round.
+/// An item without a network (a welcome mail, or queued before networks were recorded) is a
+/// network of its own.
+pub fn fair_order(conn: &Connection, now: UnixSeconds, limit: usize) -> rusqlite::Result<Vec<i64>> {
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    conn.prepare_cached(
+        "SELECT item.id FROM (
+             SELECT id, next_attempt_at, network,
+                    row_number() OVER (PARTITION BY coalesce(network, 'item/' || id)
+                                       ORDER BY next_attempt_at, id) AS place
+             FROM outbox
+             WHERE next_attempt_at <= ?1 AND (lease_until IS NULL OR lease_until <= ?1)
+         ) AS item
+         LEFT JOIN rate_limits AS sent ON sent.key = ?3 || (?1 / 3600) || '/' || item.network
+         ORDER BY coalesce(sent.count, 0) + item.place, item.next_attempt_at, item.id
+         LIMIT ?2",
+    )?
+    .query_map(params![now, limit, super::counters::NETWORK_MAIL_PREFIX], |row| row.get(0))?
+    .collect()
 }
 
 /// Whether any item is due and unleased (to tell "budget spent" from "nothing to do").

@@ -58,15 +58,21 @@ pub fn insert_pending(conn: &Connection, row: &NewPending<'_>) -> rusqlite::Resu
 }
 
 /// Queues a confirmation mail for a row unless one is already queued: however often an address
-/// is entered, at most one confirmation waits in the queue.
-pub fn queue_confirmation(conn: &Connection, subscriber_id: &str, now: UnixSeconds) -> rusqlite::Result<bool> {
+/// is entered, at most one confirmation waits in the queue. `network` is the keyed hash of the
+/// signup's neighbourhood (the fair budget), kept with the item until it is sent.
+pub fn queue_confirmation(
+    conn: &Connection,
+    subscriber_id: &str,
+    network: Option<&str>,
+    now: UnixSeconds,
+) -> rusqlite::Result<bool> {
     let queued = conn
         .prepare_cached(
-            "INSERT INTO outbox (kind, subscriber_id, created_at, next_attempt_at)
-                         SELECT 'confirm', ?1, ?2, ?2
+            "INSERT INTO outbox (kind, subscriber_id, created_at, next_attempt_at, network)
+                         SELECT 'confirm', ?1, ?2, ?2, ?3
                          WHERE NOT EXISTS (SELECT 1 FROM outbox WHERE subscriber_id = ?1 AND kind = 'confirm')",
         )?
-        .execute(params![subscriber_id, now])?;
+        .execute(params![subscriber_id, now, network])?;
     Ok(queued == 1)
 }
 

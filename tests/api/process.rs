@@ -35,7 +35,7 @@ pub fn config(dir: &Path, max_mails_per_hour: u32, extra: &str) -> PathBuf {
     write_config(
         dir,
         &format!(
-            "[signup]\nrate_limits = [ {{ window = \"1m\", max = 100000000 }} ]\n\
+            "[signup]\nrate_limits = [ {{ window = \"1m\", max = 100000000 }} ]\nnetwork_rate_limits = []\n\
              [mail]\nfile_dir = {:?}\nmax_mails_per_hour = {max_mails_per_hour}\n{extra}",
             mail_dir.display().to_string()
         ),

@@ -5,9 +5,9 @@
 //! 2. `Origin` against the list's `allowed_origins` (403 `origin_not_allowed`);
 //! 3. the honeypot: the normal success answer, nothing saved;
 //! 4. email (400 `invalid_email`), consent (400 `consent_required`), list (400 `unknown_list`);
-//! 5. and 6. the rate limit (429 `rate_limited`) and the durable record, one command in the
-//!    writer's group commit ([`crate::signup::record`]); 503 `storage_unavailable` if SQLite
-//!    cannot write.
+//! 5. and 6. the rate limits of the client and of its neighbourhood (429 `rate_limited`) and
+//!    the durable record, one command in the writer's group commit
+//!    ([`crate::signup::record`]); 503 `storage_unavailable` if SQLite cannot write.
 //!
 //! Decisions the reference leaves to the code: a body that cannot be read (bad JSON, a JSON value that is
 //! not an object, more than 100 fields) is 400 `invalid_request`; 405, 413 and 415 use the codes
@@ -25,7 +25,7 @@ use url::Url;
 use crate::config::{Config, ListConfig};
 use crate::domain::EmailAddress;
 use crate::presentation::{Chrome, Language, Messages, Text};
-use crate::ratelimit::{ClientNet, client_ip};
+use crate::ratelimit::{ClientNet, Neighbourhood, client_ip};
 use crate::routes::form::{self as body, BodyError, BodyKind};
 use crate::routes::pages::{self, SignupPage};
 use crate::signup::{IntakeOutcome, SignupRequest};
@@ -290,8 +290,10 @@ pub async fn signup(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
 
     // 5. and 6. Rate limit and durable record, in one group commit; answer after it.
     let peer = req.peer_addr().map(|addr| addr.ip()).unwrap_or(std::net::Ipv4Addr::UNSPECIFIED.into());
-    let client = ClientNet::of(client_ip(peer, req.headers(), &config.server), config.server.ipv6_prefix);
-    let request = SignupRequest { list_id: list.id.clone(), email, client };
+    let ip = client_ip(peer, req.headers(), &config.server);
+    let client = ClientNet::of(ip, config.server.ipv6_prefix);
+    let network = Neighbourhood::of(ip, config.signup.network_prefix_v4, config.signup.network_prefix_v6);
+    let request = SignupRequest { list_id: list.id.clone(), email, client, network };
     match crate::signup::record(&state, request).await {
         Ok(IntakeOutcome::Accepted) => answer.success(),
         Ok(IntakeOutcome::RateLimited { retry_after_secs }) => {
