@@ -337,13 +337,13 @@ async fn follow(app: &TestApp, path_and_query: &str) -> Option<u16> {
 /// A request as received: its head (request line and headers) and its body.
 type Request = (String, Vec<u8>);
 
-struct Webhook {
-    url: String,
+pub struct Webhook {
+    pub url: String,
     requests: Arc<Mutex<Vec<Request>>>,
 }
 
 impl Webhook {
-    fn start() -> Self {
+    pub fn start() -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://127.0.0.1:{}/alert", listener.local_addr().unwrap().port());
         let requests = Arc::new(Mutex::new(Vec::new()));
@@ -375,7 +375,7 @@ impl Webhook {
         Self { url, requests }
     }
 
-    fn requests(&self) -> Vec<Request> {
+    pub fn requests(&self) -> Vec<Request> {
         self.requests.lock().unwrap().clone()
     }
 }
