@@ -337,11 +337,8 @@ async fn a_surge_past_the_threshold_posts_one_alert_per_window_without_addresses
     // Arrange: an alert after three accepted signups in an hour
     let alert = Webhook::start();
     let dir = tempfile::tempdir().unwrap();
-    let path = config(
-        dir.path(),
-        1000,
-        &format!("[server]\ntrusted_proxies = [\"127.0.0.1\"]\nmetrics_listen = \"127.0.0.1:0\"\n"),
-    );
+    let path =
+        config(dir.path(), 1000, "[server]\ntrusted_proxies = [\"127.0.0.1\"]\nmetrics_listen = \"127.0.0.1:0\"\n");
     let text = std::fs::read_to_string(&path)
         .unwrap()
         .replace("[signup]\n", "[signup]\nsurge_alert = { window = \"1h\", max = 3 }\n")
