@@ -95,6 +95,25 @@ fn bad_values_name_their_key() {
         ),
         ("wrong type", "[mail.smtp]\nport = \"five\"", "mail.smtp.port"),
         ("bad webhook", "[mail]\nalert_webhook = \"ftp://x\"", "mail.alert_webhook"),
+        (
+            "cleartext alert webhook to another host",
+            "[mail]\nalert_webhook = \"http://alerts.bakery.test/hook\"",
+            "mail.alert_webhook: \"http://alerts.bakery.test/hook\" must be https://",
+        ),
+        ("bad request timeout", "[server]\nrequest_timeout = \"0s\"", "server.request_timeout"),
+        (
+            "bad network rule",
+            "[signup]\nnetwork_rate_limits = [{ window = \"1m\", max = 0 }]",
+            "signup.network_rate_limits[0].max: must be at least 1",
+        ),
+        (
+            "v4 neighbourhood too wide",
+            "[signup]\nnetwork_prefix_v4 = 4",
+            "signup.network_prefix_v4: 4 is not a prefix length between 8 and 32",
+        ),
+        ("v6 neighbourhood too long", "[signup]\nnetwork_prefix_v6 = 129", "signup.network_prefix_v6"),
+        ("bad surge window", "[signup]\nsurge_alert = { window = \"soon\", max = 5 }", "signup.surge_alert.window"),
+        ("bad name server", "[signup]\ndns_servers = [\"dns.bakery.test\"]", "signup.dns_servers[0]"),
     ];
     for (case, body, expected) in cases {
         let toml = format!("{body}\n{MINIMAL}");
@@ -160,6 +179,37 @@ fn list_problems_name_the_list_index() {
 fn every_problem_is_reported_at_once() {
     let problems = problems_of("[server]\nlisten = \"x\"\nlog_format = \"y\"\n[[lists]]\nid = \"\"");
     assert_eq!(problems.len(), 3, "{problems:?}");
+}
+
+#[test]
+fn the_alert_webhook_is_redacted_because_its_url_is_the_credential() {
+    let config = Config::from_toml(&format!(
+        "[mail]\nalert_webhook = \"https://hooks.chat.test/services/T000/B000/XXXXsecretXXXX\"\n{MINIMAL}"
+    ))
+    .unwrap();
+    let printed = config.to_redacted_toml();
+    assert!(!printed.contains("XXXXsecretXXXX"), "{printed}");
+    assert!(printed.contains(&format!("alert_webhook = \"{REDACTED}\"")), "{printed}");
+    assert_eq!(config.mail.alert_webhook.unwrap().host_str(), Some("hooks.chat.test"), "only the printout hides it");
+}
+
+#[test]
+fn the_flood_defences_have_their_documented_defaults_and_zero_turns_the_cap_and_alert_off() {
+    let config = Config::from_toml(MINIMAL).unwrap();
+    let signup = &config.signup;
+    assert_eq!(signup.network_rate_limits.len(), 2);
+    assert_eq!((signup.network_prefix_v4, signup.network_prefix_v6), (24, 48));
+    assert_eq!(signup.max_mails_per_address_per_day, Some(3));
+    assert_eq!(signup.surge_alert.map(|rule| (rule.window.as_secs(), rule.max)), Some((600, 500)));
+    assert_eq!(config.server.request_timeout.as_secs(), 10);
+    let off = Config::from_toml(&format!(
+        "[signup]\nmax_mails_per_address_per_day = 0\nsurge_alert = {{ window = \"10m\", max = 0 }}\n\
+         dns_servers = [\"127.0.0.1\", \"[::1]:5353\"]\n{MINIMAL}"
+    ))
+    .unwrap();
+    assert_eq!(off.signup.max_mails_per_address_per_day, None);
+    assert!(off.signup.surge_alert.is_none());
+    assert_eq!(off.signup.dns_servers, ["127.0.0.1:53".parse().unwrap(), "[::1]:5353".parse().unwrap()]);
 }
 
 #[test]

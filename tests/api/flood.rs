@@ -176,6 +176,46 @@ async fn a_failed_send_does_not_count_against_the_cap() {
     assert_eq!(smtp.received().len(), 1);
 }
 
+#[actix_web::test]
+async fn the_cap_holds_when_sixteen_real_workers_race_for_one_victims_mails() {
+    // Arrange: one victim on six lists, each confirmation queued at once
+    let lists: String = (0..6).map(|n| format!("[[lists]]\nid = \"l{n}\"\n")).collect();
+    let app = spawn_app_with(&format!("{TRUSTED}{lists}")).await;
+    for n in 0..6 {
+        assert_eq!(signup_as(&app, &format!("203.0.{n}.1"), "victim@example.com", &format!("l{n}")).await, 202);
+    }
+    drain(&app).await;
+    assert_eq!(count(&app, "outbox"), 6);
+
+    // Act: sixteen background workers, as `serve` runs them, all starting at once
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let workers: Vec<_> = (0..16)
+        .map(|_| {
+            let mut stopped = stopped.clone();
+            let shutdown = async move {
+                let _ = stopped.wait_for(|stop| *stop).await;
+            };
+            actix_web::rt::spawn(signupd::mail::run_worker(app.state.clone(), shutdown))
+        })
+        .collect();
+    for _ in 0..300 {
+        if count(&app, "outbox") == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    stop.send(true).unwrap();
+    for worker in workers {
+        worker.await.unwrap();
+    }
+
+    // Assert
+    assert_eq!(recipients(&app.data_dir().join("mail")), ["victim@example.com"; 3], "exactly the cap");
+    assert_eq!(count(&app, "outbox"), 0);
+    assert_eq!(count(&app, "subscribers"), 3, "the three rows never mailed are gone");
+}
+
 // ---------------------------------------------------------------------------------------------
 // A fair budget
 
@@ -334,7 +374,8 @@ async fn signups_the_budget_never_mailed_are_deleted_by_the_cleanup_confirm_ttl_
 
 #[actix_web::test]
 async fn a_surge_past_the_threshold_posts_one_alert_per_window_without_addresses() {
-    // Arrange: an alert after three accepted signups in an hour
+    // Arrange: an alert after three accepted signups in an hour; the signups race, and exactly
+    // one of them may see the count pass the threshold
     let alert = Webhook::start();
     let dir = tempfile::tempdir().unwrap();
     let path =
@@ -347,17 +388,17 @@ async fn a_surge_past_the_threshold_posts_one_alert_per_window_without_addresses
     let server = serve(&path);
     let client = reqwest::Client::new();
 
-    // Act: eight signups from eight networks
-    for n in 0..8 {
-        let response = client
+    // Act: twenty signups from twenty networks, all at once
+    let signups = (0..20).map(|n| {
+        client
             .post(server.url("/api/signup"))
             .header("CF-Connecting-IP", format!("203.0.{n}.1"))
             .header("Accept", "application/json")
             .form(&[("email", format!("surge{n}@example.com").as_str()), ("consent", "yes"), ("list", "news")])
             .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status().as_u16(), 202, "the answer does not change in a surge");
+    });
+    for response in futures_util::future::join_all(signups).await {
+        assert_eq!(response.unwrap().status().as_u16(), 202, "the answer does not change in a surge");
     }
 
     // Assert
@@ -368,9 +409,47 @@ async fn a_surge_past_the_threshold_posts_one_alert_per_window_without_addresses
     let body = String::from_utf8(requests[0].1.clone()).unwrap();
     let posted: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(posted, serde_json::json!({"alert": "signup_surge", "list": "news", "count": 4, "window": "1h"}));
+    assert!(requests[0].0.starts_with("POST /alert "), "{}", requests[0].0);
     assert!(!body.contains('@') && !body.contains("203.0"), "no address or IP: {body}");
     let port = server.metrics_port.expect("serve logs metrics_port");
     let metrics = client.get(format!("http://127.0.0.1:{port}/metrics")).send().await.unwrap().text().await.unwrap();
     assert!(metrics.contains("signupd_surge_alerts_total{list=\"news\"} 1"), "{metrics}");
     server.stop().await;
+}
+
+#[actix_web::test]
+async fn the_alert_webhook_does_not_follow_a_redirect() {
+    // Arrange: the alert endpoint answers 302 to another receiver
+    let elsewhere = Webhook::start();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let redirector = format!("http://127.0.0.1:{}/alert", listener.local_addr().unwrap().port());
+    let redirected = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = redirected.clone();
+    let target = elsewhere.url.clone();
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut buffer = [0; 4096];
+            let _ = stream.read(&mut buffer);
+            seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let answer =
+                format!("HTTP/1.1 302 Found\r\nLocation: {target}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+            let _ = stream.write_all(answer.as_bytes());
+        }
+    });
+    let app = spawn_app_with(&format!(
+        "{TRUSTED}[signup]\nsurge_alert = {{ window = \"1h\", max = 1 }}\n[mail]\nalert_webhook = \"{redirector}\"\n"
+    ))
+    .await;
+
+    // Act: the second signup passes the threshold
+    assert_eq!(signup_as(&app, "203.0.113.1", "one@example.com", "news").await, 202);
+    assert_eq!(signup_as(&app, "203.0.114.1", "two@example.com", "news").await, 202);
+
+    // Assert
+    let posted = eventually(Duration::from_secs(10), || redirected.load(std::sync::atomic::Ordering::SeqCst) > 0).await;
+    assert!(posted, "the alert was posted to the configured URL");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(elsewhere.requests().is_empty(), "the redirect was not followed: {:?}", elsewhere.requests());
 }
