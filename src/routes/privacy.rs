@@ -1,7 +1,7 @@
 //! `GET /privacy?list=ID`: what signupd stores for a list and for how long, written from the
-//! running configuration (the confirmation link's lifetime, the resend cooldown, the rate-limit
-//! windows, whether webhooks receive the list's events), so the notice cannot drift from what
-//! the service does. Linked from every page of the list and the footer of every mail.
+//! running configuration (the confirmation link's lifetime, the resend cooldown, the client and
+//! neighbourhood rate-limit windows, the per-address mail cap, whether webhooks receive the
+//! list's events), so the notice cannot drift from what the service does. Linked from every page of the list and the footer of every mail.
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -20,8 +20,13 @@ struct PrivacyPage<'a> {
     intro: String,
     stored: String,
     no_ip: String,
+    /// `None`: no neighbourhood limits are configured.
+    neighbourhood: Option<String>,
     mail: String,
     unconfirmed: String,
+    never_mailed: String,
+    /// `None`: no per-address cap is configured.
+    cap: Option<String>,
     /// Whether a webhook endpoint receives this list's events.
     shared: bool,
     contact: String,
@@ -35,19 +40,34 @@ impl<'a> PrivacyPage<'a> {
         let t = chrome.t;
         let p = &t.privacy;
         let signup = &config.signup;
-        let limits: Vec<String> = signup
+        let per = |rules: &[crate::config::RateLimitRule]| -> Vec<String> {
+            rules
+                .iter()
+                .map(|rule| {
+                    t.durations.per.fill(&[("n", &rule.max.to_string()), ("duration", &t.duration(rule.window))])
+                })
+                .collect()
+        };
+        let longest_window = signup
             .rate_limits
             .iter()
-            .map(|rule| t.durations.per.fill(&[("n", &rule.max.to_string()), ("duration", &t.duration(rule.window))]))
-            .collect();
-        let longest_window = signup.rate_limits.iter().map(|rule| rule.window).max().unwrap_or_default();
+            .chain(&signup.network_rate_limits)
+            .map(|rule| rule.window)
+            .max()
+            .unwrap_or_default();
         let contact = list.reply_to.as_ref().unwrap_or(&list.from).email.to_string();
         Self {
             intro: p.intro.with(&list.name),
             stored: p.stored.with(&list.consent_version),
-            no_ip: p.no_ip.fill(&[("limits", &t.and_list(&limits)), ("duration", &t.duration(longest_window))]),
+            no_ip: p
+                .no_ip
+                .fill(&[("limits", &t.and_list(&per(&signup.rate_limits))), ("duration", &t.duration(longest_window))]),
+            neighbourhood: (!signup.network_rate_limits.is_empty())
+                .then(|| p.neighbourhood.with(&t.and_list(&per(&signup.network_rate_limits)))),
             mail: p.mail.with(&t.duration(signup.resend_cooldown)),
             unconfirmed: p.unconfirmed.with(&t.duration(signup.confirm_ttl)),
+            never_mailed: p.never_mailed.with(&t.duration(signup.confirm_ttl)),
+            cap: signup.max_mails_per_address_per_day.map(|cap| p.cap.fill(&[("n", &cap.to_string())])),
             shared: config
                 .webhooks
                 .iter()

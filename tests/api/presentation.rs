@@ -133,6 +133,8 @@ async fn the_privacy_page_states_the_configured_lifetimes_limits_and_contact() {
     let app = spawn_app_with(
         "[signup]\nconfirm_ttl = \"72h\"\nresend_cooldown = \"15m\"\n\
          rate_limits = [{ window = \"30m\", max = 5 }, { window = \"2d\", max = 20 }]\n\
+         network_rate_limits = [{ window = \"1h\", max = 50 }, { window = \"3d\", max = 400 }]\n\
+         max_mails_per_address_per_day = 2\n\
          [[lists]]\nid = \"news\"\nname = \"News\"\nconsent_version = \"2026-11\"\nreply_to = \"Help <help@bakery.test>\"\n\
          [[lists]]\nid = \"brief\"\nname = \"Brief\"\nlanguage = \"de\"\n",
     )
@@ -144,9 +146,12 @@ async fn the_privacy_page_states_the_configured_lifetimes_limits_and_contact() {
         "Privacy: News",
         "(2026-11)",
         "5 per 30 minutes and 20 per 2 days",
-        "covers 2 days at the most",
+        "counted together: 50 per 1 hour and 400 per 3 days.",
+        "covers 3 days at the most",
         "at most one new one every 15 minutes",
         "stops working 3 days after the last mail",
+        "deleted 3 days after you signed up, mailed or not",
+        "at most 2 confirmation mails go to one address in any 24 hours",
         "Write to help@bakery.test.",
     ] {
         assert!(html.contains(expected), "{expected:?} in\n{html}");
@@ -177,6 +182,12 @@ async fn the_signup_form_links_to_the_privacy_page_of_the_only_list() {
     let (status, privacy) = page(&app, "/privacy").await;
     assert_eq!(status, 200, "one list: /privacy is its page");
     assert!(privacy.contains("3 per 10 minutes and 10 per 1 day"), "the default limits: {privacy}");
+    assert!(privacy.contains("100 per 10 minutes and 1000 per 1 day"), "the default neighbourhood limits: {privacy}");
+    assert!(privacy.contains("at most 3 confirmation mails"), "the default cap: {privacy}");
+
+    let app = spawn_app_with("[signup]\nnetwork_rate_limits = []\nmax_mails_per_address_per_day = 0\n").await;
+    let (_, privacy) = page(&app, "/privacy").await;
+    assert!(!privacy.contains("neighbourhood") && !privacy.contains("confirmation mails go to"), "{privacy}");
 }
 
 #[test]
