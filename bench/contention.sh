@@ -52,7 +52,7 @@ data_dir = "$1"
 file_dir = "$1/mail"
 [signup]
 rate_limits = [ { window = "1m", max = 100000000 } ]
-network_rate_limits = []
+network_rate_limits = [ { window = "1m", max = 100000000 } ]
 resend_cooldown = "10m"
 [[lists]]
 id = "news"

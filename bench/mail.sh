@@ -151,7 +151,7 @@ listen = "127.0.0.1:$SIGNUPD_PORT"
 data_dir = "$1"
 [signup]
 rate_limits = [ { window = "1m", max = 100000000 } ]
-network_rate_limits = []
+network_rate_limits = [ { window = "1m", max = 100000000 } ]
 [mail]
 transport = "smtp"
 max_mails_per_hour = 1000000

@@ -149,7 +149,7 @@ data_dir = "$dir/data"
 file_dir = "$dir/data/mail"
 [signup]
 rate_limits = [ { window = "1m", max = 100000000 } ]
-network_rate_limits = []
+network_rate_limits = [ { window = "1m", max = 100000000 } ]
 resend_cooldown = "10m"
 [[lists]]
 id = "news"

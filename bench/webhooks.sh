@@ -46,7 +46,7 @@ config() { # DATA_DIR WEBHOOK(0|1) -> config path
     mkdir -p "$1/mail"
     {
         printf '[server]\nlisten = "127.0.0.1:%s"\n[storage]\ndata_dir = "%s"\n[mail]\nfile_dir = "%s/mail"\nmax_mails_per_hour = 1000000\n' "$PORT" "$1" "$1"
-        printf '[signup]\nrate_limits = [ { window = "1m", max = 100000000 } ]\nnetwork_rate_limits = []\n[[lists]]\nid = "news"\n'
+        printf '[signup]\nrate_limits = [ { window = "1m", max = 100000000 } ]\nnetwork_rate_limits = [ { window = "1m", max = 100000000 } ]\n[[lists]]\nid = "news"\n'
         if [[ $2 == 1 ]]; then
             printf '[[webhooks]]\nname = "bench"\nurl = "http://%s/hook"\nsecret_file = "%s"\n' "$RECEIVER" "$TMP/secret"
         fi

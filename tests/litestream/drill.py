@@ -150,7 +150,7 @@ data_dir = "{data_dir}"
 file_dir = "{data_dir}/mail"
 [signup]
 rate_limits = [ {{ window = "1m", max = 100000000 }} ]
-network_rate_limits = []
+network_rate_limits = [ {{ window = "1m", max = 100000000 }} ]
 [[lists]]
 id = "{LIST}"
 """
