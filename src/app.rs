@@ -6,7 +6,7 @@
 //! Binding before serving lets tests use port 0 and read [`Application::port`] without sleeping.
 //! [`Application::run_until_stopped`] serves until the given shutdown future completes, then
 //! finishes in-flight requests. Meanwhile `SIGHUP` re-reads `signup.blocked_domains_file`
-//! ([`reload_on_hangup`]); the handler is installed by `build`, so a `SIGHUP` that arrives once
+//! (`reload_on_hangup`); the handler is installed by `build`, so a `SIGHUP` that arrives once
 //! the server is bound never takes the signal's default action (ending the process).
 
 use std::future::Future;

@@ -519,7 +519,9 @@ async fn sighup_reloads_the_blocked_domains_and_a_bad_file_keeps_the_old_list() 
     let config = write_config(
         dir.path(),
         &format!(
-            "[server]\nmetrics_listen = \"127.0.0.1:0\"\n{RAISED_LIMITS}blocked_domains_file = {:?}\n",
+            "[server]\nmetrics_listen = \"127.0.0.1:0\"\n[mail]\nfile_dir = {:?}\n\
+             {RAISED_LIMITS}blocked_domains_file = {:?}\n",
+            dir.path().join("data").join("mail"),
             file.path()
         ),
     );
