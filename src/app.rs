@@ -5,7 +5,9 @@
 //! database not newer than this binary), then generates missing secrets, migrates, and binds.
 //! Binding before serving lets tests use port 0 and read [`Application::port`] without sleeping.
 //! [`Application::run_until_stopped`] serves until the given shutdown future completes, then
-//! finishes in-flight requests.
+//! finishes in-flight requests. Meanwhile `SIGHUP` re-reads `signup.blocked_domains_file`
+//! (`reload_on_hangup`); the handler is installed by `build`, so a `SIGHUP` that arrives once
+//! the server is bound never takes the signal's default action (ending the process).
 
 use std::future::Future;
 use std::net::TcpListener;
@@ -17,9 +19,11 @@ use actix_web::dev::Server;
 use actix_web::middleware::from_fn;
 use actix_web::{App, HttpServer, web};
 use anyhow::Context;
+use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
+use crate::domain_policy::DomainPolicy;
 use crate::mail::{self, Transport};
 use crate::middleware::{access_log, security_headers};
 use crate::presentation::Stylesheets;
@@ -68,6 +72,8 @@ pub struct Application {
     metrics: Option<(Server, u16)>,
     state: AppState,
     background_workers: bool,
+    /// SIGHUP, listened to from `build` on: it reloads the blocked domains.
+    hangup: Signal,
 }
 
 impl std::fmt::Debug for Application {
@@ -90,7 +96,8 @@ impl Application {
         let port = listener.local_addr().context("cannot read the bound address")?.port();
         let server = http_server(listener, state.clone())?;
         let metrics = crate::metrics::server(&state)?;
-        Ok(Self { port, server, metrics, state, background_workers })
+        let hangup = signal(SignalKind::hangup()).context("cannot handle SIGHUP")?;
+        Ok(Self { port, server, metrics, state, background_workers, hangup })
     }
 
     /// The bound port (useful when `server.listen` asked for port 0).
@@ -115,6 +122,8 @@ impl Application {
             let _ = stopped.wait_for(|stop| *stop).await;
         };
         let mut workers = Vec::new();
+        let reloads = reload_on_hangup(self.state.clone(), self.hangup, until_stopped(workers_stopped.clone()));
+        workers.push(("SIGHUP listener", tokio::spawn(reloads)));
         if self.background_workers {
             let intake = signup::run_worker(self.state.clone(), until_stopped(workers_stopped.clone()));
             workers.push(("intake worker", tokio::spawn(intake)));
@@ -182,6 +191,7 @@ impl Application {
 pub async fn prepare(config: Config, options: BuildOptions) -> anyhow::Result<AppState> {
     // Files named by the configuration are read before anything is created.
     let stylesheets = Arc::new(Stylesheets::load(&config)?);
+    let domains = DomainPolicy::load(&config.signup)?;
     let plan = SecretsPlan::resolve(&config, options.credentials_dir.as_deref())?;
     let path = prepare_database_file(&config).await?;
     let secrets =
@@ -211,7 +221,30 @@ pub async fn prepare(config: Config, options: BuildOptions) -> anyhow::Result<Ap
         transport,
         http_client,
         stylesheets,
+        domains,
     })
+}
+
+/// Re-reads the blocked domains file on every SIGHUP until `shutdown`. A file that cannot be
+/// read, or has a bad line, is logged and the list in use stays: a typo must not unblock
+/// everything, nor stop a running server.
+async fn reload_on_hangup(state: AppState, mut hangup: Signal, shutdown: impl Future<Output = ()>) {
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            received = hangup.recv() => if received.is_none() { return },
+            () = &mut shutdown => return,
+        }
+        match state.domains.reload().await {
+            Ok(Some(domains)) => tracing::info!(domains, "SIGHUP: reloaded signup.blocked_domains_file"),
+            Ok(None) => tracing::info!("SIGHUP: no signup.blocked_domains_file to reload"),
+            Err(error) => tracing::error!(
+                error = format!("{error:#}"),
+                domains = state.domains.blocked_count(),
+                "SIGHUP: cannot reload signup.blocked_domains_file; the previous list stays"
+            ),
+        }
+    }
 }
 
 /// Starts the writer (which migrates) on the blocking pool; logs what it applied.

@@ -29,6 +29,8 @@
 //!   contrast arithmetic and the stylesheets.
 //! - [`middleware`]: access log (no query strings) and the security headers of HTML pages.
 //! - [`domain`]: types valid by construction (`ListId`, `EmailAddress`).
+//! - [`domain_policy`]: which email domains signup accepts — the blocked domains file (reloaded
+//!   on SIGHUP) and the MX check.
 //! - [`ratelimit`]: who the client is (trusted proxies, Cloudflare ranges) and the persistent
 //!   per-network counters.
 //! - [`scheduler`]: the hourly cleanup (tokio-cron-scheduler), also run once at start.
@@ -47,6 +49,7 @@ pub mod clock;
 pub mod commands;
 pub mod config;
 pub mod domain;
+pub mod domain_policy;
 pub mod mail;
 pub mod metrics;
 pub mod middleware;

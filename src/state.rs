@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use crate::clock::Clock;
 use crate::config::Config;
+use crate::domain_policy::DomainPolicy;
 use crate::mail::Transport;
 use crate::presentation::Stylesheets;
 use crate::ratelimit::RateLimiter;
@@ -38,4 +39,7 @@ pub struct AppState {
     pub webhooks: Webhooks,
     /// The lists' accent stylesheets and the operator's own, made or read at start.
     pub stylesheets: Arc<Stylesheets>,
+    /// Blocked domains (reloaded on SIGHUP) and the MX check, asked at the end of step 4 of a
+    /// signup.
+    pub domains: DomainPolicy,
 }

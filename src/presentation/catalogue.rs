@@ -291,6 +291,7 @@ pub struct SignupTexts {
     pub invalid_email: Text,
     pub consent_required: Text,
     pub unknown_list: Text,
+    pub domain_not_allowed: Text,
     pub rate_limited: Text,
     pub storage_unavailable: Text,
 }

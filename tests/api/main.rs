@@ -8,6 +8,7 @@ mod cli;
 mod confirm;
 mod crash;
 mod docs;
+mod domains;
 mod flood;
 mod health;
 mod helpers;

@@ -4,7 +4,9 @@
 //! 1. method (405 with `Allow`), content type (415), body size (413);
 //! 2. `Origin` against the list's `allowed_origins` (403 `origin_not_allowed`);
 //! 3. the honeypot: the normal success answer, nothing saved;
-//! 4. email (400 `invalid_email`), consent (400 `consent_required`), list (400 `unknown_list`);
+//! 4. email (400 `invalid_email`), consent (400 `consent_required`), list (400 `unknown_list`),
+//!    then the address's domain ([`crate::domain_policy`]): blocked (400 `domain_not_allowed`),
+//!    and with `check_mx`, no mail records (400 `invalid_email`);
 //! 5. and 6. the rate limits of the client and of its neighbourhood (429 `rate_limited`) and
 //!    the durable record, one command in the writer's group commit
 //!    ([`crate::signup::record`]); 503 `storage_unavailable` if SQLite cannot write.
@@ -24,6 +26,7 @@ use url::Url;
 
 use crate::config::{Config, ListConfig};
 use crate::domain::EmailAddress;
+use crate::domain_policy::Verdict;
 use crate::presentation::{Chrome, Language, Messages, Text};
 use crate::ratelimit::{ClientNet, Neighbourhood, client_ip};
 use crate::routes::form::{self as body, BodyError, BodyKind};
@@ -42,6 +45,7 @@ enum Refusal {
     InvalidEmail,
     ConsentRequired,
     UnknownList,
+    DomainNotAllowed,
     RateLimited { retry_after_secs: u64 },
     StorageUnavailable,
 }
@@ -52,9 +56,11 @@ impl Refusal {
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-            Self::InvalidRequest | Self::InvalidEmail | Self::ConsentRequired | Self::UnknownList => {
-                StatusCode::BAD_REQUEST
-            }
+            Self::InvalidRequest
+            | Self::InvalidEmail
+            | Self::ConsentRequired
+            | Self::UnknownList
+            | Self::DomainNotAllowed => StatusCode::BAD_REQUEST,
             Self::OriginNotAllowed => StatusCode::FORBIDDEN,
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::StorageUnavailable => StatusCode::SERVICE_UNAVAILABLE,
@@ -71,6 +77,7 @@ impl Refusal {
             Self::InvalidEmail => "invalid_email",
             Self::ConsentRequired => "consent_required",
             Self::UnknownList => "unknown_list",
+            Self::DomainNotAllowed => "domain_not_allowed",
             Self::RateLimited { .. } => "rate_limited",
             Self::StorageUnavailable => "storage_unavailable",
         }
@@ -87,6 +94,7 @@ impl Refusal {
             Self::InvalidEmail => &s.invalid_email,
             Self::ConsentRequired => &s.consent_required,
             Self::UnknownList => &s.unknown_list,
+            Self::DomainNotAllowed => &s.domain_not_allowed,
             Self::RateLimited { .. } => &s.rate_limited,
             Self::StorageUnavailable => &s.storage_unavailable,
         }
@@ -287,6 +295,14 @@ pub async fn signup(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
     let Some(list) = answer.list else {
         return answer.refuse(Refusal::UnknownList, typed_email);
     };
+    // The domain last: the DNS is the slowest check of the step, and none of it depends on
+    // what the database knows about the address.
+    if state.domains.is_blocked(email.domain()) {
+        return answer.refuse(Refusal::DomainNotAllowed, typed_email);
+    }
+    if state.domains.mail_verdict(email.domain()).await == Verdict::NoMail {
+        return answer.refuse(Refusal::InvalidEmail, typed_email);
+    }
 
     // 5. and 6. Rate limit and durable record, in one group commit; answer after it.
     let peer = req.peer_addr().map(|addr| addr.ip()).unwrap_or(std::net::Ipv4Addr::UNSPECIFIED.into());
