@@ -2,6 +2,14 @@
 //! size limit, and the fields of each form. Unknown fields are ignored; a body with more than
 //! [`MAX_FIELDS`] fields is refused, so a flood of fields costs nothing to answer. Shared by the
 //! signup, confirm, manage and one-click unsubscribe endpoints.
+//!
+//! Consent must say yes: a form value (urlencoded, multipart or a JSON string) of `yes`, `on`,
+//! `true` or `1` in any case, surrounding whitespace ignored, or in JSON `true` or the number
+//! `1`. Everything else — `no`, `false`, `0`, `off`, empty, any other text, JSON `false`, `0`,
+//! other numbers, arrays, objects — is no consent; JSON `null` counts as a missing field. Like
+//! every other field, the first `consent` of a form counts and later ones are ignored, so
+//! `consent=no&consent=yes` is refused: a form that sends a hidden "no" before its checkbox (a
+//! pattern of some web frameworks) can never be read as a yes it did not mean.
 
 use actix_web::HttpRequest;
 use actix_web::http::header;
@@ -33,10 +41,13 @@ pub enum BodyError {
 #[allow(missing_debug_implementations)]
 pub struct SignupFields {
     pub email: Option<String>,
+    /// Whether the first `consent` field said yes ([`says_yes`]).
     pub consent: bool,
     pub list: Option<String>,
     pub website: Option<String>,
     pub return_to: Option<String>,
+    /// Whether a `consent` field was seen: later ones are ignored.
+    consent_seen: bool,
 }
 
 impl SignupFields {
@@ -48,7 +59,7 @@ impl SignupFields {
             "website" => &mut self.website,
             "return_to" => &mut self.return_to,
             "consent" => {
-                self.consent |= !value.is_empty();
+                self.set_consent(says_yes(&value));
                 return;
             }
             _ => return,
@@ -57,6 +68,20 @@ impl SignupFields {
             *slot = Some(value);
         }
     }
+
+    fn set_consent(&mut self, yes: bool) {
+        if !self.consent_seen {
+            self.consent_seen = true;
+            self.consent = yes;
+        }
+    }
+}
+
+/// Whether a form's `consent` value says yes: `yes`, `on` (a checkbox without a value), `true`
+/// or `1`, in any case, surrounding whitespace ignored.
+pub fn says_yes(value: &str) -> bool {
+    let value = value.trim();
+    ["yes", "on", "true", "1"].iter().any(|yes| value.eq_ignore_ascii_case(yes))
 }
 
 /// The body's kind from `Content-Type`, ignoring parameters and case.
@@ -153,7 +178,10 @@ fn parse_json(body: &[u8]) -> Result<SignupFields, BodyError> {
     let mut fields = SignupFields::default();
     for (name, value) in object {
         match (name.as_str(), value) {
-            ("consent", serde_json::Value::Bool(consented)) => fields.consent |= consented,
+            ("consent", serde_json::Value::Bool(consented)) => fields.set_consent(*consented),
+            ("consent", serde_json::Value::Number(number)) => fields.set_consent(number.as_u64() == Some(1)),
+            // An array or object is no answer to a yes-or-no question.
+            ("consent", serde_json::Value::Array(_) | serde_json::Value::Object(_)) => fields.set_consent(false),
             (_, serde_json::Value::String(text)) => fields.set(name, text.clone()),
             // A number or object where a string belongs reads as a value no check accepts.
             (_, serde_json::Value::Null) => {}
@@ -200,6 +228,23 @@ mod tests {
     }
 
     #[test]
+    fn consent_says_yes_only_with_a_yes() {
+        for yes in ["yes", "on", "true", "1", "YES", "On", "TRUE", " yes ", "\tyes\n"] {
+            assert!(says_yes(yes), "{yes:?} says yes");
+        }
+        for no in ["", " ", "no", "false", "0", "off", "y", "ja", "yes please", "1.0", "01", "\u{FFFD}"] {
+            assert!(!says_yes(no), "{no:?} does not say yes");
+        }
+    }
+
+    #[test]
+    fn the_first_consent_field_counts() {
+        assert!(!parse_urlencoded(b"consent=no&consent=yes").unwrap().consent);
+        assert!(parse_urlencoded(b"consent=yes&consent=no").unwrap().consent);
+        assert!(!parse_urlencoded(b"consent=&consent=yes").unwrap().consent);
+    }
+
+    #[test]
     fn too_many_fields_are_malformed() {
         let body = "a=1&".repeat(MAX_FIELDS + 1);
         assert_eq!(parse_urlencoded(body.as_bytes()).err(), Some(BodyError::Malformed));
@@ -211,6 +256,12 @@ mod tests {
         assert!(parse_json(br#"{"consent":"yes"}"#).unwrap().consent);
         assert!(!parse_json(br#"{"consent":false}"#).unwrap().consent);
         assert!(!parse_json(br#"{"consent":""}"#).unwrap().consent);
+        assert!(parse_json(br#"{"consent":1}"#).unwrap().consent);
+        assert!(parse_json(br#"{"consent":" True "}"#).unwrap().consent);
+        for refused in [r#"0"#, r#"2"#, r#"1.0"#, r#"-1"#, r#"null"#, r#"[true]"#, r#"{"yes":true}"#, r#""no""#] {
+            let body = format!(r#"{{"consent":{refused}}}"#);
+            assert!(!parse_json(body.as_bytes()).unwrap().consent, "consent {refused}");
+        }
         assert_eq!(parse_json(b"[1,2]").err(), Some(BodyError::Malformed));
         assert_eq!(parse_json(b"{\"email\":\"\xff\"}").err(), Some(BodyError::Malformed));
     }

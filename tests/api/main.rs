@@ -8,6 +8,7 @@ mod cli;
 mod confirm;
 mod crash;
 mod docs;
+mod edges;
 mod health;
 mod helpers;
 mod mail;
