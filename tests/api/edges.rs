@@ -107,3 +107,155 @@ async fn consent_that_does_not_say_yes_is_refused_and_nothing_is_stored() {
 
     assert_nothing_saved(&app, false, "refused consent");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Every URL signupd emits stays under `public_url`'s path
+
+/// The proxy serves signupd at `/join` and strips the prefix: the test talks to signupd at `/`.
+const PREFIX: &str = "/join";
+const PREFIXED_URL: &str = "http://127.0.0.1:8080/join";
+
+/// Two lists (so `/` is the chooser); `news` has a brand, an accent and a way back to its site.
+fn prefixed_config(custom_css: &std::path::Path) -> String {
+    format!(
+        "[server]\npublic_url = \"{PREFIXED_URL}\"\ncustom_css_file = {:?}\n{RAISED_LIMITS}\
+         [[lists]]\nid = \"news\"\nname = \"News\"\nsite_name = \"Site\"\nsite_url = \"https://site.test/\"\n\
+         accent_color = \"#0b5fff\"\n\
+         [[lists]]\nid = \"other\"\nname = \"Other\"\n",
+        custom_css.display().to_string()
+    )
+}
+
+/// The values of every `attribute="…"` in `html`, HTML entities for `&` undone.
+fn attribute_values(html: &str, attribute: &str) -> Vec<String> {
+    let needle = format!(" {attribute}=\"");
+    html.match_indices(&needle)
+        .map(|(at, _)| {
+            let rest = &html[at + needle.len()..];
+            rest[..rest.find('"').unwrap()].replace("&amp;", "&").replace("&#x3d;", "=").replace("&#61;", "=")
+        })
+        .collect()
+}
+
+/// Every link, stylesheet and form action of a page: the site's own URL aside, each starts with
+/// the prefix; the links and stylesheets, with the prefix stripped as the proxy would, are real
+/// pages. Returns the form actions.
+async fn assert_urls_under_prefix(app: &crate::helpers::TestApp, case: &str, html: &str) -> Vec<String> {
+    let hrefs = attribute_values(html, "href");
+    assert!(hrefs.iter().any(|href| href == "/join/static/style.css"), "{case}: the stylesheet in\n{html}");
+    for href in &hrefs {
+        if href == "https://site.test/" {
+            continue;
+        }
+        let Some(path) = href.strip_prefix(PREFIX).filter(|path| path.starts_with('/')) else {
+            panic!("{case}: {href:?} is not under {PREFIX}/ in\n{html}");
+        };
+        let status = app.client.get(app.url(path)).send().await.unwrap().status().as_u16();
+        assert_eq!(status, 200, "{case}: {href} (as {path} behind the proxy)");
+    }
+    let actions = attribute_values(html, "action");
+    for action in &actions {
+        assert!(action.starts_with("/join/api/"), "{case}: form action {action:?} in\n{html}");
+    }
+    for attribute in ["src", "formaction"] {
+        assert!(attribute_values(html, attribute).is_empty(), "{case}: no {attribute} expected in\n{html}");
+    }
+    actions
+}
+
+/// The 43-character token of the mailed `{public_url}{path}?token=` link in the newest mails.
+fn mailed_token(app: &crate::helpers::TestApp, path: &str) -> String {
+    let needle = format!("{PREFIXED_URL}{path}?token=");
+    let mut tokens = std::collections::BTreeSet::new();
+    for entry in std::fs::read_dir(app.data_dir().join("mail")).unwrap() {
+        let raw = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        // Quoted-printable soft line breaks and `=3D`.
+        let text = raw.replace("=\r\n", "").replace("=3D", "=");
+        for (at, _) in text.match_indices(&needle) {
+            let token: String = text[at + needle.len()..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+                .collect();
+            tokens.insert(token);
+        }
+    }
+    assert_eq!(tokens.len(), 1, "one {path} token under {PREFIXED_URL} in the mail, found {tokens:?}");
+    tokens.into_iter().next().unwrap()
+}
+
+#[actix_web::test]
+async fn every_page_url_form_action_stylesheet_and_redirect_is_under_the_public_url_path() {
+    use crate::confirm::{deliver, get, location, post_token, with_token};
+    use crate::signup::{drain, post_form, valid};
+
+    let css = tempfile::tempdir().unwrap();
+    let css_path = css.path().join("brand.css");
+    std::fs::write(&css_path, "body { color: black; }\n").unwrap();
+    let app = spawn_app_with(&prefixed_config(&css_path)).await;
+
+    // A signup from the hosted form ends on the prefixed "check your inbox" page.
+    let signed_up = post_form(&app, &valid("jane@example.com")).await;
+    assert_eq!(location(&signed_up), "/join/check-inbox?list=news", "the signup redirect");
+    drain(&app).await;
+    assert_eq!(deliver(&app).await.len(), 1, "one confirmation mail");
+    let confirm = mailed_token(&app, "/confirm");
+    let removal = mailed_token(&app, "/manage");
+
+    // Every page, each with its form actions.
+    let unknown = "A".repeat(43);
+    let pages: Vec<(String, u16, Vec<&str>)> = vec![
+        ("/".into(), 200, vec![]),
+        ("/signup".into(), 200, vec![]),
+        ("/signup?list=news".into(), 200, vec!["/join/api/signup"]),
+        ("/signup?list=other".into(), 200, vec!["/join/api/signup"]),
+        ("/signup?list=nope".into(), 404, vec![]),
+        ("/check-inbox?list=news".into(), 200, vec![]),
+        ("/check-inbox".into(), 200, vec![]),
+        ("/privacy?list=news".into(), 200, vec![]),
+        ("/privacy?list=other".into(), 200, vec![]),
+        (with_token("/confirm", &confirm), 200, vec!["/join/api/confirm"]),
+        (with_token("/confirm", &unknown), 410, vec![]),
+        ("/confirm?token=short".into(), 400, vec![]),
+        ("/confirmed?list=news".into(), 200, vec![]),
+        (with_token("/manage", &removal), 200, vec!["/join/api/manage"]),
+        ("/manage?token=short".into(), 400, vec![]),
+        ("/removed?list=news".into(), 200, vec![]),
+    ];
+    let mut links_seen = std::collections::BTreeSet::new();
+    for (path, status, expected_actions) in &pages {
+        let response = get(&app, path).await;
+        assert_eq!(response.status().as_u16(), *status, "{path}");
+        let html = response.text().await.unwrap();
+        let actions = assert_urls_under_prefix(&app, path, &html).await;
+        assert_eq!(&actions, expected_actions, "{path}: form actions");
+        links_seen.extend(attribute_values(&html, "href"));
+    }
+    // The refused form, re-rendered.
+    let refused = post_form(&app, &[("email", "not-an-address"), ("consent", "yes"), ("list", "news")]).await;
+    assert_eq!(refused.status().as_u16(), 400);
+    let html = refused.text().await.unwrap();
+    assert_eq!(assert_urls_under_prefix(&app, "the refused form", &html).await, ["/join/api/signup"]);
+    // The links between pages that the contract names were all among them.
+    for expected in [
+        "/join/static/list.css?list=news",
+        "/join/static/custom.css",
+        "/join/privacy?list=news",
+        "/join/signup?list=news",
+        "/join/signup?list=other",
+        "/join/",
+    ] {
+        assert!(links_seen.contains(expected), "{expected} is linked from some page: {links_seen:?}");
+    }
+
+    // Every redirect.
+    let unsubscribe = get(&app, &with_token("/api/unsubscribe", &removal)).await;
+    assert_eq!(location(&unsubscribe), with_token("/join/manage", &removal), "GET /api/unsubscribe");
+    let confirmed = post_token(&app, "/api/confirm", &confirm).await;
+    assert_eq!(location(&confirmed), "/join/confirmed?list=news", "POST /api/confirm");
+    let again = post_token(&app, "/api/confirm", &confirm).await;
+    assert_eq!(location(&again), "/join/confirmed?list=news", "POST /api/confirm again");
+    let removed = post_token(&app, "/api/manage", &removal).await;
+    assert_eq!(location(&removed), "/join/removed?list=news", "POST /api/manage");
+    let nothing = post_token(&app, "/api/manage", &unknown).await;
+    assert_eq!(location(&nothing), "/join/removed", "POST /api/manage, a token that matches nothing");
+}
