@@ -10,11 +10,35 @@
 //! every other field, the first `consent` of a form counts and later ones are ignored, so
 //! `consent=no&consent=yes` is refused: a form that sends a hidden "no" before its checkbox (a
 //! pattern of some web frameworks) can never be read as a yes it did not mean.
+//!
+//! Slow clients: actix-web's `client_request_timeout` (set from `server.request_timeout` in
+//! [`crate::app`]) bounds the head only; once the headers are in, a body that trickles would hold
+//! the connection for as long as the client likes. [`body_deadline`] gives every body the same
+//! `server.request_timeout`, counted from the moment the head is in, for whichever handler reads
+//! it: a body not complete by then ends the read with an error, and the answer becomes `408
+//! Request Timeout` with `Connection: close` — `{"ok":false,"error":"request_timeout"}` for a
+//! JSON client of `/api/signup` (the answer keeps its CORS headers, so a page that posted with
+//! `fetch` can read it), a one-line `text/plain` message on every other endpoint. Nothing is
+//! written: every handler reads its whole body before anything else. An answer sent before the
+//! body was read to its end (a `415`, say) also closes the connection, so the rest of a slow body
+//! is never waited for.
 
-use actix_web::HttpRequest;
-use actix_web::http::header;
+use std::cell::{Cell, RefCell};
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use actix_web::body::{BodySize, BoxBody, MessageBody};
+use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::error::PayloadError;
+use actix_web::http::{ConnectionType, header};
+use actix_web::middleware::Next;
 use actix_web::web::{self, Bytes, BytesMut};
-use futures_util::StreamExt;
+use actix_web::{HttpRequest, HttpResponse};
+use futures_util::{Stream, StreamExt};
+
+use crate::state::AppState;
 
 /// More fields than any real form sends.
 pub const MAX_FIELDS: usize = 100;
@@ -142,6 +166,131 @@ pub async fn read_form(req: &HttpRequest, payload: web::Payload, limit: usize) -
     let kind = body_kind(req).ok().filter(|kind| *kind != BodyKind::Json)?;
     let body = read_limited(req, payload, limit).await.ok()?;
     form_fields(kind, req, body).await.ok()
+}
+
+/// How far a request body has been read, as seen by [`body_deadline`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BodyProgress {
+    Reading,
+    Complete,
+    TimedOut,
+}
+
+/// The one-line answer of a body that did not arrive in time, for everyone but JSON clients.
+const TIMEOUT_TEXT: &str = "Request Timeout: the request did not arrive in time. Please try again.";
+
+/// Middleware: every request body must be complete within `server.request_timeout` of its head,
+/// or the answer is `408` and the connection is closed (the module documentation has the rules).
+pub async fn body_deadline(
+    mut req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let timeout = req.app_data::<web::Data<AppState>>().map(|state| state.config.server.request_timeout);
+    let (_, payload) = req.parts_mut();
+    let (Some(timeout), false) = (timeout, matches!(payload, Payload::None)) else {
+        return next.call(req).await.map(ServiceResponse::map_into_boxed_body);
+    };
+    let held = Rc::new(RefCell::new(payload.take()));
+    let progress = Rc::new(Cell::new(BodyProgress::Reading));
+    req.set_payload(Payload::from(within(held.clone(), timeout, progress.clone())));
+    let json_client = req.path() == "/api/signup" && wants_json(req.request());
+
+    let response = next.call(req).await?;
+    let response = match progress.get() {
+        BodyProgress::Complete => return Ok(response.map_into_boxed_body()),
+        BodyProgress::TimedOut => {
+            tracing::debug!(timeout_secs = timeout.as_secs(), "request body not complete in time; answered 408");
+            request_timeout(response, json_client)
+        }
+        BodyProgress::Reading => {
+            // Answered before the body was read to its end: the rest is never waited for.
+            let mut response = response.map_into_boxed_body();
+            response.response_mut().head_mut().set_connection_type(ConnectionType::Close);
+            response
+        }
+    };
+    // actix closes a connection whose unread body is still held when the answer has been sent,
+    // but reads a dropped chunked body to its end, with no deadline: the answer holds it.
+    Ok(response.map_body(|_, body| HoldingPayload { body, _payload: held }.boxed()))
+}
+
+/// `payload`, ending with an error once `timeout` has passed; `progress` tells how it ended.
+/// The payload is shared, so that [`body_deadline`] can keep what was not read.
+fn within(
+    payload: Rc<RefCell<Payload>>,
+    timeout: Duration,
+    progress: Rc<Cell<BodyProgress>>,
+) -> Pin<Box<dyn Stream<Item = Result<Bytes, PayloadError>>>> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    Box::pin(futures_util::stream::unfold(payload, move |payload| {
+        let progress = progress.clone();
+        async move {
+            if progress.get() != BodyProgress::Reading {
+                return None;
+            }
+            let next = futures_util::future::poll_fn(|cx| payload.borrow_mut().poll_next_unpin(cx));
+            match tokio::time::timeout_at(deadline, next).await {
+                Ok(Some(chunk)) => Some((chunk, payload)),
+                Ok(None) => {
+                    progress.set(BodyProgress::Complete);
+                    None
+                }
+                Err(_) => {
+                    progress.set(BodyProgress::TimedOut);
+                    Some((Err(PayloadError::Io(std::io::ErrorKind::TimedOut.into())), payload))
+                }
+            }
+        }
+    }))
+}
+
+/// A response body that keeps the request's unread payload alive until the body has been sent.
+struct HoldingPayload {
+    body: BoxBody,
+    _payload: Rc<RefCell<Payload>>,
+}
+
+impl MessageBody for HoldingPayload {
+    type Error = Box<dyn std::error::Error>;
+
+    fn size(&self) -> BodySize {
+        self.body.size()
+    }
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes, Self::Error>>> {
+        Pin::new(&mut self.get_mut().body).poll_next(cx)
+    }
+}
+
+/// The `408` that replaces a handler's answer to a body that timed out.
+fn request_timeout(
+    handled: ServiceResponse<impl MessageBody + 'static>,
+    json_client: bool,
+) -> ServiceResponse<BoxBody> {
+    let (req, handled) = handled.into_parts();
+    let mut answer = HttpResponse::RequestTimeout();
+    answer.force_close();
+    for name in [header::ACCESS_CONTROL_ALLOW_ORIGIN, header::VARY] {
+        if let Some(value) = handled.headers().get(&name) {
+            answer.insert_header((name, value.clone()));
+        }
+    }
+    let answer = if json_client {
+        answer.json(serde_json::json!({"ok": false, "error": "request_timeout"}))
+    } else {
+        answer.content_type("text/plain; charset=utf-8").body(TIMEOUT_TEXT)
+    };
+    ServiceResponse::new(req, answer)
+}
+
+/// Whether the client of a signup gets JSON: it asks for it, or it sent JSON.
+fn wants_json(req: &HttpRequest) -> bool {
+    let asks = req
+        .headers()
+        .get_all(header::ACCEPT)
+        .filter_map(|value| value.to_str().ok())
+        .any(|value| value.to_ascii_lowercase().contains("application/json"));
+    asks || body_kind(req) == Ok(BodyKind::Json)
 }
 
 /// The first value of `name` in the request's query string.

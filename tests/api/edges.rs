@@ -259,3 +259,175 @@ async fn every_page_url_form_action_stylesheet_and_redirect_is_under_the_public_
     let nothing = post_token(&app, "/api/manage", &unknown).await;
     assert_eq!(location(&nothing), "/join/removed", "POST /api/manage, a token that matches nothing");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Slow clients: `server.request_timeout` for the head and the body
+
+/// A one-second `request_timeout`, a list that allows one other site (for CORS), no rate limit
+/// in the way.
+const SLOW: &str = "[server]\nrequest_timeout = \"1s\"\n\
+    [signup]\nrate_limits = [{ window = \"10m\", max = 1000 }]\n\
+    [[lists]]\nid = \"news\"\nname = \"News\"\nallowed_origins = [\"https://site.test\"]\n";
+
+/// Longer than the one-second deadline plus any slack a busy machine needs: a connection still
+/// open then is one a slow client holds.
+const CLOSED_WITHIN: std::time::Duration = std::time::Duration::from_secs(4);
+
+/// What a slow client got before the server closed the connection.
+#[derive(Debug)]
+struct Stalled {
+    /// The status line and headers, lowercased.
+    head: String,
+    body: String,
+}
+
+impl Stalled {
+    fn status(&self) -> &str {
+        self.head.lines().next().unwrap_or("")
+    }
+
+    fn has_header(&self, name: &str, value: &str) -> bool {
+        self.head.lines().any(|line| line == format!("{name}: {value}"))
+    }
+}
+
+/// Opens a connection, sends `sent` at once, then nothing — or, with `trickle`, one more byte
+/// every 200 ms — and reads until the server closes the connection. Fails the test if it is
+/// still open after [`CLOSED_WITHIN`].
+async fn stall(app: &crate::helpers::TestApp, case: &str, sent: Vec<u8>, trickle: bool) -> Stalled {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let address = app.address.strip_prefix("http://").unwrap();
+    let stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    let (mut reader, mut writer) = stream.into_split();
+    writer.write_all(&sent).await.unwrap();
+    let keep_sending = async {
+        while trickle && writer.write_all(b"x").await.is_ok() {
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+        std::future::pending::<()>().await;
+    };
+    let mut received = Vec::new();
+    let read_until_closed = async {
+        let mut buffer = [0u8; 4096];
+        // A reset after the answer (bytes the server never read) ends the connection as well.
+        while let Ok(read @ 1..) = reader.read(&mut buffer).await {
+            received.extend_from_slice(&buffer[..read]);
+        }
+    };
+    let closed = tokio::time::timeout(CLOSED_WITHIN, async {
+        tokio::select! {
+            () = read_until_closed => {}
+            () = keep_sending => unreachable!(),
+        }
+    })
+    .await;
+    assert!(
+        closed.is_ok(),
+        "{case}: the connection was still open after {CLOSED_WITHIN:?}, having sent {:?}",
+        String::from_utf8_lossy(&received)
+    );
+    let text = String::from_utf8_lossy(&received).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    Stalled { head: head.to_ascii_lowercase(), body: body.to_owned() }
+}
+
+/// A request head with `headers`, then the first bytes of a body that claims 100 bytes more
+/// than it has.
+fn short_body(target: &str, headers: &[&str], body: &str) -> Vec<u8> {
+    let mut request = format!("POST {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+    for header in headers {
+        request.push_str(&format!("{header}\r\n"));
+    }
+    request.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len() + 100));
+    request.into_bytes()
+}
+
+#[actix_web::test]
+async fn a_body_that_stops_or_trickles_is_answered_408_and_closed_and_nothing_is_written() {
+    use crate::confirm::{dump, signed_up_and_mailed, status_of};
+
+    let app = spawn_app_with(SLOW).await;
+    let (confirm, removal) = signed_up_and_mailed(&app, "jane@example.com").await;
+    let before = dump(&app);
+    let form = "Content-Type: application/x-www-form-urlencoded";
+    let json_signup = r#"{"email":"sam@example.com","consent":true,"list":"news"}"#;
+    let form_signup = "email=sam%40example.com&consent=yes&list=news";
+    let one_click = format!("/api/unsubscribe?token={removal}");
+    let chunked = "POST /api/signup HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+        Transfer-Encoding: chunked\r\n\r\n5\r\n{\"ema";
+    // (case, request, trickle, a JSON answer)
+    let cases: Vec<(&str, Vec<u8>, bool, bool)> = vec![
+        (
+            "signup, JSON body, from an allowed site",
+            short_body("/api/signup", &["Content-Type: application/json", "Origin: https://site.test"], json_signup),
+            false,
+            true,
+        ),
+        (
+            "signup, form body, asking for JSON",
+            short_body("/api/signup", &[form, "Accept: application/json"], form_signup),
+            false,
+            true,
+        ),
+        ("signup, form body, a browser", short_body("/api/signup", &[form], form_signup), false, false),
+        ("signup, a chunked body that stops", chunked.as_bytes().to_vec(), false, true),
+        ("signup, a body that trickles", short_body("/api/signup", &[form], "email=s"), true, false),
+        ("confirm", short_body("/api/confirm", &[form], &format!("token={confirm}")), false, false),
+        ("confirm, trickling", short_body("/api/confirm", &[form], &format!("token={confirm}")), true, false),
+        ("manage", short_body("/api/manage", &[form], &format!("token={removal}")), false, false),
+        ("one-click unsubscribe", short_body(&one_click, &[form], "List-Unsubscribe=One-Click"), false, false),
+    ];
+
+    let answers = futures_util::future::join_all(
+        cases.iter().map(|(case, request, trickle, _)| stall(&app, case, request.clone(), *trickle)),
+    )
+    .await;
+
+    for ((case, _, trickle, json), answer) in cases.iter().zip(&answers) {
+        if *trickle && answer.head.is_empty() {
+            // The server may reset a connection whose client keeps sending before the answer
+            // is read; closing it in time is what counts.
+            continue;
+        }
+        assert_eq!(answer.status(), "http/1.1 408 request timeout", "{case}: {answer:?}");
+        assert!(answer.has_header("connection", "close"), "{case}: Connection: close in {answer:?}");
+        if *json {
+            assert!(answer.has_header("content-type", "application/json"), "{case}: {answer:?}");
+            let body: Value = serde_json::from_str(&answer.body).unwrap_or_else(|e| panic!("{case}: {answer:?}: {e}"));
+            assert_eq!(body, json!({"ok": false, "error": "request_timeout"}), "{case}");
+        } else {
+            assert!(answer.has_header("content-type", "text/plain; charset=utf-8"), "{case}: {answer:?}");
+            assert!(answer.body.starts_with("Request Timeout"), "{case}: {answer:?}");
+        }
+    }
+    let cors = &answers[0];
+    assert!(cors.has_header("access-control-allow-origin", "https://site.test"), "CORS kept: {cors:?}");
+    assert!(cors.has_header("vary", "origin"), "Vary kept: {cors:?}");
+    assert_eq!(dump(&app), before, "nothing was written");
+    assert_eq!(status_of(&app, "jane@example.com").as_deref(), Some("pending"), "neither confirmed nor removed");
+}
+
+#[actix_web::test]
+async fn a_head_that_never_ends_is_closed_within_the_deadline() {
+    use crate::confirm::dump;
+
+    let app = spawn_app_with(SLOW).await;
+    let before = dump(&app);
+    let cases = [
+        ("a head that stops", b"POST /api/signup HTTP/1.1\r\nHost: x\r\n".to_vec(), false),
+        ("a head that trickles", b"POST /api/signup HTTP/1.1\r\nHost: x\r\nX-Slow: ".to_vec(), true),
+        ("a request line that stops", b"POST /api/sig".to_vec(), false),
+    ];
+
+    let answers = futures_util::future::join_all(
+        cases.iter().map(|(case, sent, trickle)| stall(&app, case, sent.clone(), *trickle)),
+    )
+    .await;
+
+    for ((case, _, _), answer) in cases.iter().zip(&answers) {
+        // actix answers 408 itself, unless the connection was reset first.
+        assert!(answer.head.is_empty() || answer.status() == "http/1.1 408 request timeout", "{case}: {answer:?}");
+    }
+    assert_eq!(dump(&app), before, "nothing was written");
+}
