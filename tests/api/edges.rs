@@ -431,3 +431,55 @@ async fn a_head_that_never_ends_is_closed_within_the_deadline() {
     }
     assert_eq!(dump(&app), before, "nothing was written");
 }
+
+// ---------------------------------------------------------------------------------------------
+// `/readyz` is rationed: at most one probe through the writer a second
+
+#[actix_web::test]
+async fn a_flood_of_readyz_costs_at_most_one_write_probe_a_second() {
+    let app = crate::helpers::spawn_app().await;
+    let writer = &app.state.writer;
+    let (probes_before, batches_before) = (writer.readiness_probes(), writer.batches_committed());
+    let started = std::time::Instant::now();
+
+    let answers = futures_util::future::join_all((0..200).map(|_| app.client.get(app.url("/readyz")).send())).await;
+
+    let elapsed = started.elapsed();
+    for answer in answers {
+        let answer = answer.unwrap();
+        assert_eq!(answer.status().as_u16(), 200);
+        assert_eq!(answer.text().await.unwrap(), "ready");
+    }
+    let probes = writer.readiness_probes() - probes_before;
+    let batches = writer.batches_committed() - batches_before;
+    // One probe, and one more for each second the flood lasted.
+    let allowed = 1 + elapsed.as_secs();
+    assert!((1..=allowed).contains(&probes), "{probes} probes for 200 requests in {elapsed:?}");
+    assert!(batches <= allowed, "{batches} write transactions for 200 requests in {elapsed:?}");
+}
+
+#[actix_web::test]
+async fn readyz_turns_503_within_about_a_second_of_the_database_locking_and_back_at_once() {
+    let app = crate::helpers::spawn_app().await;
+    assert_eq!(app.client.get(app.url("/readyz")).send().await.unwrap().status(), 200, "before");
+    let blocker = rusqlite::Connection::open(app.state.db.path()).unwrap();
+    blocker.execute_batch("BEGIN EXCLUSIVE; CREATE TABLE blocker (x);").unwrap();
+
+    // A 200 may be reused for up to a second; then a probe waits out the lock (another second)
+    // and fails.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(6);
+    let blocked = loop {
+        let response = app.client.get(app.url("/readyz")).send().await.unwrap();
+        if response.status() == 503 || std::time::Instant::now() > deadline {
+            break response;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert_eq!(blocked.status(), 503, "still ready 6 s after the database was locked");
+    assert_eq!(blocked.headers()["retry-after"], "5");
+
+    // The failed probe waited out the lock, so it is stale already: the next call probes.
+    blocker.execute_batch("ROLLBACK").unwrap();
+    let recovered = app.client.get(app.url("/readyz")).send().await.unwrap();
+    assert_eq!(recovered.status(), 200, "ready again once the lock is gone");
+}
