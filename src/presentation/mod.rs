@@ -187,6 +187,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn hrefs_are_under_the_public_url_path_without_a_doubled_slash() {
+        let cases = [
+            ("http://127.0.0.1:8080", "/api/confirm"),
+            ("https://signup.bakery.test/", "/api/confirm"),
+            ("https://bakery.test/join", "/join/api/confirm"),
+            ("https://bakery.test/join/", "/join/api/confirm"),
+            ("https://bakery.test/a/b", "/a/b/api/confirm"),
+        ];
+        for (public_url, expected) in cases {
+            let config =
+                Config::from_toml(&format!("[server]\npublic_url = {public_url:?}\n[[lists]]\nid = \"news\"\n"))
+                    .unwrap();
+            assert_eq!(href(&config, "/api/confirm"), expected, "{public_url}");
+            assert_eq!(href(&config, "/"), format!("{}/", expected.trim_end_matches("/api/confirm")), "{public_url}");
+        }
+    }
+
+    #[test]
     fn the_backgrounds_the_shades_are_computed_against_are_the_stylesheets() {
         let stylesheet = include_str!("../../static/style.css");
         for background in [LIGHT_BACKGROUND, DARK_BACKGROUND] {
