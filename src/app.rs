@@ -40,6 +40,10 @@ use crate::webhooks::{self, Webhooks};
 /// How long a stopping server waits for in-flight requests. With the workers' own bounds (a
 /// claimed mail batch, one intake chunk) a stop takes well under 10 s whatever is queued.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+/// How long a connection that signupd closes (after a `408`, or an answer sent before its body
+/// was read) waits for the client to close its side before it is dropped: a slow client holds
+/// a connection for at most `server.request_timeout` plus this.
+const DISCONNECT_GRACE: Duration = Duration::from_secs(1);
 
 /// What differs between production and a test harness.
 #[derive(Debug, Clone)]
@@ -288,15 +292,22 @@ fn ensure_writable_dir(dir: &Path) -> anyhow::Result<()> {
 }
 
 fn http_server(listener: TcpListener, state: AppState) -> anyhow::Result<Server> {
+    let request_timeout = state.config.server.request_timeout;
     let data = web::Data::new(state);
     let server = HttpServer::new(move || {
         App::new()
             .app_data(data.clone())
-            // The last `wrap` runs first: the access log sees the final status and headers.
+            // The last `wrap` runs first: the access log sees the final status and headers, and
+            // the security headers apply to the 408 of a body that came too late.
+            .wrap(from_fn(routes::form::body_deadline))
             .wrap(from_fn(security_headers))
             .wrap(from_fn(access_log))
             .configure(routes::configure)
     })
+    // `server.request_timeout` for the head (actix answers 408 and closes); the body's deadline
+    // is `routes::form::body_deadline`, since actix stops its timer once the head is in.
+    .client_request_timeout(request_timeout)
+    .client_disconnect_timeout(DISCONNECT_GRACE)
     // Signals are handled by the caller's shutdown future, not by actix.
     .disable_signals()
     .shutdown_timeout(SHUTDOWN_GRACE.as_secs())

@@ -11,6 +11,11 @@
 //! Decisions: a list without `site_name` shows only its own name; pages that belong to no list
 //! (an incomplete link, a page that does not exist) take the only list's brand, or, with several
 //! lists, no brand and the first list's language.
+//!
+//! Every URL signupd emits — a page's links and form actions, its stylesheets, every `Location`
+//! — starts with the path of `server.public_url` ([`href`], [`Chrome::base`]), so signupd can be
+//! mounted under a prefix (`https://example.com/join`) by a proxy that strips the prefix before
+//! passing the request on: signupd's own routes stay at `/`.
 
 pub mod catalogue;
 pub mod color;
@@ -43,6 +48,8 @@ pub struct Chrome<'a> {
     pub theme_href: Option<String>,
     pub custom_css: bool,
     pub privacy_href: Option<String>,
+    /// What every URL of the page starts with ([`base_path`]): empty, or a path such as `/join`.
+    pub base: &'a str,
 }
 
 impl<'a> Chrome<'a> {
@@ -55,9 +62,10 @@ impl<'a> Chrome<'a> {
             site_name: list.site_name.as_deref(),
             site_url: list.site_url.as_ref().map(url::Url::as_str),
             back_to: list.site_url.as_ref().map(|_| t.page.back_to.with(list.site())),
-            theme_href: list.accent.map(|_| format!("/static/list.css?list={}", list.id)),
+            theme_href: list.accent.map(|_| href(config, &format!("/static/list.css?list={}", list.id))),
             custom_css: config.server.custom_css_file.is_some(),
-            privacy_href: Some(format!("/privacy?list={}", list.id)),
+            privacy_href: Some(href(config, &format!("/privacy?list={}", list.id))),
+            base: base_path(config),
         }
     }
 
@@ -76,6 +84,7 @@ impl<'a> Chrome<'a> {
             theme_href: None,
             custom_css: config.server.custom_css_file.is_some(),
             privacy_href: None,
+            base: base_path(config),
         }
     }
 
@@ -83,6 +92,19 @@ impl<'a> Chrome<'a> {
     pub fn for_optional(config: &'a Config, list: Option<&'a ListConfig>) -> Self {
         list.map_or_else(|| Self::general(config), |list| Self::for_list(config, list))
     }
+}
+
+/// The path of `server.public_url` without its trailing slash: empty when signupd is served at
+/// the root (`https://signup.example.com`), `/join` for `https://example.com/join`.
+pub fn base_path(config: &Config) -> &str {
+    config.server.public_url.path().trim_end_matches('/')
+}
+
+/// `path`, one of signupd's own root-absolute paths (`/api/confirm`, `/removed?list=news`), as
+/// the URL a visitor's browser must use: under `server.public_url`'s path.
+pub fn href(config: &Config, path: &str) -> String {
+    debug_assert!(path.starts_with('/'), "a root-absolute path: {path}");
+    format!("{}{path}", base_path(config))
 }
 
 /// The stylesheets made or read at start: one per list with an accent colour, and the
@@ -163,6 +185,24 @@ fn accent_css(id: &str, accent: Rgb) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hrefs_are_under_the_public_url_path_without_a_doubled_slash() {
+        let cases = [
+            ("http://127.0.0.1:8080", "/api/confirm"),
+            ("https://signup.bakery.test/", "/api/confirm"),
+            ("https://bakery.test/join", "/join/api/confirm"),
+            ("https://bakery.test/join/", "/join/api/confirm"),
+            ("https://bakery.test/a/b", "/a/b/api/confirm"),
+        ];
+        for (public_url, expected) in cases {
+            let config =
+                Config::from_toml(&format!("[server]\npublic_url = {public_url:?}\n[[lists]]\nid = \"news\"\n"))
+                    .unwrap();
+            assert_eq!(href(&config, "/api/confirm"), expected, "{public_url}");
+            assert_eq!(href(&config, "/"), format!("{}/", expected.trim_end_matches("/api/confirm")), "{public_url}");
+        }
+    }
 
     #[test]
     fn the_backgrounds_the_shades_are_computed_against_are_the_stylesheets() {

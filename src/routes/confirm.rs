@@ -17,7 +17,7 @@ use askama::Template;
 use crate::clock::UnixSeconds;
 use crate::config::{Config, ConfirmMode, ListConfig};
 use crate::domain::EmailAddress;
-use crate::presentation::Chrome;
+use crate::presentation::{Chrome, href};
 use crate::routes::form;
 use crate::routes::pages::{self, MessagePage, html};
 use crate::state::AppState;
@@ -49,7 +49,7 @@ pub fn malformed(config: &Config) -> HttpResponse {
 }
 
 fn expired(config: &Config, list: Option<&ListConfig>) -> HttpResponse {
-    let signup = list.map_or_else(|| "/".to_owned(), |list| format!("/signup?list={}", list.id));
+    let signup = href(config, &list.map_or_else(|| "/".to_owned(), |list| format!("/signup?list={}", list.id)));
     let chrome = Chrome::for_optional(config, list);
     let t = chrome.t;
     let page = MessagePage::new(chrome, &t.confirm.expired_title, &t.confirm.expired)
@@ -57,8 +57,9 @@ fn expired(config: &Config, list: Option<&ListConfig>) -> HttpResponse {
     html(StatusCode::GONE, &page)
 }
 
-fn confirmed_redirect(list_id: &str) -> HttpResponse {
-    HttpResponse::SeeOther().insert_header((header::LOCATION, format!("/confirmed?list={list_id}"))).finish()
+fn confirmed_redirect(config: &Config, list_id: &str) -> HttpResponse {
+    let location = href(config, &format!("/confirmed?list={list_id}"));
+    HttpResponse::SeeOther().insert_header((header::LOCATION, location)).finish()
 }
 
 /// Whether a view's link still works at `now`.
@@ -119,7 +120,7 @@ pub async fn confirm(req: HttpRequest, payload: web::Payload, state: web::Data<A
         return expired(config, None);
     };
     if before.status == Status::Confirmed && live(&before, now) {
-        return confirmed_redirect(list.id.as_ref());
+        return confirmed_redirect(config, list.id.as_ref());
     }
     let retype = list.confirm_mode == ConfirmMode::Retype;
     let retyped = if retype {
@@ -146,13 +147,13 @@ pub async fn confirm(req: HttpRequest, payload: web::Payload, state: web::Data<A
         Ok(Some(confirmed)) => {
             tracing::info!(list = %confirmed.list_id, method, "signup confirmed");
             crate::metrics::confirmation(&confirmed.list_id, method, confirmed.delay_secs);
-            confirmed_redirect(&confirmed.list_id)
+            confirmed_redirect(config, &confirmed.list_id)
         }
         Ok(None) => {
             // Lost a race with a concurrent POST, a wrong retyped address, or an expired link.
             match view(&state, sha256_hex(token.as_bytes())).await {
                 Ok(Some(after)) if after.status == Status::Confirmed && live(&after, now) => {
-                    confirmed_redirect(list.id.as_ref())
+                    confirmed_redirect(config, list.id.as_ref())
                 }
                 Ok(Some(after)) if retype && after.status == Status::Pending && live(&after, now) => {
                     retype_again(config, list, &token)

@@ -2,11 +2,43 @@
 //! size limit, and the fields of each form. Unknown fields are ignored; a body with more than
 //! [`MAX_FIELDS`] fields is refused, so a flood of fields costs nothing to answer. Shared by the
 //! signup, confirm, manage and one-click unsubscribe endpoints.
+//!
+//! Consent must say yes: a form value (urlencoded, multipart or a JSON string) of `yes`, `on`,
+//! `true` or `1` in any case, surrounding whitespace ignored, or in JSON `true` or the number
+//! `1`. Everything else — `no`, `false`, `0`, `off`, empty, any other text, JSON `false`, `0`,
+//! other numbers, arrays, objects — is no consent; JSON `null` counts as a missing field. Like
+//! every other field, the first `consent` of a form counts and later ones are ignored, so
+//! `consent=no&consent=yes` is refused: a form that sends a hidden "no" before its checkbox (a
+//! pattern of some web frameworks) can never be read as a yes it did not mean.
+//!
+//! Slow clients: actix-web's `client_request_timeout` (set from `server.request_timeout` in
+//! [`crate::app`]) bounds the head only; once the headers are in, a body that trickles would hold
+//! the connection for as long as the client likes. [`body_deadline`] gives every body the same
+//! `server.request_timeout`, counted from the moment the head is in, for whichever handler reads
+//! it: a body not complete by then ends the read with an error, and the answer becomes `408
+//! Request Timeout` with `Connection: close` — `{"ok":false,"error":"request_timeout"}` for a
+//! JSON client of `/api/signup` (the answer keeps its CORS headers, so a page that posted with
+//! `fetch` can read it), a one-line `text/plain` message on every other endpoint. Nothing is
+//! written: every handler reads its whole body before anything else. An answer sent before the
+//! body was read to its end (a `415`, say) also closes the connection, so the rest of a slow body
+//! is never waited for.
 
-use actix_web::HttpRequest;
-use actix_web::http::header;
+use std::cell::{Cell, RefCell};
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use actix_web::body::{BodySize, BoxBody, MessageBody};
+use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::error::PayloadError;
+use actix_web::http::{ConnectionType, header};
+use actix_web::middleware::Next;
 use actix_web::web::{self, Bytes, BytesMut};
-use futures_util::StreamExt;
+use actix_web::{HttpRequest, HttpResponse};
+use futures_util::{Stream, StreamExt};
+
+use crate::state::AppState;
 
 /// More fields than any real form sends.
 pub const MAX_FIELDS: usize = 100;
@@ -33,10 +65,13 @@ pub enum BodyError {
 #[allow(missing_debug_implementations)]
 pub struct SignupFields {
     pub email: Option<String>,
+    /// Whether the first `consent` field said yes ([`says_yes`]).
     pub consent: bool,
     pub list: Option<String>,
     pub website: Option<String>,
     pub return_to: Option<String>,
+    /// Whether a `consent` field was seen: later ones are ignored.
+    consent_seen: bool,
 }
 
 impl SignupFields {
@@ -48,7 +83,7 @@ impl SignupFields {
             "website" => &mut self.website,
             "return_to" => &mut self.return_to,
             "consent" => {
-                self.consent |= !value.is_empty();
+                self.set_consent(says_yes(&value));
                 return;
             }
             _ => return,
@@ -57,6 +92,20 @@ impl SignupFields {
             *slot = Some(value);
         }
     }
+
+    fn set_consent(&mut self, yes: bool) {
+        if !self.consent_seen {
+            self.consent_seen = true;
+            self.consent = yes;
+        }
+    }
+}
+
+/// Whether a form's `consent` value says yes: `yes`, `on` (a checkbox without a value), `true`
+/// or `1`, in any case, surrounding whitespace ignored.
+pub fn says_yes(value: &str) -> bool {
+    let value = value.trim();
+    ["yes", "on", "true", "1"].iter().any(|yes| value.eq_ignore_ascii_case(yes))
 }
 
 /// The body's kind from `Content-Type`, ignoring parameters and case.
@@ -119,6 +168,131 @@ pub async fn read_form(req: &HttpRequest, payload: web::Payload, limit: usize) -
     form_fields(kind, req, body).await.ok()
 }
 
+/// How far a request body has been read, as seen by [`body_deadline`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BodyProgress {
+    Reading,
+    Complete,
+    TimedOut,
+}
+
+/// The one-line answer of a body that did not arrive in time, for everyone but JSON clients.
+const TIMEOUT_TEXT: &str = "Request Timeout: the request did not arrive in time. Please try again.";
+
+/// Middleware: every request body must be complete within `server.request_timeout` of its head,
+/// or the answer is `408` and the connection is closed (the module documentation has the rules).
+pub async fn body_deadline(
+    mut req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let timeout = req.app_data::<web::Data<AppState>>().map(|state| state.config.server.request_timeout);
+    let (_, payload) = req.parts_mut();
+    let (Some(timeout), false) = (timeout, matches!(payload, Payload::None)) else {
+        return next.call(req).await.map(ServiceResponse::map_into_boxed_body);
+    };
+    let held = Rc::new(RefCell::new(payload.take()));
+    let progress = Rc::new(Cell::new(BodyProgress::Reading));
+    req.set_payload(Payload::from(within(held.clone(), timeout, progress.clone())));
+    let json_client = req.path() == "/api/signup" && wants_json(req.request());
+
+    let response = next.call(req).await?;
+    let response = match progress.get() {
+        BodyProgress::Complete => return Ok(response.map_into_boxed_body()),
+        BodyProgress::TimedOut => {
+            tracing::debug!(timeout_secs = timeout.as_secs(), "request body not complete in time; answered 408");
+            request_timeout(response, json_client)
+        }
+        BodyProgress::Reading => {
+            // Answered before the body was read to its end: the rest is never waited for.
+            let mut response = response.map_into_boxed_body();
+            response.response_mut().head_mut().set_connection_type(ConnectionType::Close);
+            response
+        }
+    };
+    // actix closes a connection whose unread body is still held when the answer has been sent,
+    // but reads a dropped chunked body to its end, with no deadline: the answer holds it.
+    Ok(response.map_body(|_, body| HoldingPayload { body, _payload: held }.boxed()))
+}
+
+/// `payload`, ending with an error once `timeout` has passed; `progress` tells how it ended.
+/// The payload is shared, so that [`body_deadline`] can keep what was not read.
+fn within(
+    payload: Rc<RefCell<Payload>>,
+    timeout: Duration,
+    progress: Rc<Cell<BodyProgress>>,
+) -> Pin<Box<dyn Stream<Item = Result<Bytes, PayloadError>>>> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    Box::pin(futures_util::stream::unfold(payload, move |payload| {
+        let progress = progress.clone();
+        async move {
+            if progress.get() != BodyProgress::Reading {
+                return None;
+            }
+            let next = futures_util::future::poll_fn(|cx| payload.borrow_mut().poll_next_unpin(cx));
+            match tokio::time::timeout_at(deadline, next).await {
+                Ok(Some(chunk)) => Some((chunk, payload)),
+                Ok(None) => {
+                    progress.set(BodyProgress::Complete);
+                    None
+                }
+                Err(_) => {
+                    progress.set(BodyProgress::TimedOut);
+                    Some((Err(PayloadError::Io(std::io::ErrorKind::TimedOut.into())), payload))
+                }
+            }
+        }
+    }))
+}
+
+/// A response body that keeps the request's unread payload alive until the body has been sent.
+struct HoldingPayload {
+    body: BoxBody,
+    _payload: Rc<RefCell<Payload>>,
+}
+
+impl MessageBody for HoldingPayload {
+    type Error = Box<dyn std::error::Error>;
+
+    fn size(&self) -> BodySize {
+        self.body.size()
+    }
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes, Self::Error>>> {
+        Pin::new(&mut self.get_mut().body).poll_next(cx)
+    }
+}
+
+/// The `408` that replaces a handler's answer to a body that timed out.
+fn request_timeout(
+    handled: ServiceResponse<impl MessageBody + 'static>,
+    json_client: bool,
+) -> ServiceResponse<BoxBody> {
+    let (req, handled) = handled.into_parts();
+    let mut answer = HttpResponse::RequestTimeout();
+    answer.force_close();
+    for name in [header::ACCESS_CONTROL_ALLOW_ORIGIN, header::VARY] {
+        if let Some(value) = handled.headers().get(&name) {
+            answer.insert_header((name, value.clone()));
+        }
+    }
+    let answer = if json_client {
+        answer.json(serde_json::json!({"ok": false, "error": "request_timeout"}))
+    } else {
+        answer.content_type("text/plain; charset=utf-8").body(TIMEOUT_TEXT)
+    };
+    ServiceResponse::new(req, answer)
+}
+
+/// Whether the client of a signup gets JSON: it asks for it, or it sent JSON.
+fn wants_json(req: &HttpRequest) -> bool {
+    let asks = req
+        .headers()
+        .get_all(header::ACCEPT)
+        .filter_map(|value| value.to_str().ok())
+        .any(|value| value.to_ascii_lowercase().contains("application/json"));
+    asks || body_kind(req) == Ok(BodyKind::Json)
+}
+
 /// The first value of `name` in the request's query string.
 pub fn query_param(req: &HttpRequest, name: &str) -> Option<String> {
     url::form_urlencoded::parse(req.query_string().as_bytes())
@@ -153,7 +327,10 @@ fn parse_json(body: &[u8]) -> Result<SignupFields, BodyError> {
     let mut fields = SignupFields::default();
     for (name, value) in object {
         match (name.as_str(), value) {
-            ("consent", serde_json::Value::Bool(consented)) => fields.consent |= consented,
+            ("consent", serde_json::Value::Bool(consented)) => fields.set_consent(*consented),
+            ("consent", serde_json::Value::Number(number)) => fields.set_consent(number.as_u64() == Some(1)),
+            // An array or object is no answer to a yes-or-no question.
+            ("consent", serde_json::Value::Array(_) | serde_json::Value::Object(_)) => fields.set_consent(false),
             (_, serde_json::Value::String(text)) => fields.set(name, text.clone()),
             // A number or object where a string belongs reads as a value no check accepts.
             (_, serde_json::Value::Null) => {}
@@ -200,6 +377,23 @@ mod tests {
     }
 
     #[test]
+    fn consent_says_yes_only_with_a_yes() {
+        for yes in ["yes", "on", "true", "1", "YES", "On", "TRUE", " yes ", "\tyes\n"] {
+            assert!(says_yes(yes), "{yes:?} says yes");
+        }
+        for no in ["", " ", "no", "false", "0", "off", "y", "ja", "yes please", "1.0", "01", "\u{FFFD}"] {
+            assert!(!says_yes(no), "{no:?} does not say yes");
+        }
+    }
+
+    #[test]
+    fn the_first_consent_field_counts() {
+        assert!(!parse_urlencoded(b"consent=no&consent=yes").unwrap().consent);
+        assert!(parse_urlencoded(b"consent=yes&consent=no").unwrap().consent);
+        assert!(!parse_urlencoded(b"consent=&consent=yes").unwrap().consent);
+    }
+
+    #[test]
     fn too_many_fields_are_malformed() {
         let body = "a=1&".repeat(MAX_FIELDS + 1);
         assert_eq!(parse_urlencoded(body.as_bytes()).err(), Some(BodyError::Malformed));
@@ -211,6 +405,12 @@ mod tests {
         assert!(parse_json(br#"{"consent":"yes"}"#).unwrap().consent);
         assert!(!parse_json(br#"{"consent":false}"#).unwrap().consent);
         assert!(!parse_json(br#"{"consent":""}"#).unwrap().consent);
+        assert!(parse_json(br#"{"consent":1}"#).unwrap().consent);
+        assert!(parse_json(br#"{"consent":" True "}"#).unwrap().consent);
+        for refused in [r#"0"#, r#"2"#, r#"1.0"#, r#"-1"#, r#"null"#, r#"[true]"#, r#"{"yes":true}"#, r#""no""#] {
+            let body = format!(r#"{{"consent":{refused}}}"#);
+            assert!(!parse_json(body.as_bytes()).unwrap().consent, "consent {refused}");
+        }
         assert_eq!(parse_json(b"[1,2]").err(), Some(BodyError::Malformed));
         assert_eq!(parse_json(b"{\"email\":\"\xff\"}").err(), Some(BodyError::Malformed));
     }

@@ -1,6 +1,8 @@
 //! `/healthz` answers while the process runs; `/readyz` answers 200 only while the
 //! database is migrated and writable, so a load balancer stops sending signups that could not be
-//! stored.
+//! stored. `/readyz` is public and its probe goes through the one writer thread, so the probe is
+//! rationed ([`crate::storage::Writer::is_ready`]): at most one a second, however many ask, and
+//! an answer is at most a second old.
 
 use actix_web::{HttpResponse, web};
 

@@ -15,7 +15,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 
 use super::confirm::{malformed, storage_error};
-use crate::presentation::Chrome;
+use crate::presentation::{Chrome, href};
 use crate::routes::form;
 use crate::routes::pages::{self, MessagePage, html};
 use crate::state::AppState;
@@ -109,7 +109,8 @@ pub async fn manage(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
     };
     match remove(&state, &form, "manage").await {
         Ok(list_id) => {
-            let location = list_id.map_or_else(|| "/removed".to_owned(), |id| format!("/removed?list={id}"));
+            let removed = list_id.map_or_else(|| "/removed".to_owned(), |id| format!("/removed?list={id}"));
+            let location = href(&state.config, &removed);
             HttpResponse::SeeOther().insert_header((header::LOCATION, location)).finish()
         }
         Err(error) => storage_error(&state.config, &error),
@@ -148,10 +149,11 @@ pub async fn is_one_click_body(req: &HttpRequest, payload: web::Payload, limit: 
 }
 
 /// `GET /api/unsubscribe?token=T`: never acts; shows the manage page instead.
-pub async fn unsubscribe_redirect(req: HttpRequest) -> HttpResponse {
+pub async fn unsubscribe_redirect(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
     let token = form::query_param(&req, "token").unwrap_or_default();
     let query: String = url::form_urlencoded::Serializer::new(String::new()).append_pair("token", &token).finish();
-    HttpResponse::SeeOther().insert_header((header::LOCATION, format!("/manage?{query}"))).finish()
+    let location = href(&state.config, &format!("/manage?{query}"));
+    HttpResponse::SeeOther().insert_header((header::LOCATION, location)).finish()
 }
 
 /// `GET /removed?list=ID`.

@@ -8,7 +8,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 
 use crate::config::{Config, ListConfig};
-use crate::presentation::Chrome;
+use crate::presentation::{Chrome, href};
 use crate::state::AppState;
 
 const STYLESHEET: &str = include_str!("../../static/style.css");
@@ -127,7 +127,7 @@ pub fn not_found(config: &Config) -> HttpResponse {
     let chrome = Chrome::general(config);
     let t = chrome.t;
     let page = MessagePage::new(chrome, &t.errors.not_found_title, &t.errors.not_found)
-        .with_link("/".to_owned(), &t.errors.not_found_link);
+        .with_link(href(config, "/"), &t.errors.not_found_link);
     html(StatusCode::NOT_FOUND, &page)
 }
 

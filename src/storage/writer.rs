@@ -19,6 +19,14 @@
 //! Beside it, a checkpointer thread with a `query_only` connection copies committed WAL frames
 //! into the database file (`PASSIVE`), so no commit waits for a checkpoint.
 //!
+//! Readiness ([`Writer::is_ready`], behind the public `/readyz`) is an empty command through the
+//! same thread, so it is rationed: a probe's answer is reused for [`READY_PROBE_INTERVAL`] from
+//! the moment the probe began, and callers that arrive while a probe runs wait for it and take
+//! its answer, so a flood of `/readyz` costs at most one probe a second. A failure is reused like
+//! a success, except that a probe which failed by waiting out another process's write lock
+//! ([`LOCK_WAIT`], no shorter than the interval) is already stale when it answers: the next caller
+//! probes again, and sees at once that the lock is gone.
+//!
 //! Adding a write: define a struct with what it needs, `impl Command` for it (the SQL goes in
 //! `execute`, against the connection it is given), and call `writer.execute(command).await`.
 //! Keep `execute` short and free of crypto or I/O the caller could do first: the writer thread
@@ -48,6 +56,12 @@ pub const LOCK_WAIT: Duration = Duration::from_secs(1);
 /// SQLite's own `busy_timeout` sleeps up to 100 ms between tries.
 const LOCK_RETRY: Duration = Duration::from_micros(500);
 
+/// How long one readiness probe's answer is reused, counted from when the probe began.
+pub const READY_PROBE_INTERVAL: Duration = Duration::from_secs(1);
+// A probe that fails on another process's lock answers after `LOCK_WAIT`: when that is no shorter
+// than the interval, such a failure is never reused, and recovery shows at the next call.
+const _: () = assert!(LOCK_WAIT.as_nanos() >= READY_PROBE_INTERVAL.as_nanos());
+
 /// A write, executed on the writer thread inside the batch transaction, under its own savepoint.
 pub trait Command: Send + 'static {
     type Output: Send + 'static;
@@ -76,6 +90,22 @@ pub struct Writer {
     sender: mpsc::Sender<Box<dyn Queued>>,
     batches: Arc<AtomicU64>,
     migrations_applied: usize,
+    readiness: Arc<Readiness>,
+}
+
+/// The last readiness probe, shared by every handle.
+#[derive(Debug, Default)]
+struct Readiness {
+    /// Held while a probe runs, so concurrent callers wait for its answer instead of probing.
+    last: tokio::sync::Mutex<Option<LastProbe>>,
+    probes: AtomicU64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct LastProbe {
+    began: Instant,
+    ended: Instant,
+    ready: bool,
 }
 
 impl Writer {
@@ -117,7 +147,7 @@ impl Writer {
             .name("signupd-checkpoint".into())
             .spawn(move || checkpoint_while(&checkpoints, &watched))
             .context("cannot start the checkpointer thread")?;
-        Ok(Self { sender, batches, migrations_applied })
+        Ok(Self { sender, batches, migrations_applied, readiness: Arc::default() })
     }
 
     /// Runs `command` in the next batch and returns its output once the batch is committed.
@@ -139,16 +169,34 @@ impl Writer {
         self.migrations_applied
     }
 
-    /// Whether the database is migrated and can take a write right now: an empty command, so a
-    /// batch must begin (take the write lock) and commit for it to answer.
+    /// Whether the database is migrated and could take a write within the last
+    /// [`READY_PROBE_INTERVAL`]: the answer of an empty command, for which a batch must begin
+    /// (take the write lock) and commit, rationed as the module documentation says.
     pub async fn is_ready(&self) -> bool {
-        match self.execute(Probe).await {
+        let asked = Instant::now();
+        let mut last = self.readiness.last.lock().await;
+        if let Some(probe) = *last
+            && (probe.ended >= asked || probe.began.elapsed() < READY_PROBE_INTERVAL)
+        {
+            return probe.ready;
+        }
+        let began = Instant::now();
+        self.readiness.probes.fetch_add(1, Ordering::SeqCst);
+        let ready = match self.execute(Probe).await {
             Ok(version) => version == migrations::LATEST_VERSION,
             Err(error) => {
                 tracing::warn!(error = %error, "readiness probe: the database cannot be written");
                 false
             }
-        }
+        };
+        *last = Some(LastProbe { began, ended: Instant::now(), ready });
+        ready
+    }
+
+    /// Readiness probes run since start (for tests that check they are rationed).
+    #[doc(hidden)]
+    pub fn readiness_probes(&self) -> u64 {
+        self.readiness.probes.load(Ordering::SeqCst)
     }
 }
 

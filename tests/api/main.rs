@@ -9,6 +9,7 @@ mod confirm;
 mod crash;
 mod docs;
 mod domains;
+mod edges;
 mod flood;
 mod health;
 mod helpers;

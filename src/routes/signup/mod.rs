@@ -152,8 +152,8 @@ impl Answer<'_> {
         let location = match &self.return_to {
             Some(url) => with_query(url, &[("signup", "check-inbox")]),
             None => match self.list {
-                Some(list) => format!("/check-inbox?list={}", list.id),
-                None => "/check-inbox".to_owned(),
+                Some(list) => crate::presentation::href(self.config, &format!("/check-inbox?list={}", list.id)),
+                None => crate::presentation::href(self.config, "/check-inbox"),
             },
         };
         self.builder(StatusCode::SEE_OTHER).insert_header((header::LOCATION, location)).finish()
