@@ -58,6 +58,9 @@ pub enum BodyError {
     TooLarge,
     #[error("malformed body")]
     Malformed,
+    /// The body did not arrive within `server.request_timeout` ([`body_deadline`] answers 408).
+    #[error("body not complete in time")]
+    TimedOut,
 }
 
 /// The fields of a signup form. No `Debug`: it holds the typed address.
@@ -129,7 +132,10 @@ pub async fn read_limited(req: &HttpRequest, mut payload: web::Payload, limit: u
     }
     let mut body = BytesMut::new();
     while let Some(chunk) = payload.next().await {
-        let chunk = chunk.map_err(|_| BodyError::Malformed)?;
+        let chunk = chunk.map_err(|error| match error {
+            PayloadError::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => BodyError::TimedOut,
+            _ => BodyError::Malformed,
+        })?;
         if body.len() + chunk.len() > limit {
             return Err(BodyError::TooLarge);
         }

@@ -40,6 +40,7 @@ enum Refusal {
     MethodNotAllowed,
     UnsupportedMediaType,
     PayloadTooLarge,
+    RequestTimeout,
     InvalidRequest,
     OriginNotAllowed,
     InvalidEmail,
@@ -56,6 +57,7 @@ impl Refusal {
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             Self::InvalidRequest
             | Self::InvalidEmail
             | Self::ConsentRequired
@@ -72,6 +74,7 @@ impl Refusal {
             Self::MethodNotAllowed => "method_not_allowed",
             Self::UnsupportedMediaType => "unsupported_media_type",
             Self::PayloadTooLarge => "payload_too_large",
+            Self::RequestTimeout => "request_timeout",
             Self::InvalidRequest => "invalid_request",
             Self::OriginNotAllowed => "origin_not_allowed",
             Self::InvalidEmail => "invalid_email",
@@ -87,7 +90,7 @@ impl Refusal {
     fn message(self, t: &'static Messages) -> &'static Text {
         let s = &t.signup;
         match self {
-            Self::MethodNotAllowed | Self::InvalidRequest => &s.unreadable,
+            Self::MethodNotAllowed | Self::InvalidRequest | Self::RequestTimeout => &s.unreadable,
             Self::UnsupportedMediaType => &s.unsupported,
             Self::PayloadTooLarge => &s.too_large,
             Self::OriginNotAllowed => &s.origin_not_allowed,
@@ -262,6 +265,8 @@ pub async fn signup(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
         Err(BodyError::TooLarge) => return answer.refuse(Refusal::PayloadTooLarge, ""),
         Err(BodyError::UnsupportedMediaType) => return answer.refuse(Refusal::UnsupportedMediaType, ""),
         Err(BodyError::Malformed) => return answer.refuse(Refusal::InvalidRequest, ""),
+        // `form::body_deadline` turns this into the 408; the refusal counts it as what it is.
+        Err(BodyError::TimedOut) => return answer.refuse(Refusal::RequestTimeout, ""),
     };
     let typed_email = fields.email.as_deref().unwrap_or("");
     answer.list = match fields.list.as_deref() {
