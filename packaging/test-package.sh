@@ -187,6 +187,41 @@ check "the hash key the data was made with is taken, not a new one" \
 check_mode /etc/signupd/credentials/hash_key "0600 root:root"
 check_mode /etc/signupd/credentials "0700 root:root"
 
+step "a first install never reads through a link or special file in the data directory"
+# The data directory is writable by the service's user: a compromised service could leave there
+# what it wants root to copy into the credentials. postinst refuses such a file and stops, rather
+# than copy it or generate a key that would void the data's suppressions (docs/install.md).
+plant_symlink() { ln -s /etc/shadow /var/lib/private/signupd/hash_key; }
+plant_hardlink() { ln /etc/shadow /var/lib/private/signupd/hash_key; }
+plant_fifo() { mkfifo -m 0600 /var/lib/private/signupd/hash_key; }
+plant_oversized() { head -c 65536 /dev/zero | tr '\0' 'k' >/var/lib/private/signupd/hash_key; }
+for plant in symlink hardlink fifo oversized; do
+    fresh_machine
+    install -d -m 0700 /var/lib/private /var/lib/private/signupd
+    ln -sfn private/signupd /var/lib/signupd
+    if ! "plant_$plant" 2>/dev/null; then
+        echo "      (cannot make a $plant here: skipped)"
+        continue
+    fi
+    timeout 120 dpkg -i "$deb" >"$work/plant-$plant.log" 2>&1
+    plant_status=$?
+    sed 's/^/      /' "$work/plant-$plant.log" | grep 'signupd:'
+    check "$plant hash_key: the install stops (postinst fails, nothing hangs)" \
+        bash -c "[ $plant_status -ne 0 ] && [ $plant_status -ne 124 ]"
+    check "$plant hash_key: the message names the file and what to do" \
+        bash -c "grep -q 'refusing to read /var/lib/private/signupd/hash_key' '$work/plant-$plant.log' && grep -q 'dpkg --configure signupd' '$work/plant-$plant.log'"
+    check "$plant hash_key: no hash_key credential was written, nor a temporary copy left" \
+        bash -c "[ ! -e /etc/signupd/credentials/hash_key ] && [ -z \"\$(ls -A /etc/signupd/credentials | grep '^\.')\" ]"
+    check "$plant hash_key: nothing of /etc/shadow is in the credentials" \
+        bash -c "! grep -rqxF -f /etc/shadow /etc/signupd/credentials"
+    check "$plant hash_key: the planted file is left as it was" \
+        bash -c "[ -e /var/lib/private/signupd/hash_key ] || [ -L /var/lib/private/signupd/hash_key ]"
+    rm -f /var/lib/private/signupd/hash_key
+    dpkg --configure signupd >"$work/plant-$plant-configure.log" 2>&1
+    check "$plant hash_key: once it is removed, dpkg --configure finishes the install" test $? -eq 0
+    check "$plant hash_key: ... with a generated hash key" is_generated_secret /etc/signupd/credentials/hash_key
+done
+
 step "clean up"
 dpkg --purge signupd >/dev/null 2>&1
 rm -rf /etc/signupd /var/lib/signupd /var/lib/private/signupd
