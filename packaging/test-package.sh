@@ -172,9 +172,10 @@ step "the shipped configuration behind a tunnel: visitors of cloudflared are cou
 cp /etc/signupd/signupd.toml "$work/tunnel.toml"
 printf '\n[signup]\nrate_limits = [{ window = "10m", max = 1 }]\n' >>"$work/tunnel.toml"
 list="$(sed -n 's/^id = "\(.*\)"$/\1/p' "$work/tunnel.toml" | head -1)"
+: >"$work/tunnel.log"
 env -u CREDENTIALS_DIRECTORY SIGNUPD_SERVER__LISTEN=127.0.0.1:0 SIGNUPD_STORAGE__DATA_DIR="$work/tunnel-data" \
     SIGNUPD_MAIL__TRANSPORT=file SIGNUPD_MAIL__FILE_DIR="$work/tunnel-data/mail" \
-    /usr/bin/signupd serve --config "$work/tunnel.toml" >"$work/tunnel.log" 2>&1 &
+    /usr/bin/signupd serve --config "$work/tunnel.toml" >>"$work/tunnel.log" 2>&1 &
 tunnel_pid=$!
 tunnel_port=""
 for _ in $(seq 1 300); do
@@ -249,7 +250,7 @@ plant_hardlink() { ln /etc/shadow /var/lib/private/signupd/hash_key; }
 plant_fifo() { mkfifo -m 0600 /var/lib/private/signupd/hash_key; }
 plant_oversized() { head -c 65536 /dev/zero | tr '\0' 'k' >/var/lib/private/signupd/hash_key; }
 for plant in symlink hardlink fifo oversized; do
-    fresh_machine
+    fresh_machine 2>/dev/null
     install -d -m 0700 /var/lib/private /var/lib/private/signupd
     ln -sfn private/signupd /var/lib/signupd
     if ! "plant_$plant" 2>/dev/null; then
