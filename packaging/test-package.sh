@@ -37,6 +37,27 @@ is_generated_secret() {
     # `signupd gen-secret`: 64 base64url characters and a newline.
     grep -qxE '[A-Za-z0-9_-]{64}' "$1" && [ "$(wc -l <"$1")" -eq 1 ]
 }
+# http_status PORT METHOD PATH [HEADER...] [-- BODY]: the status code of one HTTP/1.1 request to
+# 127.0.0.1 (bash's /dev/tcp: no client to install). A form body gets its Content-Type here.
+http_status() {
+    local port="$1" method="$2" path="$3" body="" request status
+    shift 3
+    request="$method $path HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+    while [ "$#" -gt 0 ]; do
+        if [ "$1" = "--" ]; then
+            body="$2"
+            request+="Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ${#body}\r\n"
+            break
+        fi
+        request+="$1\r\n"
+        shift
+    done
+    exec 3<>"/dev/tcp/127.0.0.1/$port" 2>/dev/null || { echo 000; return 0; }
+    printf "$request\r\n%s" "$body" >&3
+    read -r _ status _ <&3 || status=000
+    exec 3<&- 3>&-
+    echo "$status"
+}
 fresh_machine() {
     if dpkg-query -W -f='${Status}' signupd 2>/dev/null | grep -q "installed\|config-files"; then
         dpkg --purge signupd >/dev/null
@@ -141,6 +162,39 @@ filled_status=$?
 check "check-config accepts the filled-in configuration" test "$filled_status" -eq 0
 check "... and prints the effective values" grep -q 'public_url = "https://signup.newsletter-operator.net"' "$work/check-filled"
 [ "$filled_status" -eq 0 ] || sed 's/^/      /' "$work/check-filled" | head -5
+check "... without the loopback warning (the shipped lines trust the local tunnel or proxy)" \
+    bash -c "! grep -q 'share one rate-limit budget' '$work/check-filled'"
+
+step "the shipped configuration behind a tunnel: visitors of cloudflared are counted apart"
+# The filled-in file as installed, run by the installed binary, with what a test must change:
+# a free port, its own data and mail directories (secrets generated there), and one signup per
+# client per 10 minutes. The client-identity lines stay as shipped.
+cp /etc/signupd/signupd.toml "$work/tunnel.toml"
+printf '\n[signup]\nrate_limits = [{ window = "10m", max = 1 }]\n' >>"$work/tunnel.toml"
+list="$(sed -n 's/^id = "\(.*\)"$/\1/p' "$work/tunnel.toml" | head -1)"
+: >"$work/tunnel.log"
+env -u CREDENTIALS_DIRECTORY SIGNUPD_SERVER__LISTEN=127.0.0.1:0 SIGNUPD_STORAGE__DATA_DIR="$work/tunnel-data" \
+    SIGNUPD_MAIL__TRANSPORT=file SIGNUPD_MAIL__FILE_DIR="$work/tunnel-data/mail" \
+    /usr/bin/signupd serve --config "$work/tunnel.toml" >>"$work/tunnel.log" 2>&1 &
+tunnel_pid=$!
+tunnel_port=""
+for _ in $(seq 1 300); do
+    tunnel_port="$(sed -n 's/.*signupd is listening.* port=\([0-9]*\).*/\1/p' "$work/tunnel.log" | head -1)"
+    [ -n "$tunnel_port" ] || ! kill -0 "$tunnel_pid" 2>/dev/null && break
+    sleep 0.1
+done
+check "the installed signupd serves the shipped configuration" test -n "$tunnel_port"
+[ -n "$tunnel_port" ] || sed 's/^/      /' "$work/tunnel.log" | head -5
+check "... without the loopback warning" bash -c "! grep -q 'share one rate-limit budget' '$work/tunnel.log'"
+# As cloudflared does: from loopback, with Cloudflare's CF-Connecting-IP naming the visitor.
+signup_from() { http_status "$tunnel_port" POST /api/signup "CF-Connecting-IP: $1" -- "email=tunnel-$2%40example.com&consent=yes&list=$list"; }
+check "visitor A's first signup is accepted (303)" test "$(signup_from 198.51.100.7 1)" = 303
+check "visitor B's first signup is accepted (303): a budget of its own" test "$(signup_from 203.0.113.9 2)" = 303
+check "visitor A's second signup is rate limited (429)" test "$(signup_from 198.51.100.7 3)" = 429
+check "visitor B's second signup is rate limited (429)" test "$(signup_from 203.0.113.9 4)" = 429
+kill -TERM "$tunnel_pid" 2>/dev/null
+wait "$tunnel_pid"
+check "signupd stops cleanly on SIGTERM" test $? -eq 0
 
 step "upgrade: the same package installed again"
 sha256sum /etc/signupd/credentials/token_secret /etc/signupd/credentials/hash_key >"$work/secrets.sha256"
@@ -186,6 +240,41 @@ check "the hash key the data was made with is taken, not a new one" \
     cmp -s /var/lib/private/signupd/hash_key /etc/signupd/credentials/hash_key
 check_mode /etc/signupd/credentials/hash_key "0600 root:root"
 check_mode /etc/signupd/credentials "0700 root:root"
+
+step "a first install never reads through a link or special file in the data directory"
+# The data directory is writable by the service's user: a compromised service could leave there
+# what it wants root to copy into the credentials. postinst refuses such a file and stops, rather
+# than copy it or generate a key that would void the data's suppressions (docs/install.md).
+plant_symlink() { ln -s /etc/shadow /var/lib/private/signupd/hash_key; }
+plant_hardlink() { ln /etc/shadow /var/lib/private/signupd/hash_key; }
+plant_fifo() { mkfifo -m 0600 /var/lib/private/signupd/hash_key; }
+plant_oversized() { head -c 65536 /dev/zero | tr '\0' 'k' >/var/lib/private/signupd/hash_key; }
+for plant in symlink hardlink fifo oversized; do
+    fresh_machine 2>/dev/null
+    install -d -m 0700 /var/lib/private /var/lib/private/signupd
+    ln -sfn private/signupd /var/lib/signupd
+    if ! "plant_$plant" 2>/dev/null; then
+        echo "      (cannot make a $plant here: skipped)"
+        continue
+    fi
+    timeout 120 dpkg -i "$deb" >"$work/plant-$plant.log" 2>&1
+    plant_status=$?
+    sed 's/^/      /' "$work/plant-$plant.log" | grep 'signupd:'
+    check "$plant hash_key: the install stops (postinst fails, nothing hangs)" \
+        bash -c "[ $plant_status -ne 0 ] && [ $plant_status -ne 124 ]"
+    check "$plant hash_key: the message names the file and what to do" \
+        bash -c "grep -q 'refusing to read /var/lib/private/signupd/hash_key' '$work/plant-$plant.log' && grep -q 'dpkg --configure signupd' '$work/plant-$plant.log'"
+    check "$plant hash_key: no hash_key credential was written, nor a temporary copy left" \
+        bash -c "[ ! -e /etc/signupd/credentials/hash_key ] && [ -z \"\$(ls -A /etc/signupd/credentials | grep '^\.')\" ]"
+    check "$plant hash_key: nothing of /etc/shadow is in the credentials" \
+        bash -c "! grep -rqxF -f /etc/shadow /etc/signupd/credentials"
+    check "$plant hash_key: the planted file is left as it was" \
+        bash -c "[ -e /var/lib/private/signupd/hash_key ] || [ -L /var/lib/private/signupd/hash_key ]"
+    rm -f /var/lib/private/signupd/hash_key
+    dpkg --configure signupd >"$work/plant-$plant-configure.log" 2>&1
+    check "$plant hash_key: once it is removed, dpkg --configure finishes the install" test $? -eq 0
+    check "$plant hash_key: ... with a generated hash key" is_generated_secret /etc/signupd/credentials/hash_key
+done
 
 step "clean up"
 dpkg --purge signupd >/dev/null 2>&1

@@ -24,6 +24,9 @@ pub async fn serve(config_path: Option<&Path>) -> anyhow::Result<()> {
     // Before anything answers: a SIGTERM right after the first answer must stop us cleanly,
     // not kill us with the signal's default action.
     let shutdown = shutdown_signal()?;
+    if let Some(warning) = crate::ratelimit::loopback_warning(&config.server) {
+        tracing::warn!("{warning}");
+    }
     let application = Application::build(config).await?;
     let listen = application.state().config.server.listen;
     // `metrics_port` only when `server.metrics_listen` is set (port 0 picks a free one).
@@ -50,6 +53,10 @@ pub fn check_config(config_path: Option<&Path>) -> anyhow::Result<()> {
     let credentials_dir = crate::secrets::credentials_dir_from_env();
     webhooks::load_endpoints(&config, credentials_dir.as_deref())?;
     crate::presentation::Stylesheets::load(&config)?;
+    // A warning, not an error (exit code 0): the configuration works, only the rate limit is unfair.
+    if let Some(warning) = crate::ratelimit::loopback_warning(&config.server) {
+        writeln!(std::io::stderr(), "signupd: warning: {warning}")?;
+    }
     let mut out = std::io::stdout().lock();
     writeln!(out, "# configuration is valid; effective values (secrets redacted):")?;
     out.write_all(config.to_redacted_toml().as_bytes())?;

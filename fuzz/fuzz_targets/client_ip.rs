@@ -58,6 +58,8 @@ fuzz_target!(|input: Input| {
     let client = client_ip(peer, &headers, server);
     if !server.trusted_proxies.contains(peer) {
         assert_eq!(client, peer.to_canonical(), "an untrusted peer chose its client address");
+    } else if server.client_ip_header == "x-forwarded-for" {
+        assert_eq!(client, rightmost_untrusted(peer.to_canonical(), &headers, server), "X-Forwarded-For");
     } else if client != peer.to_canonical() {
         // A trusted proxy named the client: exactly one header, which holds that address.
         let mut values = headers.get_all(&server.client_ip_header);
@@ -69,3 +71,23 @@ fuzz_target!(|input: Input| {
     let net = ClientNet::of(client, input.ipv6_prefix);
     let _ = net.to_string();
 });
+
+/// The X-Forwarded-For rule stated over the whole chain (every line, in order, split at commas;
+/// a line that is not text is one unreadable entry): the client is the rightmost entry that is
+/// not a trusted address; if that entry is unreadable, the trusted one right of it (or the peer);
+/// if every entry is trusted, the leftmost (or the peer when there is none).
+fn rightmost_untrusted(peer: IpAddr, headers: &HeaderMap, server: &ServerConfig) -> IpAddr {
+    let parse = |entry: &str| entry.trim().parse::<IpAddr>().ok().map(|ip| ip.to_canonical());
+    let mut chain: Vec<Option<IpAddr>> = Vec::new();
+    for value in headers.get_all("x-forwarded-for") {
+        match value.to_str() {
+            Ok(text) => chain.extend(text.split(',').map(parse)),
+            Err(_) => chain.push(None),
+        }
+    }
+    let trusted = |entry: &Option<IpAddr>| entry.is_some_and(|ip| server.trusted_proxies.contains(ip));
+    match chain.iter().rposition(|entry| !trusted(entry)) {
+        None => chain.first().copied().flatten().unwrap_or(peer),
+        Some(at) => chain[at].or_else(|| chain.get(at + 1).copied().flatten()).unwrap_or(peer),
+    }
+}

@@ -11,4 +11,4 @@ mod trusted_proxies;
 pub use client_ip::{ClientNet, client_ip};
 pub use limiter::{Counter, Decision, RateLimiter, check_and_count, delete_expired};
 pub use neighbourhood::Neighbourhood;
-pub use trusted_proxies::TrustedProxies;
+pub use trusted_proxies::{TrustedProxies, loopback_warning};

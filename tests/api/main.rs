@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, reason = "a failed unwrap is a failed test, with its location")]
 
 mod cli;
+mod client_identity;
 mod confirm;
 mod crash;
 mod docs;
