@@ -296,14 +296,14 @@ run_scenario() { # NAME MODE(v6|v4) SHORT_WINDOW(0|1) HOUR_TURN(0|1)
     # ERROR lines other than the expected surge alerts, and panics.
     local errors
     errors=$(grep -E 'ERROR|panic' "$dir/signupd.log" | grep -vc 'signup surge' || true)
-    python3 - "$name" "$mode" "$short" "$hour" "$flood" "$t0" "$t1" "$t_end" "$hour_turn" "$QUIET_NOTE" "$errors" "$dir" "$fake" >>"$RESULTS" <<'EOF'
+    python3 - "$name" "$mode" "$short" "$hour" "$flood" "$t0" "$t1" "$t_end" "$hour_turn" "$QUIET_NOTE" "$errors" "$dir" "$fake" "$FLOOD_NETS" >>"$RESULTS" <<'EOF'
 import json, sys
-name, mode, short, hour, flood, t0, t1, t_end, hour_turn, quiet, errors, d, fake = sys.argv[1:]
+name, mode, short, hour, flood, t0, t1, t_end, hour_turn, quiet, errors, d, fake, nets = sys.argv[1:]
 fields = dict(kv.split("=", 1) for kv in flood.split()[1:] if "=" in kv)
 load = lambda f: json.load(open(f"{d}/{f}"))
 visitors = load("visitors.json")
 print(json.dumps({
-    "name": name, "mode": mode, "short_window": short == "1", "hour_turn": hour == "1", "fake_start": fake,
+    "name": name, "mode": mode, "nets": int(nets), "short_window": short == "1", "hour_turn": hour == "1", "fake_start": fake,
     "flood": {k: float(v) for k, v in fields.items()}, "flood_secs": round(float(t1) - float(t0), 1),
     "run_secs": round(float(t_end) - float(t0), 1),
     "hour_turned_s_after_flood_end": None if hour_turn == "null" else float(hour_turn),
@@ -346,7 +346,7 @@ for line in open(sys.argv[1]):
     r = json.loads(line)
     f, v, s = r["flood"], r["visitors"], r["sink"]
     print()
-    what = {"v6": "one IPv6 /48, a /64 per request", "v4": "200 IPv4 /24s x 254 clients"}[r["mode"]]
+    what = {"v6": "one IPv6 /48, a /64 per request", "v4": f"{r['nets']} IPv4 /24s x 254 clients"}[r["mode"]]
     extra = []
     if r["short_window"]:
         extra.append("confirm_ttl short, cleanup every 5 s")
