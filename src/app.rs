@@ -118,8 +118,8 @@ impl Application {
         &self.state
     }
 
-    /// Serves until `shutdown` completes, then stops accepting, finishes in-flight requests and
-    /// stops the background workers. Each part reports how it ended.
+    /// Serves until `shutdown` completes, then stops accepting, finishes in-flight requests,
+    /// stops the background workers and closes the database. Each part reports how it ended.
     pub async fn run_until_stopped(self, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
         let (stop_workers, workers_stopped) = tokio::sync::watch::channel(false);
         let until_stopped = |mut stopped: tokio::sync::watch::Receiver<bool>| async move {
@@ -186,6 +186,13 @@ impl Application {
         for (name, worker) in workers {
             worker.await.with_context(|| format!("the {name} panicked"))?;
             tracing::info!(worker = name, "stopped");
+        }
+        // Nothing reads or writes any more. Readers first, then the writer (which checkpoints
+        // with TRUNCATE, see `storage::writer`): the last connection to close removes the `-wal`
+        // and `-shm` files, so a clean stop leaves the database as one file.
+        self.state.db.close();
+        if let Err(error) = self.state.writer.close().await {
+            tracing::warn!(error = format!("{error:#}"), "cannot close the database cleanly");
         }
         served
     }

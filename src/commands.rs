@@ -61,7 +61,9 @@ pub async fn migrate(config_path: Option<&Path>) -> anyhow::Result<()> {
     let config = load_config(config_path)?;
     telemetry::init(config.server.log_format);
     let path = app::prepare_database_file(&config).await?;
-    let applied = app::start_writer(path).await?.migrations_applied();
+    let writer = app::start_writer(path).await?;
+    let applied = writer.migrations_applied();
+    writer.close().await?;
     writeln!(std::io::stdout(), "applied {applied} migration(s); schema version {}", crate::storage::LATEST_VERSION)?;
     Ok(())
 }
