@@ -49,7 +49,7 @@ const DISCONNECT_GRACE: Duration = Duration::from_secs(1);
 #[derive(Debug, Clone)]
 pub struct BuildOptions {
     pub clock: Arc<dyn Clock>,
-    /// `$CREDENTIALS_DIRECTORY` (systemd `LoadCredential=`).
+    /// Where credentials are looked for: [`secrets::credentials_dir`].
     pub credentials_dir: Option<PathBuf>,
     /// Run the intake worker, the mail workers, one webhook worker per endpoint and the cleanup
     /// scheduler in the background.
@@ -58,11 +58,12 @@ pub struct BuildOptions {
 }
 
 impl BuildOptions {
-    /// The system clock and the process's `$CREDENTIALS_DIRECTORY`.
-    pub fn from_env() -> Self {
+    /// The system clock, and the credentials directory of the process (`$CREDENTIALS_DIRECTORY`)
+    /// or of the configuration file `config_file` (`credentials/` beside it).
+    pub fn from_env(config_file: Option<&Path>) -> Self {
         Self {
             clock: Arc::new(SystemClock),
-            credentials_dir: crate::secrets::credentials_dir_from_env(),
+            credentials_dir: secrets::credentials_dir(config_file),
             background_workers: true,
         }
     }
@@ -87,8 +88,9 @@ impl std::fmt::Debug for Application {
 }
 
 impl Application {
-    pub async fn build(config: Config) -> anyhow::Result<Self> {
-        Self::build_with(config, BuildOptions::from_env()).await
+    /// Builds `config`, loaded from `config_file` (which locates the credentials directory).
+    pub async fn build(config: Config, config_file: Option<&Path>) -> anyhow::Result<Self> {
+        Self::build_with(config, BuildOptions::from_env(config_file)).await
     }
 
     pub async fn build_with(config: Config, options: BuildOptions) -> anyhow::Result<Self> {

@@ -24,7 +24,7 @@ pub async fn serve(config_path: Option<&Path>) -> anyhow::Result<()> {
     // Before anything answers: a SIGTERM right after the first answer must stop us cleanly,
     // not kill us with the signal's default action.
     let shutdown = shutdown_signal()?;
-    let application = Application::build(config).await?;
+    let application = Application::build(config, config_path).await?;
     let listen = application.state().config.server.listen;
     // `metrics_port` only when `server.metrics_listen` is set (port 0 picks a free one).
     tracing::info!(
@@ -47,7 +47,7 @@ pub async fn serve(config_path: Option<&Path>) -> anyhow::Result<()> {
 pub fn check_config(config_path: Option<&Path>) -> anyhow::Result<()> {
     let config = load_config(config_path)?;
     // Webhook secrets are files: read them too, so a bad one is found before `serve` starts.
-    let credentials_dir = crate::secrets::credentials_dir_from_env();
+    let credentials_dir = secrets::credentials_dir(config_path);
     webhooks::load_endpoints(&config, credentials_dir.as_deref())?;
     crate::presentation::Stylesheets::load(&config)?;
     let mut out = std::io::stdout().lock();
@@ -81,7 +81,10 @@ async fn beside<T: Send + 'static>(
     work: impl FnOnce(&Beside) -> anyhow::Result<T> + Send + 'static,
 ) -> anyhow::Result<T> {
     let config = load_config(config_path)?;
-    tokio::task::spawn_blocking(move || work(&Beside::open(config)?)).await.context("the command was cancelled")?
+    let credentials_dir = secrets::credentials_dir(config_path);
+    tokio::task::spawn_blocking(move || work(&Beside::open(config, credentials_dir)?))
+        .await
+        .context("the command was cancelled")?
 }
 
 /// `signupd export`: subscribers to stdout or a new 0600 file.
@@ -115,7 +118,9 @@ pub async fn remove(
     reason: Option<ReasonArg>,
 ) -> anyhow::Result<()> {
     let config = load_config(config_path)?;
-    let beside = tokio::task::spawn_blocking(move || Beside::open(config)).await.context("cancelled")??;
+    let credentials_dir = secrets::credentials_dir(config_path);
+    let beside =
+        tokio::task::spawn_blocking(move || Beside::open(config, credentials_dir)).await.context("cancelled")??;
     let mut out = Vec::new();
     operator::remove::run(&beside, email, list, reason, &mut out).await?;
     std::io::stdout().write_all(&out)?;
@@ -142,7 +147,7 @@ pub async fn send_test_mail(config_path: Option<&Path>, to: &str, list: Option<&
         Some(id) => config.list(id).ok_or_else(|| anyhow::anyhow!("--list: no list with id {id:?}"))?,
         None => config.lists.first().ok_or_else(|| anyhow::anyhow!("no list configured"))?,
     };
-    let credentials_dir = crate::secrets::credentials_dir_from_env();
+    let credentials_dir = secrets::credentials_dir(config_path);
     let transport = Transport::from_config(&config.mail, credentials_dir.as_deref())?;
     let message = mail::message::test_mail(&config, list, to.as_ref())?;
     match transport.send(message).await {
@@ -162,7 +167,7 @@ pub async fn send_test_mail(config_path: Option<&Path>, to: &str, list: Option<&
 /// answer (status and time) or the failure and a hint. Exit 1 if any endpoint failed.
 pub async fn send_test_webhook(config_path: Option<&Path>, name: Option<&str>) -> anyhow::Result<()> {
     let config = load_config(config_path)?;
-    let credentials_dir = crate::secrets::credentials_dir_from_env();
+    let credentials_dir = secrets::credentials_dir(config_path);
     let endpoints = webhooks::load_endpoints(&config, credentials_dir.as_deref())?;
     let chosen: Vec<_> =
         endpoints.iter().filter(|endpoint| name.is_none_or(|name| endpoint.config.name == name)).collect();

@@ -14,6 +14,8 @@
 //! - [`metrics`]: Prometheus counters, gauges and histograms on their own listener.
 //! - [`config`]: defaults + TOML + environment → a checked `Config`; errors name the key.
 //! - [`secrets`]: the token signing secret, verify-only secrets and the hash key; generated 0600.
+//!   Where credentials are found (`$CREDENTIALS_DIRECTORY`, or `credentials/` beside the config
+//!   file; flattened or directory form).
 //! - [`storage`]: SQLite. **[`storage::writer`] is the one place SQLite is written**: a thread
 //!   with the only read-write connection runs every write as a typed command, group-committed
 //!   (and a checkpointer thread beside it copies the WAL into the file). The commands:
