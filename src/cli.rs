@@ -38,7 +38,8 @@ pub struct Cli {
 pub enum Command {
     /// Migrate, then serve HTTP, run the mail worker and the scheduler.
     Serve,
-    /// Validate the configuration and print it with secrets redacted.
+    /// Run the checks `serve` runs before it writes anything (files, credentials, mail, webhooks),
+    /// then print the configuration with secrets redacted.
     CheckConfig,
     /// Apply database migrations and exit.
     Migrate,

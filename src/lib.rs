@@ -5,6 +5,8 @@
 //! # Layout
 //!
 //! - [`app`]: assembly — start-up order, `Application::build` / `run_until_stopped`.
+//! - [`preflight`]: every start-up check that writes nothing (files, credentials, transport,
+//!   webhooks), shared by `serve` and `check-config`.
 //! - [`state`]: `AppState`, what every handler, worker and the scheduler share; built by
 //!   [`app`], used by everything else.
 //! - [`cli`]: the clap command line (`docs/operations.md`).
@@ -56,6 +58,7 @@ pub mod mail;
 pub mod metrics;
 pub mod middleware;
 pub mod operator;
+pub mod preflight;
 pub mod presentation;
 pub mod ratelimit;
 pub mod routes;

@@ -123,7 +123,16 @@ impl std::fmt::Debug for Webhooks {
 impl Webhooks {
     /// Reads every endpoint's secret; an error names the key (`webhooks[0].secret_file`).
     pub fn load(config: &Config, credentials_dir: Option<&Path>, keyring: Arc<Keyring>) -> anyhow::Result<Self> {
-        let endpoints = load_endpoints(config, credentials_dir)?;
+        Self::with_endpoints(config, load_endpoints(config, credentials_dir)?, keyring)
+    }
+
+    /// The endpoints [`load_endpoints`] read (start-up reads them once, before anything is
+    /// written), ready to queue and deliver.
+    pub fn with_endpoints(
+        config: &Config,
+        endpoints: Vec<Arc<Endpoint>>,
+        keyring: Arc<Keyring>,
+    ) -> anyhow::Result<Self> {
         let client = client()?;
         Ok(Self {
             inner: Arc::new(Inner {

@@ -7,12 +7,14 @@
 mod cli;
 mod confirm;
 mod crash;
+mod credentials;
 mod docs;
 mod domains;
 mod edges;
 mod flood;
 mod health;
 mod helpers;
+mod loader;
 mod mail;
 mod manage;
 mod operator;

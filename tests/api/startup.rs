@@ -94,6 +94,39 @@ async fn failed_starts_name_the_problem_and_write_nothing() {
             prepare: |_| {},
             expected: "secrets.verify_only_secret_files[0]: cannot read /nonexistent/old",
         },
+        // Regression: the SMTP password and the webhook secrets used to be read after the
+        // database was created and migrated.
+        Case {
+            name: "SMTP user name without a password",
+            extra: "[mail]\ntransport = \"smtp\"\n[mail.smtp]\nhost = \"127.0.0.1\"\nusername = \"relay-user\"\n\
+                    [[lists]]\nid = \"news\"\nfrom = \"News <news@signupd.test>\"",
+            prepare: |_| {},
+            expected: "mail.smtp.username is set but there is no password",
+        },
+        Case {
+            name: "missing DKIM key",
+            extra: "[mail.dkim]\nselector = \"s1\"\ndomain = \"signupd.test\"\nprivate_key_file = \"/nonexistent/dkim.pem\"",
+            prepare: |_| {},
+            expected: "mail.dkim.private_key_file: cannot read /nonexistent/dkim.pem",
+        },
+        Case {
+            name: "missing webhook secret",
+            extra: "[[webhooks]]\nname = \"crm\"\nurl = \"http://127.0.0.1:9/\"\nsecret_file = \"/nonexistent/crm\"",
+            prepare: |_| {},
+            expected: "webhooks[0].secret_file: cannot read /nonexistent/crm",
+        },
+        Case {
+            name: "missing custom stylesheet",
+            extra: "[server]\ncustom_css_file = \"/nonexistent/brand.css\"",
+            prepare: |_| {},
+            expected: "server.custom_css_file: /nonexistent/brand.css cannot be read",
+        },
+        Case {
+            name: "missing blocked domains file",
+            extra: "[signup]\nblocked_domains_file = \"/nonexistent/blocked.txt\"",
+            prepare: |_| {},
+            expected: "signup.blocked_domains_file",
+        },
     ];
     for case in cases {
         let dir = tempfile::tempdir().unwrap();
