@@ -1,8 +1,10 @@
 //! Assembly: from a checked [`Config`] to a bound, running server.
 //!
 //! [`Application::build`] does every start-up step in an order that writes nothing until all
-//! checks that can fail without writing have passed (secrets read, data directory usable,
-//! database not newer than this binary), then generates missing secrets, migrates, and binds.
+//! checks that can fail without writing have passed ([`crate::preflight`]: the files and
+//! credentials the configuration names, the mail transport, the webhooks — the same checks
+//! `check-config` runs; then the data directory usable and the database not newer than this
+//! binary), then generates missing secrets, migrates, and binds.
 //! Binding before serving lets tests use port 0 and read [`Application::port`] without sleeping.
 //! [`Application::run_until_stopped`] serves until the given shutdown future completes, then
 //! finishes in-flight requests. Meanwhile `SIGHUP` re-reads `signup.blocked_domains_file`
@@ -23,14 +25,13 @@ use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
-use crate::domain_policy::DomainPolicy;
-use crate::mail::{self, Transport};
+use crate::mail;
 use crate::middleware::{access_log, security_headers};
-use crate::presentation::Stylesheets;
+use crate::preflight::{Checked, preflight};
 use crate::ratelimit::RateLimiter;
 use crate::routes;
 use crate::scheduler;
-use crate::secrets::{self, SecretsPlan};
+use crate::secrets;
 use crate::signup;
 use crate::state::AppState;
 use crate::storage::{self, Db, Writer};
@@ -49,7 +50,7 @@ const DISCONNECT_GRACE: Duration = Duration::from_secs(1);
 #[derive(Debug, Clone)]
 pub struct BuildOptions {
     pub clock: Arc<dyn Clock>,
-    /// `$CREDENTIALS_DIRECTORY` (systemd `LoadCredential=`).
+    /// Where credentials are looked for: [`secrets::credentials_dir`].
     pub credentials_dir: Option<PathBuf>,
     /// Run the intake worker, the mail workers, one webhook worker per endpoint and the cleanup
     /// scheduler in the background.
@@ -58,11 +59,12 @@ pub struct BuildOptions {
 }
 
 impl BuildOptions {
-    /// The system clock and the process's `$CREDENTIALS_DIRECTORY`.
-    pub fn from_env() -> Self {
+    /// The system clock, and the credentials directory of the process (`$CREDENTIALS_DIRECTORY`)
+    /// or of the configuration file `config_file` (`credentials/` beside it).
+    pub fn from_env(config_file: Option<&Path>) -> Self {
         Self {
             clock: Arc::new(SystemClock),
-            credentials_dir: crate::secrets::credentials_dir_from_env(),
+            credentials_dir: secrets::credentials_dir(config_file),
             background_workers: true,
         }
     }
@@ -87,8 +89,9 @@ impl std::fmt::Debug for Application {
 }
 
 impl Application {
-    pub async fn build(config: Config) -> anyhow::Result<Self> {
-        Self::build_with(config, BuildOptions::from_env()).await
+    /// Builds `config`, loaded from `config_file` (which locates the credentials directory).
+    pub async fn build(config: Config, config_file: Option<&Path>) -> anyhow::Result<Self> {
+        Self::build_with(config, BuildOptions::from_env(config_file)).await
     }
 
     pub async fn build_with(config: Config, options: BuildOptions) -> anyhow::Result<Self> {
@@ -118,8 +121,8 @@ impl Application {
         &self.state
     }
 
-    /// Serves until `shutdown` completes, then stops accepting, finishes in-flight requests and
-    /// stops the background workers. Each part reports how it ended.
+    /// Serves until `shutdown` completes, then stops accepting, finishes in-flight requests,
+    /// stops the background workers and closes the database. Each part reports how it ended.
     pub async fn run_until_stopped(self, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
         let (stop_workers, workers_stopped) = tokio::sync::watch::channel(false);
         let until_stopped = |mut stopped: tokio::sync::watch::Receiver<bool>| async move {
@@ -187,16 +190,23 @@ impl Application {
             worker.await.with_context(|| format!("the {name} panicked"))?;
             tracing::info!(worker = name, "stopped");
         }
+        // Nothing reads or writes any more. Readers first, then the writer (which checkpoints
+        // with TRUNCATE, see `storage::writer`): the last connection to close removes the `-wal`
+        // and `-shm` files, so a clean stop leaves the database as one file.
+        self.state.db.close();
+        if let Err(error) = self.state.writer.close().await {
+            tracing::warn!(error = format!("{error:#}"), "cannot close the database cleanly");
+        }
         served
     }
 }
 
 /// Start-up without binding: checks, secrets, database. Shared by `serve` and tests.
 pub async fn prepare(config: Config, options: BuildOptions) -> anyhow::Result<AppState> {
-    // Files named by the configuration are read before anything is created.
-    let stylesheets = Arc::new(Stylesheets::load(&config)?);
-    let domains = DomainPolicy::load(&config.signup)?;
-    let plan = SecretsPlan::resolve(&config, options.credentials_dir.as_deref())?;
+    // Every file and credential the configuration names is read before anything is created:
+    // the very checks `check-config` runs.
+    let Checked { stylesheets, domains, secrets: plan, transport, webhooks: endpoints } =
+        preflight(&config, options.credentials_dir.as_deref())?;
     let path = prepare_database_file(&config).await?;
     let secrets =
         tokio::task::spawn_blocking(move || plan.materialize()).await.context("secret generation was cancelled")??;
@@ -204,7 +214,6 @@ pub async fn prepare(config: Config, options: BuildOptions) -> anyhow::Result<Ap
     let db = Db::open_readers(&path)?;
     let config = Arc::new(config);
     let limiter = Arc::new(RateLimiter::new(&config.signup, &secrets.hash_key));
-    let transport = Transport::from_config(&config.mail, options.credentials_dir.as_deref())?;
     // Held to the rules of `[[webhooks]]`: a redirect is a refusal, not a new destination.
     let http_client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
@@ -212,7 +221,7 @@ pub async fn prepare(config: Config, options: BuildOptions) -> anyhow::Result<Ap
         .build()
         .context("cannot build the HTTP client for the alert webhook")?;
     let keyring = Arc::new(Keyring::new(&secrets.token_secret, &secrets.verify_only));
-    let webhooks = Webhooks::load(&config, options.credentials_dir.as_deref(), keyring.clone())?;
+    let webhooks = Webhooks::with_endpoints(&config, endpoints, keyring.clone())?;
     Ok(AppState {
         config,
         db,
@@ -224,7 +233,7 @@ pub async fn prepare(config: Config, options: BuildOptions) -> anyhow::Result<Ap
         limiter,
         transport,
         http_client,
-        stylesheets,
+        stylesheets: Arc::new(stylesheets),
         domains,
     })
 }

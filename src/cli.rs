@@ -8,10 +8,25 @@ use clap::{Parser, Subcommand};
 use crate::operator::export::{Format, StatusFilter};
 use crate::operator::remove::ReasonArg;
 
+/// Where credentials are looked for, in `--help`.
+const CREDENTIALS_HELP: &str = "\
+Credentials (the token secret, the hash key, the SMTP password, webhook secrets) not named in the \
+configuration are looked for in $CREDENTIALS_DIRECTORY when it is set (systemd's LoadCredential=), \
+else in the directory credentials/ beside the --config file when it exists (on a Debian install: \
+/etc/signupd/credentials/). There, smtp_password and webhook_<name> may also be kept as \
+smtp/password and webhook/<name>.";
+
 #[derive(Debug, Parser)]
-#[command(name = "signupd", version, about = "A self-contained double opt-in signup service", propagate_version = true)]
+#[command(
+    name = "signupd",
+    version,
+    about = "A self-contained double opt-in signup service",
+    after_long_help = CREDENTIALS_HELP,
+    propagate_version = true
+)]
 pub struct Cli {
-    /// Configuration file (TOML). Without one, signupd runs the zero-setup demo.
+    /// Configuration file (TOML). Without one, signupd runs the zero-setup demo. Credentials
+    /// are looked for in $CREDENTIALS_DIRECTORY, else in credentials/ beside this file.
     #[arg(long, global = true, env = "SIGNUPD_CONFIG", value_name = "PATH")]
     pub config: Option<PathBuf>,
 
@@ -23,7 +38,8 @@ pub struct Cli {
 pub enum Command {
     /// Migrate, then serve HTTP, run the mail worker and the scheduler.
     Serve,
-    /// Validate the configuration and print it with secrets redacted.
+    /// Run the checks `serve` runs before it writes anything (files, credentials, mail, webhooks),
+    /// then print the configuration with secrets redacted.
     CheckConfig,
     /// Apply database migrations and exit.
     Migrate,
@@ -109,6 +125,15 @@ mod tests {
         let cli = Cli::try_parse_from(["signupd", "serve", "--config", "x.toml"]).unwrap();
         assert_eq!(cli.config, Some(PathBuf::from("x.toml")));
         assert!(matches!(cli.command, Command::Serve));
+    }
+
+    #[test]
+    fn help_says_where_credentials_are_looked_for() {
+        let help = Cli::command().render_long_help().to_string();
+        assert!(help.contains("$CREDENTIALS_DIRECTORY"), "{help}");
+        assert!(help.contains("credentials/ beside"), "{help}");
+        let short = Cli::command().render_help().to_string();
+        assert!(short.contains("credentials/ beside"), "--config's help, shown by -h too: {short}");
     }
 
     #[test]

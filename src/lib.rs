@@ -5,6 +5,8 @@
 //! # Layout
 //!
 //! - [`app`]: assembly — start-up order, `Application::build` / `run_until_stopped`.
+//! - [`preflight`]: every start-up check that writes nothing (files, credentials, transport,
+//!   webhooks), shared by `serve` and `check-config`.
 //! - [`state`]: `AppState`, what every handler, worker and the scheduler share; built by
 //!   [`app`], used by everything else.
 //! - [`cli`]: the clap command line (`docs/operations.md`).
@@ -14,6 +16,8 @@
 //! - [`metrics`]: Prometheus counters, gauges and histograms on their own listener.
 //! - [`config`]: defaults + TOML + environment → a checked `Config`; errors name the key.
 //! - [`secrets`]: the token signing secret, verify-only secrets and the hash key; generated 0600.
+//!   Where credentials are found (`$CREDENTIALS_DIRECTORY`, or `credentials/` beside the config
+//!   file; flattened or directory form).
 //! - [`storage`]: SQLite. **[`storage::writer`] is the one place SQLite is written**: a thread
 //!   with the only read-write connection runs every write as a typed command, group-committed
 //!   (and a checkpointer thread beside it copies the WAL into the file). The commands:
@@ -54,6 +58,7 @@ pub mod mail;
 pub mod metrics;
 pub mod middleware;
 pub mod operator;
+pub mod preflight;
 pub mod presentation;
 pub mod ratelimit;
 pub mod routes;

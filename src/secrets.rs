@@ -1,11 +1,22 @@
-//! The two secrets: the token signing secret (rotatable, with older verify-only
-//! secrets) and the hash key (never rotated; it keys suppression and rate-limit hashes).
+//! The two secrets — the token signing secret (rotatable, with older verify-only secrets) and
+//! the hash key (never rotated; it keys suppression and rate-limit hashes) — and the one way
+//! every credential is found.
 //!
-//! Each is looked up in order: the configured file, then `$CREDENTIALS_DIRECTORY/<name>`
-//! (systemd `LoadCredential=`), then `<data_dir>/<name>`, which is generated on first start.
-//! Loading is split in two so a bad start writes nothing: [`SecretsPlan::resolve`] only reads and
-//! checks; [`SecretsPlan::materialize`] creates the missing generated files once every other
-//! check has passed.
+//! **The credentials directory** ([`credentials_dir`]) is `$CREDENTIALS_DIRECTORY` when it is
+//! set (systemd's `LoadCredential=`), else the directory `credentials/` beside the configuration
+//! file, when it exists: so a command run by hand on a packaged machine (`--config
+//! /etc/signupd/signupd.toml`) finds `/etc/signupd/credentials/` as the unit does. Never a fixed
+//! path: the zero-setup demo and the tests must not pick up a machine's installed secrets.
+//!
+//! **A credential in it** ([`find_credential`]) is found under the name systemd gives it
+//! (`webhook_crm`, `smtp_password`), then, for the two the unit loads as directories (`smtp`,
+//! `webhook`: systemd flattens `webhook/crm` into `webhook_crm`), under the name the operator
+//! sees on disk (`webhook/crm`). Both present with different contents is an error naming both.
+//!
+//! Each secret is looked up in order: the configured file, then the credential `<name>`, then
+//! `<data_dir>/<name>`, which is generated on first start. Loading is split in two so a bad start
+//! writes nothing: [`SecretsPlan::resolve`] only reads and checks; [`SecretsPlan::materialize`]
+//! creates the missing generated files once every other check has passed.
 //!
 //! A secret file holds at least 32 bytes; one trailing newline is ignored, so
 //! `signupd gen-secret > file` works. Generated files hold 64 base64url characters (48 random
@@ -49,9 +60,93 @@ impl fmt::Debug for Secret {
     }
 }
 
-/// `$CREDENTIALS_DIRECTORY`: where systemd's `LoadCredential=` puts secrets, if it does.
-pub fn credentials_dir_from_env() -> Option<PathBuf> {
-    std::env::var_os("CREDENTIALS_DIRECTORY").map(PathBuf::from)
+/// The directory looked for beside the configuration file when `$CREDENTIALS_DIRECTORY` is unset.
+pub const CREDENTIALS_BESIDE_CONFIG: &str = "credentials";
+
+/// Credentials the packaged unit loads as a whole directory (`LoadCredential=webhook:…/webhook`):
+/// systemd hands the file `webhook/crm` over as `webhook_crm`.
+const DIRECTORY_CREDENTIALS: &[&str] = &["smtp", "webhook"];
+
+/// Where credentials are looked for: `$CREDENTIALS_DIRECTORY` when set, else `credentials/`
+/// beside `config_file` when that directory exists, else nowhere.
+pub fn credentials_dir(config_file: Option<&Path>) -> Option<PathBuf> {
+    choose_credentials_dir(std::env::var_os("CREDENTIALS_DIRECTORY"), config_file)
+}
+
+fn choose_credentials_dir(from_env: Option<std::ffi::OsString>, config_file: Option<&Path>) -> Option<PathBuf> {
+    if let Some(dir) = from_env.filter(|dir| !dir.is_empty()) {
+        return Some(PathBuf::from(dir));
+    }
+    // `signupd.toml` has the parent "", so `credentials` is then taken relative to the working
+    // directory, like the file itself.
+    let beside = config_file?.parent()?.join(CREDENTIALS_BESIDE_CONFIG);
+    beside.is_dir().then_some(beside)
+}
+
+/// Where credential `name` would be in `dir`: the name systemd gives it, and for the credentials
+/// the unit loads from a directory, the path below that directory (`webhook/crm`).
+fn credential_paths(dir: &Path, name: &str) -> (PathBuf, Option<PathBuf>) {
+    let nested = name
+        .split_once('_')
+        .filter(|(id, file)| DIRECTORY_CREDENTIALS.contains(id) && !file.is_empty())
+        .map(|(id, file)| dir.join(id).join(file));
+    (dir.join(name), nested)
+}
+
+/// Finds credential `name` (`token_secret`, `smtp_password`, `webhook_crm`) in `dir`: first as
+/// systemd provides it (`dir/webhook_crm`), then, for a credential the unit loads from a
+/// directory, as the operator keeps it (`dir/webhook/crm`). `None` when neither exists. Both
+/// existing with different contents (line breaks at the end aside) is an error naming both, so
+/// nobody edits the one that is not used. A file that cannot be inspected is an error too, not a
+/// missing credential: a command run without root must not fall back to another secret.
+pub fn find_credential(dir: &Path, name: &str) -> anyhow::Result<Option<PathBuf>> {
+    let exists = |path: &Path| path.try_exists().with_context(|| format!("cannot read {}", path.display()));
+    let (flat, nested) = credential_paths(dir, name);
+    let nested = match nested {
+        Some(path) if exists(&path)? => Some(path),
+        _ => None,
+    };
+    match (exists(&flat)?, nested) {
+        (false, nested) => Ok(nested),
+        (true, None) => Ok(Some(flat)),
+        (true, Some(nested)) => {
+            let read = |path: &Path| fs::read(path).with_context(|| format!("cannot read {}", path.display()));
+            let (a, b) = (read(&flat)?, read(&nested)?);
+            let content = |bytes: &[u8]| {
+                let end = bytes.iter().rposition(|byte| !matches!(byte, b'\r' | b'\n')).map_or(0, |at| at + 1);
+                bytes[..end].to_vec()
+            };
+            if content(&a) != content(&b) {
+                anyhow::bail!(
+                    "credential {name}: {} and {} both exist and differ; keep only one of them",
+                    flat.display(),
+                    nested.display()
+                );
+            }
+            Ok(Some(flat))
+        }
+    }
+}
+
+/// Why credential `name` was not found, naming the directory looked in (for error messages).
+pub fn missing_credential(credentials_dir: Option<&Path>, name: &str) -> String {
+    match credentials_dir {
+        None => format!(
+            "there is no credentials directory to hold {name} ($CREDENTIALS_DIRECTORY is not set and there is no \
+             {CREDENTIALS_BESIDE_CONFIG}/ directory beside the configuration file)"
+        ),
+        Some(dir) => match credential_paths(dir, name) {
+            (flat, Some(nested)) => {
+                format!(
+                    "neither {} nor {} exists (credentials directory {})",
+                    flat.display(),
+                    nested.display(),
+                    dir.display()
+                )
+            }
+            (flat, None) => format!("{} does not exist (credentials directory {})", flat.display(), dir.display()),
+        },
+    }
 }
 
 /// The loaded secrets.
@@ -68,9 +163,74 @@ pub struct Secrets {
 /// Where one secret comes from, decided without writing anything.
 #[derive(Debug)]
 enum Resolved {
-    Loaded(Secret),
+    Loaded {
+        secret: Secret,
+        path: PathBuf,
+    },
     /// No configured file and no credential: generate this file (or read it if it appeared).
     Generate(PathBuf),
+}
+
+impl Resolved {
+    fn path(&self) -> &Path {
+        match self {
+            Self::Loaded { path, .. } | Self::Generate(path) => path,
+        }
+    }
+}
+
+/// Where a secret lives, by the lookup order; nothing read but what tells two copies apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SecretPlace {
+    /// The configured file (`secrets.hash_key_file`).
+    Configured(PathBuf),
+    /// The credential in the credentials directory.
+    Credential(PathBuf),
+    /// `<data_dir>/<name>`, generated by `serve` when missing.
+    DataDir(PathBuf),
+}
+
+impl SecretPlace {
+    pub fn path(&self) -> &Path {
+        match self {
+            Self::Configured(path) | Self::Credential(path) | Self::DataDir(path) => path,
+        }
+    }
+}
+
+/// The two secrets by name: the configuration key, the credential and data-directory file name.
+#[derive(Debug, Clone, Copy)]
+struct Named {
+    key: &'static str,
+    name: &'static str,
+    /// In messages: "the hash key".
+    what: &'static str,
+}
+
+const TOKEN_SECRET: Named = Named { key: "secrets.token_secret_file", name: "token_secret", what: "token secret" };
+const HASH_KEY: Named = Named { key: "secrets.hash_key_file", name: "hash_key", what: "hash key" };
+
+/// Where the hash key of `config` lives, with the credentials in `credentials_dir`: for the
+/// hints that tell an operator which file to keep with a backup.
+pub fn hash_key_place(config: &Config, credentials_dir: Option<&Path>) -> anyhow::Result<SecretPlace> {
+    place(HASH_KEY, config.secrets.hash_key_file.as_deref(), credentials_dir, &config.storage.data_dir)
+}
+
+fn place(
+    secret: Named,
+    configured: Option<&Path>,
+    credentials_dir: Option<&Path>,
+    data_dir: &Path,
+) -> anyhow::Result<SecretPlace> {
+    if let Some(path) = configured {
+        return Ok(SecretPlace::Configured(path.to_owned()));
+    }
+    if let Some(dir) = credentials_dir
+        && let Some(path) = find_credential(dir, secret.name)?
+    {
+        return Ok(SecretPlace::Credential(path));
+    }
+    Ok(SecretPlace::DataDir(data_dir.join(secret.name)))
 }
 
 /// The secrets as far as they can be known without writing.
@@ -79,24 +239,22 @@ pub struct SecretsPlan {
     token_secret: Resolved,
     verify_only: Vec<Secret>,
     hash_key: Resolved,
+    /// Where credentials were looked for, for the messages of [`SecretsPlan::existing`].
+    credentials_dir: Option<PathBuf>,
 }
 
 impl SecretsPlan {
-    /// Reads and checks every configured secret file and systemd credential.
-    /// `credentials_dir` is `$CREDENTIALS_DIRECTORY`, passed in so tests need not set it.
+    /// Reads and checks every configured secret file and credential. `credentials_dir` is
+    /// [`credentials_dir`]'s answer, passed in so tests need not set the environment.
     pub fn resolve(config: &Config, credentials_dir: Option<&Path>) -> anyhow::Result<Self> {
         let data_dir = &config.storage.data_dir;
         let token_secret = resolve_one(
-            "secrets.token_secret_file",
-            config.secrets.token_secret_file.as_deref(),
-            credentials_dir.map(|dir| dir.join("token_secret")),
-            data_dir.join("token_secret"),
+            TOKEN_SECRET,
+            place(TOKEN_SECRET, config.secrets.token_secret_file.as_deref(), credentials_dir, data_dir)?,
         )?;
         let hash_key = resolve_one(
-            "secrets.hash_key_file",
-            config.secrets.hash_key_file.as_deref(),
-            credentials_dir.map(|dir| dir.join("hash_key")),
-            data_dir.join("hash_key"),
+            HASH_KEY,
+            place(HASH_KEY, config.secrets.hash_key_file.as_deref(), credentials_dir, data_dir)?,
         )?;
         let verify_only = config
             .secrets
@@ -105,23 +263,38 @@ impl SecretsPlan {
             .enumerate()
             .map(|(i, path)| read_secret(path).with_context(|| format!("secrets.verify_only_secret_files[{i}]")))
             .collect::<anyhow::Result<_>>()?;
-        Ok(Self { token_secret, verify_only, hash_key })
+        Ok(Self { token_secret, verify_only, hash_key, credentials_dir: credentials_dir.map(Path::to_owned) })
+    }
+
+    /// The file the token secret was read from, or will be generated as.
+    pub fn token_secret_path(&self) -> &Path {
+        self.token_secret.path()
+    }
+
+    /// The file the hash key was read from, or will be generated as.
+    pub fn hash_key_path(&self) -> &Path {
+        self.hash_key.path()
     }
 
     /// Every secret, but only if all exist already: for commands that must use the secrets
     /// `serve` created, never new ones.
     pub fn existing(self) -> anyhow::Result<Secrets> {
-        let exists = |resolved: Resolved, name: &str| match resolved {
-            Resolved::Loaded(secret) => Ok(secret),
+        let credentials_dir = self.credentials_dir.as_deref();
+        let exists = |resolved: Resolved, secret: Named| match resolved {
+            Resolved::Loaded { secret, .. } => Ok(secret),
             Resolved::Generate(path) => Err(anyhow::anyhow!(
-                "the {name} {} does not exist: run this command with the configuration (and $CREDENTIALS_DIRECTORY) that `serve` uses",
-                path.display()
+                "the {} {} does not exist, {} is not set, and {}: run this command with the configuration and \
+                 credentials that `serve` uses",
+                secret.what,
+                path.display(),
+                secret.key,
+                missing_credential(credentials_dir, secret.name)
             )),
         };
         Ok(Secrets {
-            token_secret: exists(self.token_secret, "token secret")?,
+            token_secret: exists(self.token_secret, TOKEN_SECRET)?,
             verify_only: self.verify_only,
-            hash_key: exists(self.hash_key, "hash key")?,
+            hash_key: exists(self.hash_key, HASH_KEY)?,
         })
     }
 
@@ -135,26 +308,26 @@ impl SecretsPlan {
     }
 }
 
-fn resolve_one(
-    key: &str,
-    configured: Option<&Path>,
-    credential: Option<PathBuf>,
-    generated: PathBuf,
-) -> anyhow::Result<Resolved> {
-    if let Some(path) = configured {
-        return read_secret(path).with_context(|| key.to_owned()).map(Resolved::Loaded);
+fn resolve_one(secret: Named, place: SecretPlace) -> anyhow::Result<Resolved> {
+    match place {
+        SecretPlace::Configured(path) => {
+            let secret = read_secret(&path).with_context(|| secret.key.to_owned())?;
+            Ok(Resolved::Loaded { secret, path })
+        }
+        SecretPlace::Credential(path) => {
+            let secret = read_secret(&path).with_context(|| format!("credential {}", secret.name))?;
+            Ok(Resolved::Loaded { secret, path })
+        }
+        // A path that cannot even be inspected (its directory missing or not a directory) is left
+        // to generate: the data directory check that follows names the real problem.
+        SecretPlace::DataDir(path) if path.exists() => Ok(Resolved::Loaded { secret: read_secret(&path)?, path }),
+        SecretPlace::DataDir(path) => Ok(Resolved::Generate(path)),
     }
-    if let Some(path) = credential.filter(|path| path.exists()) {
-        return read_secret(&path).context("systemd credential").map(Resolved::Loaded);
-    }
-    // A path that cannot even be inspected (its directory missing or not a directory) is left
-    // to generate: the data directory check that follows names the real problem.
-    if generated.exists() { read_secret(&generated).map(Resolved::Loaded) } else { Ok(Resolved::Generate(generated)) }
 }
 
 fn materialize_one(resolved: Resolved) -> anyhow::Result<Secret> {
     match resolved {
-        Resolved::Loaded(secret) => Ok(secret),
+        Resolved::Loaded { secret, .. } => Ok(secret),
         Resolved::Generate(path) => generate_file(&path),
     }
 }
@@ -253,5 +426,141 @@ mod tests {
         let exact = dir.path().join("exact");
         fs::write(&exact, "y".repeat(32) + "\r\n").unwrap();
         assert_eq!(read_secret(&exact).unwrap().expose(), "y".repeat(32).as_bytes());
+    }
+
+    /// A credentials directory holding `files` (relative path, contents).
+    fn credentials(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, contents) in files {
+            let path = dir.path().join(path);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, contents).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn a_credential_is_found_flattened_or_in_its_directory_and_two_different_copies_are_refused() {
+        struct Case {
+            name: &'static str,
+            files: &'static [(&'static str, &'static str)],
+            credential: &'static str,
+            /// The file found, relative to the directory; `Err` holds what the error must say.
+            expected: Result<Option<&'static str>, &'static str>,
+        }
+        let cases = [
+            Case {
+                name: "flattened only (what systemd provides)",
+                files: &[("webhook_crm", "whsec_a")],
+                credential: "webhook_crm",
+                expected: Ok(Some("webhook_crm")),
+            },
+            Case {
+                name: "directory only (what the operator sees on disk)",
+                files: &[("webhook/crm", "whsec_a")],
+                credential: "webhook_crm",
+                expected: Ok(Some("webhook/crm")),
+            },
+            Case {
+                name: "both, equal but for the line break",
+                files: &[("smtp_password", "pw\n"), ("smtp/password", "pw")],
+                credential: "smtp_password",
+                expected: Ok(Some("smtp_password")),
+            },
+            Case {
+                name: "both, different",
+                files: &[("webhook_crm", "whsec_a"), ("webhook/crm", "whsec_b")],
+                credential: "webhook_crm",
+                expected: Err("both exist and differ"),
+            },
+            Case {
+                name: "neither",
+                files: &[("webhook/other", "whsec_a")],
+                credential: "webhook_crm",
+                expected: Ok(None),
+            },
+            Case {
+                name: "a plain credential has no directory form",
+                files: &[("hash/key", "k")],
+                credential: "hash_key",
+                expected: Ok(None),
+            },
+        ];
+        for case in cases {
+            let dir = credentials(case.files);
+            let found = find_credential(dir.path(), case.credential);
+            match (found, case.expected) {
+                (Ok(found), Ok(expected)) => {
+                    assert_eq!(found, expected.map(|path| dir.path().join(path)), "{}", case.name);
+                }
+                (Err(error), Err(expected)) => {
+                    let error = error.to_string();
+                    assert!(error.contains(expected), "{}: {error}", case.name);
+                    for (path, contents) in case.files {
+                        assert!(error.contains(&dir.path().join(path).display().to_string()), "{}: {error}", case.name);
+                        assert!(!error.contains(contents), "{}: the contents in {error}", case.name);
+                    }
+                }
+                (found, expected) => panic!("{}: found {found:?}, expected {expected:?}", case.name),
+            }
+        }
+    }
+
+    #[test]
+    fn a_missing_credential_names_the_directory_and_both_places_looked_at() {
+        let dir = credentials(&[]);
+        let message = missing_credential(Some(dir.path()), "webhook_crm");
+        assert!(message.contains(&dir.path().join("webhook_crm").display().to_string()), "{message}");
+        assert!(message.contains(&dir.path().join("webhook/crm").display().to_string()), "{message}");
+        let message = missing_credential(None, "smtp_password");
+        assert!(message.contains("$CREDENTIALS_DIRECTORY") && message.contains("credentials/"), "{message}");
+    }
+
+    #[test]
+    fn the_credentials_directory_is_the_environments_else_the_one_beside_the_config_file() {
+        let dir = credentials(&[("etc/credentials/token_secret", "t")]);
+        let config = dir.path().join("etc/signupd.toml");
+        let beside = dir.path().join("etc/credentials");
+        let from_env = Some(std::ffi::OsString::from("/run/credentials/signupd.service"));
+        assert_eq!(
+            choose_credentials_dir(from_env, Some(&config)),
+            Some(PathBuf::from("/run/credentials/signupd.service")),
+            "the environment wins"
+        );
+        assert_eq!(choose_credentials_dir(None, Some(&config)), Some(beside.clone()));
+        assert_eq!(choose_credentials_dir(Some("".into()), Some(&config)), Some(beside), "empty is unset");
+        assert_eq!(choose_credentials_dir(None, Some(&dir.path().join("signupd.toml"))), None, "no credentials/ there");
+        assert_eq!(choose_credentials_dir(None, None), None, "the zero-setup demo reads no machine's secrets");
+    }
+
+    #[test]
+    fn the_directory_credentials_are_the_ones_the_unit_loads_as_directories() {
+        let unit = include_str!("../packaging/signupd.service");
+        for id in DIRECTORY_CREDENTIALS {
+            let line = format!("LoadCredential={id}:/etc/signupd/credentials/{id}\n");
+            assert!(unit.contains(&line), "the unit does not load {id}/ as a directory");
+        }
+        for name in [TOKEN_SECRET.name, HASH_KEY.name] {
+            let line = format!("LoadCredential={name}:/etc/signupd/credentials/{name}\n");
+            assert!(unit.contains(&line), "the unit does not load the file {name}");
+        }
+    }
+
+    #[test]
+    fn the_place_of_a_secret_follows_the_lookup_order() {
+        let key = "h".repeat(40);
+        let creds = credentials(&[("hash_key", key.as_str())]);
+        let data = tempfile::tempdir().unwrap();
+        let configured = Path::new("/etc/signupd/hash.key");
+        let data_dir = data.path();
+        assert_eq!(
+            place(HASH_KEY, Some(configured), Some(creds.path()), data_dir).unwrap(),
+            SecretPlace::Configured(configured.to_owned())
+        );
+        assert_eq!(
+            place(HASH_KEY, None, Some(creds.path()), data_dir).unwrap(),
+            SecretPlace::Credential(creds.path().join("hash_key"))
+        );
+        assert_eq!(place(HASH_KEY, None, None, data_dir).unwrap(), SecretPlace::DataDir(data_dir.join("hash_key")));
     }
 }

@@ -192,7 +192,7 @@ fn dkim_signer(config: &crate::config::DkimConfig) -> anyhow::Result<DkimConfig>
     Ok(DkimConfig::new(config.selector.clone(), config.domain.clone(), key, headers, DkimCanonicalization::default()))
 }
 
-/// The name of the SMTP password in `$CREDENTIALS_DIRECTORY`.
+/// The name of the SMTP password credential (`smtp/password` in the credentials directory).
 pub const SMTP_PASSWORD_CREDENTIAL: &str = "smtp_password";
 
 /// A password file's contents without the trailing line break `echo` leaves.
@@ -204,8 +204,10 @@ fn read_password(path: &Path, source: &str) -> anyhow::Result<String> {
 }
 
 impl Transport {
-    /// Builds the configured transport. Reads the SMTP password and the DKIM key; does not
-    /// connect. `credentials_dir` is `$CREDENTIALS_DIRECTORY`, passed in so tests need not set it.
+    /// Builds the configured transport. Reads the SMTP password and the DKIM key; writes
+    /// nothing and does not connect (the first send does), so start-up checks may build it
+    /// before anything exists. `credentials_dir` is [`crate::secrets::credentials_dir`]'s answer,
+    /// passed in so tests need not set the environment.
     pub fn from_config(mail: &MailConfig, credentials_dir: Option<&Path>) -> anyhow::Result<Self> {
         let dkim = mail.dkim.as_ref().map(dkim_signer).transpose()?.map(Arc::new);
         // Greeting, EHLO, STARTTLS, AUTH, MAIL, RCPT, DATA: a few round trips, each bounded.
@@ -228,17 +230,28 @@ impl Transport {
                 let credentials = match &smtp.username {
                     None => None,
                     Some(username) => {
-                        // The configured file, then the environment, then the systemd
-                        // credential `smtp_password` (the Debian unit loads it when present).
-                        let credential = credentials_dir.map(|dir| dir.join(SMTP_PASSWORD_CREDENTIAL));
-                        let password = match (&smtp.password_file, &smtp.password, credential) {
-                            (Some(path), _, _) => read_password(path, "mail.smtp.password_file")?,
-                            (None, Some(password), _) => password.clone(),
-                            (None, None, Some(path)) if path.exists() => read_password(&path, "systemd credential")?,
-                            (None, None, _) => anyhow::bail!(
-                                "mail.smtp.username is set but there is no password: set mail.smtp.password_file, \
-                                 SIGNUPD_MAIL__SMTP__PASSWORD or the systemd credential {SMTP_PASSWORD_CREDENTIAL}"
-                            ),
+                        // The configured file, then the environment, then the credential
+                        // `smtp_password` (the Debian unit loads it from `smtp/password`).
+                        let password = match (&smtp.password_file, &smtp.password) {
+                            (Some(path), _) => read_password(path, "mail.smtp.password_file")?,
+                            (None, Some(password)) => password.clone(),
+                            (None, None) => {
+                                let found = credentials_dir
+                                    .map(|dir| crate::secrets::find_credential(dir, SMTP_PASSWORD_CREDENTIAL))
+                                    .transpose()?
+                                    .flatten();
+                                match found {
+                                    Some(path) => {
+                                        read_password(&path, &format!("credential {SMTP_PASSWORD_CREDENTIAL}"))?
+                                    }
+                                    None => anyhow::bail!(
+                                        "mail.smtp.username is set but there is no password: set \
+                                         mail.smtp.password_file, SIGNUPD_MAIL__SMTP__PASSWORD or the credential \
+                                         {SMTP_PASSWORD_CREDENTIAL} (smtp/password); {}",
+                                        crate::secrets::missing_credential(credentials_dir, SMTP_PASSWORD_CREDENTIAL)
+                                    ),
+                                }
+                            }
                         };
                         Some(Credentials::new(username.clone(), password))
                     }
@@ -357,6 +370,15 @@ mod tests {
         std::fs::write(&file, "from-file").unwrap();
         let configured = format!("password_file = {:?}", file.display().to_string());
         assert_eq!(smtp_credentials(&configured, Some(dir.path())).unwrap(), expected("from-file"), "the file wins");
+    }
+
+    #[test]
+    fn the_smtp_password_is_found_as_the_operator_keeps_it_in_smtp_password() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("smtp")).unwrap();
+        std::fs::write(dir.path().join("smtp/password"), "on-disk\n").unwrap();
+        let expected = Some(Credentials::new("relay-user".into(), "on-disk".into()));
+        assert_eq!(smtp_credentials("", Some(dir.path())).unwrap(), expected);
     }
 
     #[test]

@@ -7,7 +7,10 @@
 //! DEST, checked with `PRAGMA integrity_check`, and only then moved into place: DEST is either
 //! the old file or a complete, checked copy, never half of one. Without `--force` an existing
 //! DEST is refused. The hash key is not in the database: back it up with the copy, or every
-//! suppression stops matching after a restore.
+//! suppression stops matching after a restore. So the command names the file that holds the
+//! hash key, found as `serve` finds it (`secrets.hash_key_file`, the credential `hash_key`, or
+//! `<data_dir>/hash_key`): under the Debian package that is `/etc/signupd/credentials/hash_key`,
+//! not the data directory.
 
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -44,8 +47,34 @@ pub fn run(beside: &Beside, dest: &Path, force: bool, out: &mut dyn Write) -> an
         summary.pending,
         summary.suppressions
     )?;
-    writeln!(out, "keep the hash key with it (secrets.hash_key_file, or hash_key in the data directory)")?;
+    writeln!(out, "{}", hash_key_hint(beside))?;
     Ok(())
+}
+
+/// Which file to keep with the backup, as this command finds the hash key; a warning when that
+/// file is not there (the command then runs with other settings than `serve`).
+fn hash_key_hint(beside: &Beside) -> String {
+    use crate::secrets::SecretPlace;
+    let place = match beside.hash_key_place() {
+        Ok(place) => place,
+        Err(error) => {
+            return format!("warning: cannot tell where the hash key is ({error:#}); keep it with the backup");
+        }
+    };
+    let path = place.path().display();
+    let from = match &place {
+        SecretPlace::Configured(_) => "secrets.hash_key_file",
+        SecretPlace::Credential(_) => "the credential hash_key",
+        SecretPlace::DataDir(_) => "in the data directory",
+    };
+    if place.path().exists() {
+        format!("keep the hash key with it: {path} ({from})")
+    } else {
+        format!(
+            "warning: the hash key should be {path} ({from}), but that file does not exist: run backup with the \
+             configuration and credentials that `serve` uses, and keep the hash key it uses with the backup"
+        )
+    }
 }
 
 pub fn backup(beside: &Beside, dest: &Path, force: bool) -> anyhow::Result<Summary> {

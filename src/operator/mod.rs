@@ -7,14 +7,17 @@
 //!   server's routes run, in one short transaction; SQLite's file lock arbitrates between the
 //!   two processes, and the server's writer waits out such a moment (up to its lock wait);
 //! - nothing here migrates or creates a secret: a database from another version, or secrets
-//!   that `serve` would have to generate, are errors that say what to run instead.
+//!   that `serve` would have to generate, are errors that say what to run instead;
+//! - secrets and credentials are found as `serve` finds them ([`crate::secrets`]): the
+//!   configured files, then the credentials directory (`$CREDENTIALS_DIRECTORY`, else
+//!   `credentials/` beside the configuration file), then the data directory.
 
 pub mod backup;
 pub mod export;
 pub mod remove;
 pub mod stats;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
@@ -28,11 +31,14 @@ pub struct Beside {
     pub config: Config,
     pub db: Db,
     pub path: PathBuf,
+    /// Where credentials are looked for ([`crate::secrets::credentials_dir`]).
+    pub credentials_dir: Option<PathBuf>,
 }
 
 impl Beside {
     /// Opens the readers; fails unless the database exists at the schema this binary writes.
-    pub fn open(config: Config) -> anyhow::Result<Self> {
+    /// `credentials_dir` is where the secrets' credentials are looked for.
+    pub fn open(config: Config, credentials_dir: Option<PathBuf>) -> anyhow::Result<Self> {
         let path = config.storage.database_path();
         anyhow::ensure!(
             path.exists(),
@@ -47,21 +53,28 @@ impl Beside {
             storage::LATEST_VERSION
         );
         let db = Db::open_readers(&path)?;
-        Ok(Self { config, db, path })
+        Ok(Self { config, db, path, credentials_dir })
     }
 
-    /// The secrets `serve` uses (same configuration, same `$CREDENTIALS_DIRECTORY`); none is
-    /// generated here, since a new hash key would match no stored hash.
+    fn credentials_dir(&self) -> Option<&Path> {
+        self.credentials_dir.as_deref()
+    }
+
+    /// The secrets `serve` uses (same configuration, same credentials); none is generated
+    /// here, since a new hash key would match no stored hash.
     pub fn secrets(&self) -> anyhow::Result<Secrets> {
-        let credentials_dir = crate::secrets::credentials_dir_from_env();
-        SecretsPlan::resolve(&self.config, credentials_dir.as_deref())?.existing()
+        SecretsPlan::resolve(&self.config, self.credentials_dir())?.existing()
+    }
+
+    /// Where the hash key `serve` uses lives, for the hint to keep it with a backup.
+    pub fn hash_key_place(&self) -> anyhow::Result<crate::secrets::SecretPlace> {
+        crate::secrets::hash_key_place(&self.config, self.credentials_dir())
     }
 
     /// The webhook endpoints, so a removal queues its event like the server's would.
     pub fn webhooks(&self, secrets: &Secrets) -> anyhow::Result<crate::webhooks::Webhooks> {
-        let credentials_dir = crate::secrets::credentials_dir_from_env();
         let keyring = std::sync::Arc::new(crate::tokens::Keyring::new(&secrets.token_secret, &secrets.verify_only));
-        crate::webhooks::Webhooks::load(&self.config, credentials_dir.as_deref(), keyring)
+        crate::webhooks::Webhooks::load(&self.config, self.credentials_dir(), keyring)
     }
 
     /// A writer of this process's own, for a command that writes.

@@ -56,7 +56,12 @@ pub async fn run(
         reason: reason.map(Reason::from),
         now: SystemClock.now(),
     };
-    let removed = beside.writer()?.execute(command).await?;
+    let writer = beside.writer()?;
+    let removed = writer.execute(command).await;
+    // Closed here, not left to the process's exit: with no server running, the command's
+    // connections were the last ones, and closing them removes the `-wal` and `-shm` files.
+    writer.close().await?;
+    let removed = removed?;
     if removed.is_empty() {
         writeln!(out, "nothing matched {}: no list has this address", email.masked())?;
     }

@@ -7,6 +7,10 @@
 //! SQLite calls block, so async code reads through [`Db::run`], which moves the work to
 //! tokio's blocking pool.
 //!
+//! A clean stop closes both ([`Db::close`], then [`Writer::close`]), readers first: SQLite
+//! removes the `-wal` and `-shm` files when the last connection to the database closes, so
+//! only `signupd.sqlite3` stays behind.
+//!
 //! Layout: `writer` (the one writer and its [`Command`] trait), `migrations` (the embedded
 //! schema), then one file per table family: `intake` (accepted signup requests and consent
 //! texts), `subscribers` (rows), `outbox` (queued mail, leases, the sending budget),
@@ -25,6 +29,7 @@ pub mod webhooks;
 pub mod writer;
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
 use anyhow::Context;
@@ -45,7 +50,8 @@ pub type Conn = PooledConnection<SqliteConnectionManager>;
 /// through them fails, so the [`Writer`] stays the one place SQLite is written.
 #[derive(Debug, Clone)]
 pub struct Db {
-    pool: Pool<SqliteConnectionManager>,
+    /// `None` once [`Db::close`]d. Every handle shares it, so one close closes them all.
+    pool: Arc<RwLock<Option<Pool<SqliteConnectionManager>>>>,
     path: PathBuf,
 }
 
@@ -57,6 +63,8 @@ pub enum StorageError {
     Sqlite(#[from] rusqlite::Error),
     #[error("the database task was cancelled")]
     Cancelled,
+    #[error("the database is closed: signupd is stopping")]
+    Closed,
 }
 
 impl Db {
@@ -74,7 +82,7 @@ impl Db {
             .connection_timeout(READER_WAIT)
             .build(manager)
             .with_context(|| format!("cannot open database {}", path.display()))?;
-        Ok(Self { pool, path: path.to_owned() })
+        Ok(Self { pool: Arc::new(RwLock::new(Some(pool))), path: path.to_owned() })
     }
 
     pub fn path(&self) -> &Path {
@@ -82,7 +90,18 @@ impl Db {
     }
 
     pub fn conn(&self) -> Result<Conn, StorageError> {
-        Ok(self.pool.get()?)
+        // A clone of the pool (a reference count), so the wait for a free connection happens
+        // outside the lock.
+        let pool = self.pool.read().unwrap_or_else(PoisonError::into_inner).clone().ok_or(StorageError::Closed)?;
+        Ok(pool.get()?)
+    }
+
+    /// Closes every idle reader connection, for every handle; later reads fail with
+    /// [`StorageError::Closed`]. A connection still in use closes when it is returned. For a
+    /// clean stop, once nothing reads any more.
+    pub fn close(&self) {
+        let pool = self.pool.write().unwrap_or_else(PoisonError::into_inner).take();
+        drop(pool);
     }
 
     /// Runs blocking reads off the async executor.

@@ -19,6 +19,21 @@
 //! Beside it, a checkpointer thread with a `query_only` connection copies committed WAL frames
 //! into the database file (`PASSIVE`), so no commit waits for a checkpoint.
 //!
+//! [`Writer::close`] (a clean stop, after serving ended) lets the commands already sent finish,
+//! stops the checkpointer, runs one `PRAGMA wal_checkpoint(TRUNCATE)` and closes both
+//! connections. With the readers closed before ([`super::Db::close`]), that is the last
+//! connection, and SQLite removes the `-wal` and `-shm` files: only the database file stays.
+//! Should another connection still be open (a reader in use, `signupd backup`, Litestream), the
+//! files stay, the `-wal` emptied when nobody reads an older snapshot.
+//!
+//! Why the TRUNCATE at exit is safe beside Litestream (`docs/disaster-recovery.md`), though
+//! signupd's checkpoints are PASSIVE while it runs: it comes after the last write, so no commit
+//! waits for it; and Litestream keeps a read transaction open on the database, so the checkpoint
+//! cannot restart the WAL under it (TRUNCATE then gives up after the lock wait, [`LOCK_WAIT`],
+//! and nothing changes), nor can the close delete the WAL while Litestream's connection is
+//! open. Only with Litestream stopped does the WAL go; Litestream then notices the new WAL
+//! header at its next start and takes a fresh snapshot, as that guide says.
+//!
 //! Readiness ([`Writer::is_ready`], behind the public `/readyz`) is an empty command through the
 //! same thread, so it is rationed: a probe's answer is reused for [`READY_PROBE_INTERVAL`] from
 //! the moment the probe began, and callers that arrive while a probe runs wait for it and take
@@ -84,10 +99,10 @@ pub enum WriteError {
 }
 
 /// The handle every writer of the program uses; cheap to clone. The thread ends when the last
-/// handle is dropped, after the commands already sent.
+/// handle is dropped or one handle is [closed](Writer::close), after the commands already sent.
 #[derive(Debug, Clone)]
 pub struct Writer {
-    sender: mpsc::Sender<Box<dyn Queued>>,
+    sender: mpsc::Sender<Message>,
     batches: Arc<AtomicU64>,
     migrations_applied: usize,
     readiness: Arc<Readiness>,
@@ -138,15 +153,24 @@ impl Writer {
         let counter = batches.clone();
         let checkpoints = Connection::open(conn.path().unwrap_or_default()).context("cannot open the checkpointer")?;
         checkpoints.pragma_update(None, "query_only", "ON")?;
-        let watched = Arc::downgrade(&batches);
+        let watched = batches.clone();
+        // The checkpointer runs until the writer thread drops `stop_checkpoints`.
+        let (stop_checkpoints, stopped) = std::sync::mpsc::channel::<()>();
+        let checkpointer = std::thread::Builder::new()
+            .name("signupd-checkpoint".into())
+            .spawn(move || checkpoint_until(checkpoints, &watched, &stopped))
+            .context("cannot start the checkpointer thread")?;
         std::thread::Builder::new()
             .name("signupd-writer".into())
-            .spawn(move || run(&conn, receiver, &counter))
+            .spawn(move || {
+                let closers = run(&conn, receiver, &counter);
+                drop(stop_checkpoints);
+                let closed = shut_down(conn, checkpointer);
+                for reply in closers {
+                    let _ = reply.send(closed.as_ref().map(|_| ()).map_err(|error| anyhow::anyhow!("{error:#}")));
+                }
+            })
             .context("cannot start the database writer thread")?;
-        std::thread::Builder::new()
-            .name("signupd-checkpoint".into())
-            .spawn(move || checkpoint_while(&checkpoints, &watched))
-            .context("cannot start the checkpointer thread")?;
         Ok(Self { sender, batches, migrations_applied, readiness: Arc::default() })
     }
 
@@ -155,8 +179,20 @@ impl Writer {
         let (reply, answer) = oneshot::channel();
         let job: Box<dyn Queued> =
             Box::new(Envelope { queued_at: Instant::now(), command: Some(command), outcome: None, reply: Some(reply) });
-        self.sender.send(job).await.map_err(|_| WriteError::Stopped)?;
+        self.sender.send(Message::Write(job)).await.map_err(|_| WriteError::Stopped)?;
         answer.await.map_err(|_| WriteError::Stopped)?
+    }
+
+    /// Stops the writer for every handle: the commands sent before run and commit, later ones
+    /// answer [`WriteError::Stopped`]; then the checkpointer stops, the WAL is checkpointed with
+    /// `TRUNCATE` and both connections close (see the module documentation). Returns once they
+    /// are closed. A writer already stopped is fine. For a clean stop, after the last write.
+    pub async fn close(&self) -> anyhow::Result<()> {
+        let (reply, closed) = oneshot::channel();
+        if self.sender.send(Message::Close(reply)).await.is_err() {
+            return Ok(());
+        }
+        closed.await.unwrap_or(Ok(()))
     }
 
     /// Batches committed since start (for tests that check what shared a commit).
@@ -208,6 +244,22 @@ impl Command for Probe {
 
     fn execute(self, conn: &Connection) -> anyhow::Result<usize> {
         Ok(migrations::schema_version(conn)?)
+    }
+}
+
+/// What the writer thread receives.
+enum Message {
+    Write(Box<dyn Queued>),
+    /// Stop after the commands sent before; answered once the connections are closed.
+    Close(oneshot::Sender<anyhow::Result<()>>),
+}
+
+impl std::fmt::Debug for Message {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Write(_) => "Write",
+            Self::Close(_) => "Close",
+        })
     }
 }
 
@@ -268,21 +320,41 @@ impl<C: Command> Queued for Envelope<C> {
 /// Copies committed WAL frames into the database file, beside the writer rather than on its
 /// thread: an automatic checkpoint runs inside the commit that crosses the threshold, and every
 /// request waiting for that commit would wait for the copy and its fsync too. PASSIVE never
-/// blocks the writer or a reader. Runs while the writer lives (its batch counter can be reached).
-fn checkpoint_while(conn: &Connection, batches: &std::sync::Weak<AtomicU64>) {
+/// blocks the writer or a reader. Runs until `stop` is dropped (the writer thread is ending),
+/// then closes its connection.
+fn checkpoint_until(conn: Connection, batches: &AtomicU64, stop: &std::sync::mpsc::Receiver<()>) {
     let mut checkpointed = 0;
-    while let Some(counter) = batches.upgrade() {
-        let committed = counter.load(Ordering::SeqCst);
-        drop(counter);
+    // The wait for the stop paces the loop, and ends it at once when the writer stops.
+    while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stop.recv_timeout(CHECKPOINT_EVERY) {
+        let committed = batches.load(Ordering::SeqCst);
         if committed != checkpointed {
             match conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
                 Ok(()) => checkpointed = committed,
                 Err(error) => tracing::warn!(error = %error, "WAL checkpoint failed; trying again"),
             }
         }
-        #[allow(clippy::disallowed_methods, reason = "a dedicated thread paces itself")]
-        std::thread::sleep(CHECKPOINT_EVERY);
     }
+    if let Err((_, error)) = conn.close() {
+        tracing::warn!(error = %error, "cannot close the checkpointer's connection");
+    }
+}
+
+/// The writer's last step: waits for the checkpointer to close its connection, folds the WAL
+/// into the database file and empties it (`TRUNCATE`), and closes the writer's connection; when
+/// that was the last connection, SQLite removes the `-wal` and `-shm` files.
+fn shut_down(conn: Connection, checkpointer: std::thread::JoinHandle<()>) -> anyhow::Result<()> {
+    if checkpointer.join().is_err() {
+        tracing::warn!("the checkpointer thread panicked");
+    }
+    // `(busy, log pages, checkpointed pages)`: busy when another connection (Litestream, a
+    // backup) still reads an older snapshot. Then the WAL stays for it, which is what it needs.
+    let checkpoint = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |row| row.get::<_, i64>(0));
+    match checkpoint {
+        Ok(0) => {}
+        Ok(_) => tracing::info!("another connection still reads the database: its WAL stays"),
+        Err(error) => tracing::warn!(error = %error, "the final WAL checkpoint failed; the WAL stays"),
+    }
+    conn.close().map_err(|(_, error)| anyhow::Error::new(error).context("cannot close the database"))
 }
 
 /// How often the checkpointer looks for new commits.
@@ -299,14 +371,34 @@ enum BatchError {
     Commit(rusqlite::Error),
 }
 
-fn run(conn: &Connection, mut receiver: mpsc::Receiver<Box<dyn Queued>>, batches: &AtomicU64) {
+/// Runs batches until a handle asks to close or every handle is gone; returns who asked to
+/// close, to answer once the connections are closed. Commands still in the channel after a
+/// close are dropped, so their callers see [`WriteError::Stopped`].
+fn run(
+    conn: &Connection,
+    mut receiver: mpsc::Receiver<Message>,
+    batches: &AtomicU64,
+) -> Vec<oneshot::Sender<anyhow::Result<()>>> {
     let mut batch: Vec<Box<dyn Queued>> = Vec::with_capacity(MAX_BATCH);
     let mut carried: Option<Box<dyn Queued>> = None;
-    while let Some(first) = carried.take().or_else(|| receiver.blocking_recv()) {
+    let mut close = None;
+    while close.is_none() {
+        let first = match carried.take() {
+            Some(job) => job,
+            None => match receiver.blocking_recv() {
+                Some(Message::Write(job)) => job,
+                Some(Message::Close(reply)) => {
+                    close = Some(reply);
+                    break;
+                }
+                None => break,
+            },
+        };
         batch.push(first);
-        while batch.len() < MAX_BATCH {
+        while batch.len() < MAX_BATCH && close.is_none() {
             match receiver.try_recv() {
-                Ok(job) => batch.push(job),
+                Ok(Message::Write(job)) => batch.push(job),
+                Ok(Message::Close(reply)) => close = Some(reply),
                 Err(_) => break,
             }
         }
@@ -332,17 +424,29 @@ fn run(conn: &Connection, mut receiver: mpsc::Receiver<Box<dyn Queued>>, batches
                 // again: it fails now, so a locked database answers within one wait. What
                 // arrives after the failure gets a fresh try.
                 if lock_wait_failed {
-                    while let Ok(job) = receiver.try_recv() {
-                        if job.queued_at() > failed_at {
-                            carried = Some(job);
-                            break;
+                    while close.is_none() {
+                        match receiver.try_recv() {
+                            Ok(Message::Write(job)) if job.queued_at() > failed_at => {
+                                carried = Some(job);
+                                break;
+                            }
+                            Ok(Message::Write(job)) => job.answer(Err(&error)),
+                            Ok(Message::Close(reply)) => close = Some(reply),
+                            Err(_) => break,
                         }
-                        job.answer(Err(&error));
                     }
                 }
             }
         }
     }
+    receiver.close();
+    let mut closers: Vec<_> = close.into_iter().collect();
+    while let Ok(message) = receiver.try_recv() {
+        if let Message::Close(reply) = message {
+            closers.push(reply);
+        }
+    }
+    closers
 }
 
 fn execute_batch(conn: &Connection, batch: &mut [Box<dyn Queued>]) -> Result<(), BatchError> {
@@ -459,7 +563,7 @@ mod tests {
         let (reply, answer) = oneshot::channel();
         let job: Box<dyn Queued> =
             Box::new(Envelope { queued_at: Instant::now(), command: Some(command), outcome: None, reply: Some(reply) });
-        writer.sender.try_send(job).unwrap();
+        writer.sender.try_send(Message::Write(job)).unwrap();
         answer
     }
 
@@ -530,6 +634,27 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         assert_eq!(in_file, 3, "the checkpointer copied the committed frames");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn close_commits_what_was_sent_then_leaves_only_the_database_file() {
+        // Arrange: a command sent, not yet answered, when the close is asked for
+        let (dir, path, writer) = writer_with_table();
+        writer.execute(Insert { value: "before", fail: false }).await.unwrap();
+        let sent = enqueue(&writer, Insert { value: "sent", fail: false });
+        assert!(dir.path().join("db.sqlite3-wal").exists(), "WAL mode while the writer runs");
+
+        // Act
+        writer.close().await.unwrap();
+
+        // Assert
+        assert!(sent.await.unwrap().is_ok(), "a command sent before the close is committed");
+        let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(files, ["db.sqlite3"], "no -wal, no -shm");
+        assert_eq!(values(&path), ["before", "sent"]);
+        let late = writer.execute(Insert { value: "late", fail: false }).await;
+        assert!(matches!(late, Err(WriteError::Stopped)), "{late:?}");
+        writer.close().await.unwrap();
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -13,8 +13,10 @@
 //!   no other; at least once, in order per subscriber, retried with the mail backoff until
 //!   `mail.webhook_max_age`, then dropped with an alert that names the endpoint and event type.
 //!
-//! A secret comes from `secret_file`, else `$CREDENTIALS_DIRECTORY/webhook_<name>`: `whsec_`
-//! followed by the standard base64 of at least 24 random bytes. It prints as `[redacted]`.
+//! A secret comes from `secret_file`, else the credential `webhook_<name>` (the packaged unit
+//! loads it from `webhook/<name>` in the credentials directory; [`crate::secrets::find_credential`]
+//! finds either form): `whsec_` followed by the standard base64 of at least 24 random bytes. It
+//! prints as `[redacted]`.
 
 pub mod worker;
 
@@ -121,7 +123,16 @@ impl std::fmt::Debug for Webhooks {
 impl Webhooks {
     /// Reads every endpoint's secret; an error names the key (`webhooks[0].secret_file`).
     pub fn load(config: &Config, credentials_dir: Option<&Path>, keyring: Arc<Keyring>) -> anyhow::Result<Self> {
-        let endpoints = load_endpoints(config, credentials_dir)?;
+        Self::with_endpoints(config, load_endpoints(config, credentials_dir)?, keyring)
+    }
+
+    /// The endpoints [`load_endpoints`] read (start-up reads them once, before anything is
+    /// written), ready to queue and deliver.
+    pub fn with_endpoints(
+        config: &Config,
+        endpoints: Vec<Arc<Endpoint>>,
+        keyring: Arc<Keyring>,
+    ) -> anyhow::Result<Self> {
         let client = client()?;
         Ok(Self {
             inner: Arc::new(Inner {
@@ -274,13 +285,21 @@ pub struct UnsubscribedEvent<'a> {
 }
 
 fn read_secret(hook: &WebhookConfig, credentials_dir: Option<&Path>) -> anyhow::Result<hmac::Key> {
-    let path: PathBuf = match (&hook.secret_file, credentials_dir) {
-        (Some(path), _) => path.clone(),
-        (None, Some(dir)) => dir.join(format!("webhook_{}", hook.name)),
-        (None, None) => anyhow::bail!(
-            "not set, and there is no $CREDENTIALS_DIRECTORY/webhook_{}: set it to a file holding a whsec_ secret",
-            hook.name
-        ),
+    let path: PathBuf = match &hook.secret_file {
+        Some(path) => path.clone(),
+        None => {
+            let credential = format!("webhook_{}", hook.name);
+            let found =
+                credentials_dir.map(|dir| crate::secrets::find_credential(dir, &credential)).transpose()?.flatten();
+            found.ok_or_else(|| {
+                anyhow::anyhow!(
+                    "not set, and {}: set it to a file holding a whsec_ secret, or put that file at webhook/{} in the \
+                     credentials directory",
+                    crate::secrets::missing_credential(credentials_dir, &credential),
+                    hook.name
+                )
+            })?
+        }
     };
     let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
     parse_secret(&text).map_err(|problem| anyhow::anyhow!("the secret in {} {problem}", path.display()))
@@ -296,6 +315,24 @@ mod tests {
         let key = parse_secret("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw").unwrap();
         let signature = sign(&key, "msg_p5jXN8AQM9LWM0D4loKWxJek", 1_614_265_330, r#"{"test": 2432232314}"#);
         assert_eq!(signature, "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=");
+    }
+
+    #[test]
+    fn an_endpoint_secret_is_found_in_either_form_of_the_credential() {
+        let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n";
+        let toml = "[[lists]]\nid = \"news\"\n[[webhooks]]\nname = \"crm\"\nurl = \"http://127.0.0.1:9/\"";
+        let config = Config::from_toml(toml).unwrap();
+        for form in ["webhook_crm", "webhook/crm"] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join(form);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, secret).unwrap();
+            assert_eq!(load_endpoints(&config, Some(dir.path())).unwrap().len(), 1, "{form}");
+        }
+        let empty = tempfile::tempdir().unwrap();
+        let error = format!("{:#}", load_endpoints(&config, Some(empty.path())).unwrap_err());
+        assert!(error.starts_with("webhooks[0].secret_file: not set"), "{error}");
+        assert!(error.contains(&empty.path().join("webhook/crm").display().to_string()), "{error}");
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Start-up in process: secrets, migrations, and failures that must write nothing.
+//! Start-up in process: secrets, migrations, and failures that must write nothing; and the
+//! real binary's clean stop, which leaves the database as one file.
 
 use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;
@@ -93,6 +94,39 @@ async fn failed_starts_name_the_problem_and_write_nothing() {
             prepare: |_| {},
             expected: "secrets.verify_only_secret_files[0]: cannot read /nonexistent/old",
         },
+        // Regression: the SMTP password and the webhook secrets used to be read after the
+        // database was created and migrated.
+        Case {
+            name: "SMTP user name without a password",
+            extra: "[mail]\ntransport = \"smtp\"\n[mail.smtp]\nhost = \"127.0.0.1\"\nusername = \"relay-user\"\n\
+                    [[lists]]\nid = \"news\"\nfrom = \"News <news@signupd.test>\"",
+            prepare: |_| {},
+            expected: "mail.smtp.username is set but there is no password",
+        },
+        Case {
+            name: "missing DKIM key",
+            extra: "[mail.dkim]\nselector = \"s1\"\ndomain = \"signupd.test\"\nprivate_key_file = \"/nonexistent/dkim.pem\"",
+            prepare: |_| {},
+            expected: "mail.dkim.private_key_file: cannot read /nonexistent/dkim.pem",
+        },
+        Case {
+            name: "missing webhook secret",
+            extra: "[[webhooks]]\nname = \"crm\"\nurl = \"http://127.0.0.1:9/\"\nsecret_file = \"/nonexistent/crm\"",
+            prepare: |_| {},
+            expected: "webhooks[0].secret_file: cannot read /nonexistent/crm",
+        },
+        Case {
+            name: "missing custom stylesheet",
+            extra: "[server]\ncustom_css_file = \"/nonexistent/brand.css\"",
+            prepare: |_| {},
+            expected: "server.custom_css_file: /nonexistent/brand.css cannot be read",
+        },
+        Case {
+            name: "missing blocked domains file",
+            extra: "[signup]\nblocked_domains_file = \"/nonexistent/blocked.txt\"",
+            prepare: |_| {},
+            expected: "signup.blocked_domains_file",
+        },
     ];
     for case in cases {
         let dir = tempfile::tempdir().unwrap();
@@ -135,4 +169,38 @@ async fn a_database_from_a_newer_signupd_is_refused_untouched() {
     assert!(error.contains("newer signupd"), "{error}");
     assert_eq!(std::fs::read(&db_path).unwrap(), before, "the database is unchanged");
     assert_eq!(files_under(dir.path()), ["signupd.sqlite3"], "no secrets, no WAL files");
+}
+
+/// Regression: after a clean SIGTERM a 160 KB `-wal` and the `-shm` stayed beside the database.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clean_stop_leaves_only_the_database_file() {
+    // Arrange: a served signup, so the WAL has frames
+    let dir = tempfile::tempdir().unwrap();
+    let config = crate::process::config(dir.path(), 1000, "");
+    let server = crate::process::serve(&config);
+    let client = crate::process::client();
+    let response = client
+        .post(server.url("/api/signup"))
+        .form(&[("email", "ann@example.net"), ("consent", "yes")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 303);
+    let data = dir.path().join("data");
+    assert!(data.join("signupd.sqlite3-wal").exists(), "WAL mode while serving");
+
+    // Act: SIGTERM, exit 0
+    server.stop().await;
+
+    // Assert
+    let database: Vec<String> =
+        files_under(&data).into_iter().filter(|name| name.starts_with("signupd.sqlite3")).collect();
+    assert_eq!(database, ["signupd.sqlite3"], "no -wal or -shm after a clean stop");
+    let conn = crate::process::read_only(&data.join("signupd.sqlite3"));
+    assert_eq!(
+        crate::process::count(&conn, "SELECT count(*) FROM intake")
+            + crate::process::count(&conn, "SELECT count(*) FROM subscribers"),
+        1,
+        "the signup is in the file"
+    );
 }
