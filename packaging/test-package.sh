@@ -170,6 +170,8 @@ sed -e 's|https://signup.example.com|https://signup.newsletter-operator.net|' \
     /etc/signupd/signupd.toml >"$work/filled.toml"
 check "the filled-in copy no longer names a reserved example domain" bash -c "! grep -vE '^\\s*#' '$work/filled.toml' | grep -qE 'example\.(com|net|org)'"
 cp "$work/filled.toml" /etc/signupd/signupd.toml
+# The filled-in username needs the relay's password, which check-config looks for (install.md).
+(umask 077 && printf 'password of the relay\n' >/etc/signupd/credentials/smtp/password)
 /usr/bin/signupd check-config --config /etc/signupd/signupd.toml >"$work/check-filled" 2>&1
 filled_status=$?
 check "check-config accepts the filled-in configuration" test "$filled_status" -eq 0

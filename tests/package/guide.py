@@ -287,7 +287,7 @@ def selftest():
         except Problem as problem:
             problems = [str(problem)]
         ok = (not problems) if expected is None else any(expected in p for p in problems)
-        print(f"  {'ok' if ok else 'FAILED'}: guide reader: {name}")
+        print(f"      selftest {'ok' if ok else 'FAILED'}: {name}")
         if not ok:
             failures.append(f"{name}: {problems}")
     # Ranges, substitutions and the leftover-placeholder check, through extract.
@@ -308,7 +308,7 @@ def selftest():
             except Problem as problem:
                 problems = [str(problem)]
             ok = (not problems) if expected is None else any(expected in p for p in problems)
-            print(f"  {'ok' if ok else 'FAILED'}: guide reader: {name}")
+            print(f"      selftest {'ok' if ok else 'FAILED'}: {name}")
             if not ok:
                 failures.append(f"{name}: {problems}")
             return out
@@ -323,7 +323,7 @@ def selftest():
                 console = f.read()
             ok = first == "echo one me@test.invalid\n" and second == [["01.run", "run", "pw"], ["02.run", "run", "-"]]
             ok = ok and console == "echo a \\\n  b\n"
-            print(f"  {'ok' if ok else 'FAILED'}: guide reader: parts hold their blocks, substituted; show blocks stay out")
+            print(f"      selftest {'ok' if ok else 'FAILED'}: parts hold their blocks, substituted; show blocks stay out")
             if not ok:
                 failures.append(f"parts: {first!r} {second!r} {console!r}")
         run("a placeholder left fails", [], {"pw"}, [""], "still holds the placeholder 'your-domain'")
