@@ -11,8 +11,9 @@
 //!   kept for an address that never got a link). The signup's answer was the usual one.
 //! - **A fair budget.** When more mail is due than the hour's budget has room for, the worker
 //!   reads the fair order ([`outbox::fair_order`]) beforehand and the claim takes those items:
-//!   the neighbourhood with the fewest mails this hour goes next. When everything due fits,
-//!   the order is the queue's (oldest first) and costs nothing extra.
+//!   the neighbourhood with the fewest mails in this clock hour and the one before goes next.
+//!   When everything due fits, the order is the queue's (oldest first), and telling so costs one
+//!   step of the primary key while the budget's room exceeds the whole queue.
 
 use std::sync::Arc;
 

@@ -204,7 +204,7 @@ async fn look(state: &AppState, now: UnixSeconds, limit: usize) -> anyhow::Resul
             if room == 0 {
                 return Ok(Look::Idle(MailOutcome::BudgetExhausted));
             }
-            let contended = outbox::count_due_up_to(conn, now, room + 1)? > room;
+            let contended = outbox::more_due_than(conn, now, room)?;
             let fair_order = if contended { Some(outbox::fair_order(conn, now, limit.min(room))?) } else { None };
             Ok::<_, anyhow::Error>(Look::Claim { fair_order })
         })

@@ -27,8 +27,11 @@ pub fn network_mail_key(network: &str, now: UnixSeconds) -> String {
 pub const NETWORK_MAIL_PREFIX: &str = "mail-network/";
 
 /// Counts `mails` confirmation mails to the neighbourhood `network` in the hour containing `now`.
+/// The count is kept through the next hour too: the fair order ranks by this hour's mails plus
+/// the previous hour's, so at the turn of the hour a flood's networks do not start level with
+/// a visitor who has had none.
 pub fn count_network_mails(conn: &Connection, network: &str, now: UnixSeconds, mails: i64) -> rusqlite::Result<()> {
-    let expires_at = (now.div_euclid(3600) + 1) * 3600;
+    let expires_at = (now.div_euclid(3600) + 2) * 3600;
     bump(conn, &network_mail_key(network, now), expires_at, mails)?;
     Ok(())
 }

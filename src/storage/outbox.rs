@@ -66,9 +66,21 @@ fn claimed(row: &rusqlite::Row<'_>) -> rusqlite::Result<Claimed> {
     })
 }
 
+/// Whether more than `room` items are due and unleased. The span of the queue's ids bounds how
+/// many items it holds, so when the budget's room exceeds the whole queue the answer costs one
+/// step of the primary key; only otherwise are due items counted, and never more than `room + 1`.
+pub fn more_due_than(conn: &Connection, now: UnixSeconds, room: usize) -> rusqlite::Result<bool> {
+    let span: Option<i64> =
+        conn.prepare_cached("SELECT max(id) - min(id) + 1 FROM outbox")?.query_row([], |row| row.get(0))?;
+    if usize::try_from(span.unwrap_or(0)).unwrap_or(0) <= room {
+        return Ok(false);
+    }
+    Ok(count_due_up_to(conn, now, room + 1)? > room)
+}
+
 /// How many items are due and unleased, counting no further than `limit` (so the answer costs
 /// at most `limit` index steps however long the queue is).
-pub fn count_due_up_to(conn: &Connection, now: UnixSeconds, limit: usize) -> rusqlite::Result<usize> {
+fn count_due_up_to(conn: &Connection, now: UnixSeconds, limit: usize) -> rusqlite::Result<usize> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let count: i64 = conn
         .prepare_cached(
@@ -81,11 +93,12 @@ pub fn count_due_up_to(conn: &Connection, now: UnixSeconds, limit: usize) -> rus
 }
 
 /// The next `limit` due items in the order of the fair budget: the network that has had the
-/// fewest mails this hour goes first, one mail at a time. Each item is ranked by its network's
-/// mails this hour plus its place in that network's own queue (oldest first), so a network
-/// with 10,000 items waiting and one with a single item both get their turn after every round.
-/// An item without a network (a welcome mail, or queued before networks were recorded) is a
-/// network of its own.
+/// fewest mails in this clock hour and the one before goes first, one mail at a time. Each item
+/// is ranked by its network's mails plus its place in that network's own queue (oldest first),
+/// so a network with 10,000 items waiting and one with a single item both get their turn after
+/// every round; counting the previous hour too means that when the hour turns, a visitor who had
+/// no mail still goes before the networks that had the last hour's budget. An item without a
+/// network (a welcome mail, or queued before networks were recorded) is a network of its own.
 pub fn fair_order(conn: &Connection, now: UnixSeconds, limit: usize) -> rusqlite::Result<Vec<i64>> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     conn.prepare_cached(
@@ -97,7 +110,8 @@ pub fn fair_order(conn: &Connection, now: UnixSeconds, limit: usize) -> rusqlite
              WHERE next_attempt_at <= ?1 AND (lease_until IS NULL OR lease_until <= ?1)
          ) AS item
          LEFT JOIN rate_limits AS sent ON sent.key = ?3 || (?1 / 3600) || '/' || item.network
-         ORDER BY coalesce(sent.count, 0) + item.place, item.next_attempt_at, item.id
+         LEFT JOIN rate_limits AS earlier ON earlier.key = ?3 || (?1 / 3600 - 1) || '/' || item.network
+         ORDER BY coalesce(sent.count, 0) + coalesce(earlier.count, 0) + item.place, item.next_attempt_at, item.id
          LIMIT ?2",
     )?
     .query_map(params![now, limit, super::counters::NETWORK_MAIL_PREFIX], |row| row.get(0))?

@@ -266,6 +266,31 @@ async fn when_the_budget_cannot_cover_the_queue_the_networks_with_fewest_mails_g
 }
 
 #[actix_web::test]
+async fn when_the_hour_turns_a_visitor_goes_before_the_networks_that_had_the_last_hour() {
+    // Arrange: ten flood networks with three victims each; the hour's budget of ten mails gives
+    // each network one
+    let app = spawn_app_with(&format!("{FLOOD_CONFIG}[mail]\nmax_mails_per_hour = 10\n")).await;
+    for n in 0..30 {
+        let ip = format!("198.51.{}.1", 100 + n % 10);
+        assert_eq!(signup_as(&app, &ip, &format!("victim{n}@example.com"), "news").await, 202);
+    }
+    drain(&app).await;
+    run_mail(&app).await;
+    assert_eq!(recipients(&app.data_dir().join("mail")).len(), 10);
+
+    // Act: the next hour, a visitor arrives behind the twenty waiting mails
+    app.clock.advance(Duration::from_secs(3600));
+    assert_eq!(signup_as(&app, "203.0.113.5", "ann@example.org", "news").await, 202);
+    drain(&app).await;
+    run_mail(&app).await;
+
+    // Assert: the visitor is among the new hour's ten, not eleventh behind each flood network
+    let sent = recipients(&app.data_dir().join("mail"));
+    assert_eq!(sent.len(), 20);
+    assert!(sent.contains(&"ann@example.org".to_owned()), "{sent:?}");
+}
+
+#[actix_web::test]
 async fn the_fair_order_and_the_exact_budget_hold_when_sixteen_real_workers_race() {
     // Arrange
     let app = spawn_app_with(&format!("{FLOOD_CONFIG}[mail]\nmax_mails_per_hour = 6\n")).await;
@@ -327,11 +352,12 @@ fn count_in(database: &Path, sql: &str) -> i64 {
 
 #[actix_web::test]
 async fn signups_the_budget_never_mailed_are_deleted_by_the_cleanup_confirm_ttl_after_the_signup() {
-    // Arrange: one mail an hour, a 3-second confirm window, the cleanup every second
+    // Arrange: one mail an hour, an 8-second confirm window (long enough to see the queue
+    // before it ends, on a busy machine too), the cleanup every second
     let dir = tempfile::tempdir().unwrap();
     let path =
         config(dir.path(), 1, "[server]\ntrusted_proxies = [\"127.0.0.1\"]\n[cleanup]\nschedule = \"* * * * * *\"\n");
-    let text = std::fs::read_to_string(&path).unwrap().replace("[signup]\n", "[signup]\nconfirm_ttl = \"3s\"\n");
+    let text = std::fs::read_to_string(&path).unwrap().replace("[signup]\n", "[signup]\nconfirm_ttl = \"8s\"\n");
     std::fs::write(&path, text).unwrap();
     let server = serve(&path);
     let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
@@ -349,17 +375,18 @@ async fn signups_the_budget_never_mailed_are_deleted_by_the_cleanup_confirm_ttl_
     let mail_dir = dir.path().join("data").join("mail");
     assert!(
         eventually(Duration::from_secs(10), || {
-            count_in(&database, "SELECT count(*) FROM subscribers") == 3 && recipients(&mail_dir).len() == 1
+            count_in(&database, "SELECT count(*) FROM subscribers") == 3
+                && recipients(&mail_dir).len() == 1
+                && count_in(&database, "SELECT count(*) FROM outbox") == 2
         })
         .await,
-        "three rows and one mail (the budget) before the window ends"
+        "three rows, one mail (the budget) and two mails waiting, before the window ends"
     );
-    assert_eq!(count_in(&database, "SELECT count(*) FROM outbox"), 2, "two mails wait for the budget");
 
     // Act + Assert: the cleanup removes the two never-mailed rows with their queued mail (and the
     // mailed one once its link expired)
     assert!(
-        eventually(Duration::from_secs(15), || {
+        eventually(Duration::from_secs(25), || {
             count_in(&database, "SELECT count(*) FROM subscribers WHERE confirmation_sent_at IS NULL") == 0
                 && count_in(&database, "SELECT count(*) FROM outbox") == 0
         })
