@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Tests a built signupd .deb on this machine: its contents, lintian, the unit's hardening score,
-# then install, upgrade and purge for real. Run as root through .ci/package, which builds the
-# package and installs the tools.
+# then install, upgrade and purge for real, and the guides as written: every command block of
+# docs/install.md and of the webhooks in docs/operations.md that is marked <!-- ci: run -->
+# (tests/package/guide.py), in order, as root, on the installed package, against a test SMTP
+# relay (tests/package/smtp_catcher.py) and the guide's webhook receiver on 127.0.0.1. Run as
+# root through .ci/package, which builds the package and installs the tools; the guides' step
+# installs sudo and the receiver's Python library if they are missing.
 #
 # It replaces whatever signupd is installed here, with its configuration, credentials and data:
 # run it on a CI or test machine only.
@@ -64,6 +68,15 @@ fresh_machine() {
     fi
     rm -rf /etc/signupd /var/lib/signupd /var/lib/private/signupd
 }
+
+step "the guides' command blocks are marked (tests/package/guide.py)"
+python3 "$repo/tests/package/guide.py" selftest
+check "the guide reader accepts and refuses what it should" test $? -eq 0
+python3 "$repo/tests/package/guide.py" check "$repo/docs/install.md" "$repo/docs/operations.md#webhooks" 2>"$work/markers"
+markers_status=$?
+sed 's/^/      /' "$work/markers"
+check "every shell block of docs/install.md and of the webhooks in docs/operations.md says whether CI runs it" \
+    test "$markers_status" -eq 0
 
 step "package metadata (dpkg-deb --info)"
 dpkg-deb --info "$deb" >"$work/info"
@@ -157,6 +170,8 @@ sed -e 's|https://signup.example.com|https://signup.newsletter-operator.net|' \
     /etc/signupd/signupd.toml >"$work/filled.toml"
 check "the filled-in copy no longer names a reserved example domain" bash -c "! grep -vE '^\\s*#' '$work/filled.toml' | grep -qE 'example\.(com|net|org)'"
 cp "$work/filled.toml" /etc/signupd/signupd.toml
+# The filled-in username needs the relay's password, which check-config looks for (install.md).
+(umask 077 && printf 'password of the relay\n' >/etc/signupd/credentials/smtp/password)
 /usr/bin/signupd check-config --config /etc/signupd/signupd.toml >"$work/check-filled" 2>&1
 filled_status=$?
 check "check-config accepts the filled-in configuration" test "$filled_status" -eq 0
@@ -275,6 +290,270 @@ for plant in symlink hardlink fifo oversized; do
     check "$plant hash_key: once it is removed, dpkg --configure finishes the install" test $? -eq 0
     check "$plant hash_key: ... with a generated hash key" is_generated_secret /etc/signupd/credentials/hash_key
 done
+
+step "the guides, as written: docs/install.md and the webhooks of docs/operations.md"
+# An operator's day one on this machine: install, fill in the shipped configuration, then every
+# block the guides mark <!-- ci: run --> (tests/package/guide.py reads them), in order, as root,
+# in a clean environment, from a working directory of their own. The guides are not edited: what
+# an operator must replace goes through the table of substitutions below, what they type through
+# the table of inputs. Where a block needs systemd as PID 1, the test does what systemd would
+# (start_as_unit) between the parts of the guides.
+#
+# Substitutions: placeholder as the guides write it -> what this test puts there. guide.py
+# refuses a run block that still holds a placeholder, and a substitution that matches nothing.
+guide_substitutions=(
+    # send-test-mail's recipient, "an address of yours": the test relay takes any.
+    "you@your-domain.net" "postmaster@newsletter-operator.net"
+    # The webhook endpoint: the receiver of docs/operations.md, started by its "Run it with" line.
+    "https://crm.example.com/hooks/signupd" "http://127.0.0.1:8099/"
+)
+# Inputs: what the operator types where a block reads the terminal (<!-- ci: run, input: NAME -->),
+# with the Enter they press before Ctrl-D.
+declare -A guide_input=(
+    [smtp-password]=$'smtp password of the package test\n'
+    [webhook-secret]=$'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n'
+    [answer-yes]=$'Y\n'
+)
+# The filled-in configuration: the shipped line -> the line the test writes (as sudoedit would).
+# The SMTP relay is the test relay on 127.0.0.1 (tests/package/smtp_catcher.py), which accepts
+# mail only after a login with this user name and the typed smtp-password.
+guide_user="news@newsletter-operator.net"
+guide_fill=(
+    'public_url = "https://signup.example.com"' 'public_url = "https://signup.newsletter-operator.net"'
+    'host = "smtp.example.com"' 'host = "127.0.0.1"'
+    'port = 587' 'port = @SMTP_PORT@'
+    'security = "starttls"' 'security = "none"'
+    'username = "newsletter@example.com"' "username = \"$guide_user\""
+    'from = "Newsletter <newsletter@example.com>"' "from = \"Newsletter <$guide_user>\""
+    'site_name = ""' 'site_name = "Newsletter Operator"'
+    'site_url = ""' 'site_url = "https://www.newsletter-operator.net/"'
+    'accent_color = ""' 'accent_color = "#0b6e4f"'
+)
+guide="$work/guide"
+operator_dir="$work/operator"
+mailbox="$work/mailbox"
+backup_today="/var/backups/signupd-$(date +%F).sqlite3"
+mkdir -p "$guide" "$operator_dir"
+# A clean environment for every block: no SIGNUPD_*, no CREDENTIALS_DIRECTORY; this PATH, so that
+# python3 is the one with the standardwebhooks package.
+guide_env=(PATH="$PATH" HOME="${HOME:-/root}" USER=root LOGNAME=root LANG=C.UTF-8 TERM=dumb)
+guide_bg=()
+
+# What the guides use: sudo (as root it runs the command as root, with sudo's clean
+# environment and secure path) and the receiver's library.
+if ! command -v sudo >/dev/null; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends sudo >/dev/null 2>&1
+fi
+check "sudo is installed (the guides write it)" command -v sudo
+if ! python3 -c 'import standardwebhooks' 2>/dev/null; then
+    python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore standardwebhooks==1.1.0
+fi
+check "python3 has the standardwebhooks package (the receiver of docs/operations.md)" python3 -c 'import standardwebhooks'
+
+printf '%s\t%s\n' "${guide_substitutions[@]}" >"$work/substitutions.tsv"
+inputs="$(IFS=,; echo "${!guide_input[*]}")"
+python3 "$repo/tests/package/guide.py" extract --out "$guide" --substitutions "$work/substitutions.tsv" \
+    --inputs "$inputs" \
+    "$repo/docs/install.md#:start" \
+    "$repo/docs/install.md#start:remove-and-purge" \
+    "$repo/docs/operations.md#webhooks" \
+    "$repo/docs/install.md#remove-and-purge:" 2>"$work/extract.log"
+extract_status=$?
+sed 's/^/      /' "$work/extract.log"
+check "the blocks CI runs are read, with every placeholder in the table of substitutions" test "$extract_status" -eq 0
+
+# run_guide_part N: the blocks of part N, in order. A block that fails is a failed check, and
+# the run goes on (as the rest of this test does), so one report shows every broken block.
+run_guide_part() {
+    local dir="$guide/$1" name kind arg where block first status input
+    [ -f "$dir/manifest" ] || { bad "part $1 of the guides was not extracted"; return; }
+    while IFS=$'\t' read -r -u 4 name kind arg where; do
+        block="$dir/$name"
+        where="${where#"$repo/"}"
+        first="$(grep -m1 -vE '^\s*(#|$)' "$block" | cut -c1-70)"
+        case "$kind" in
+        run)
+            input=/dev/null
+            if [ "$arg" != "-" ]; then
+                printf '%s' "${guide_input[$arg]}" >"$work/typed"
+                input="$work/typed"
+            fi
+            (cd "$operator_dir" && timeout 120 env -i "${guide_env[@]}" bash -euxo pipefail "$block" <"$input" >"$block.log" 2>&1)
+            status=$?
+            awk '{ print "      | " $0 }' "$block.log" | head -40
+            check "$where ($first…) runs as written" test "$status" -eq 0
+            ;;
+        background)
+            (cd "$operator_dir" && exec setsid env -i "${guide_env[@]}" bash -euxo pipefail "$block" </dev/null >"$block.log" 2>&1) &
+            guide_bg+=("$!:$block.log")
+            local host="${arg%:*}" port="${arg##*:}" up=no pid=$!
+            for _ in $(seq 1 200); do
+                if (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null; then up=yes; break; fi
+                kill -0 "$pid" 2>/dev/null || break
+                sleep 0.1
+            done
+            [ "$up" = yes ] || sed 's/^/      | /' "$block.log" | head -20
+            check "$where ($first…) runs as written, in the background, and listens on $arg" test "$up" = yes
+            ;;
+        file)
+            cp "$block" "$operator_dir/$arg"
+            ok "$where is saved as $arg"
+            ;;
+        append)
+            { echo; cat "$block"; } >>"$arg"
+            ok "$where is added to $arg"
+            ;;
+        esac
+    done 4<"$dir/manifest"
+}
+stop_guide_background() {
+    local entry
+    for entry in "${guide_bg[@]}"; do
+        kill -TERM -- "-${entry%%:*}" 2>/dev/null
+        wait "${entry%%:*}" 2>/dev/null
+    done
+    guide_bg=()
+}
+
+# start_as_unit: what `systemctl start signupd` does, read from the installed unit so the two
+# cannot drift: LoadCredential= copies each file, or each file of a directory as <id>_<file
+# name>, into the service's credentials directory (a missing one fails the start); Environment=,
+# WorkingDirectory=, StateDirectory=, UMask= and NoNewPrivileges=; ExecStart= runs as an
+# unprivileged user of its own, as DynamicUser= would. (systemd keeps a dynamic user's state in
+# /var/lib/private/signupd and mounts it at /var/lib/signupd; here it is a plain directory.)
+unit_uid=61184
+unit_credentials=/run/credentials/signupd.service
+unit_pid=""
+start_as_unit() {
+    local unit=/lib/systemd/system/signupd.service id source file ready=no
+    local -a environment exec_start
+    rm -rf "$unit_credentials"
+    install -d -m 0755 /run/credentials
+    install -d -m 0700 "$unit_credentials"
+    while IFS= read -r line; do
+        id="${line%%:*}"
+        source="${line#*:}"
+        if [ -d "$source" ]; then
+            for file in "$source"/*; do
+                [ -f "$file" ] && cp "$file" "$unit_credentials/${id}_$(basename "$file")"
+            done
+        elif [ -f "$source" ]; then
+            cp "$source" "$unit_credentials/$id"
+        else
+            bad "LoadCredential=$line: $source is missing, systemd would not start the service"
+            return 1
+        fi
+    done < <(sed -n 's/^LoadCredential=//p' "$unit")
+    chown -R "$unit_uid:$unit_uid" "$unit_credentials"
+    chmod 0500 "$unit_credentials"
+    chmod 0400 "$unit_credentials"/*
+    mapfile -t environment < <(sed -n 's/^Environment=//p' "$unit")
+    read -ra exec_start < <(sed -n 's/^ExecStart=//p' "$unit")
+    install -d -m "$(sed -n 's/^StateDirectoryMode=//p' "$unit")" -o "$unit_uid" -g "$unit_uid" \
+        "/var/lib/$(sed -n 's/^StateDirectory=//p' "$unit")"
+    (
+        umask "$(sed -n 's/^UMask=//p' "$unit")"
+        cd "$(sed -n 's/^WorkingDirectory=//p' "$unit")" &&
+            exec env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin CREDENTIALS_DIRECTORY="$unit_credentials" "${environment[@]}" \
+                setpriv --reuid="$unit_uid" --regid="$unit_uid" --clear-groups --no-new-privs -- "${exec_start[@]}"
+    ) >>"$work/service.log" 2>&1 &
+    unit_pid=$!
+    for _ in $(seq 1 300); do
+        if [ "$(http_status 8080 GET /readyz 2>/dev/null)" = 200 ]; then ready=yes; break; fi
+        kill -0 "$unit_pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    [ "$ready" = yes ] || sed 's/^/      | /' "$work/service.log" | tail -10
+    check "the service starts as the unit would (credentials from LoadCredential=, its own user) and is ready on 127.0.0.1:8080" \
+        test "$ready" = yes
+}
+stop_as_unit() {
+    [ -n "$unit_pid" ] || return 0
+    kill -TERM "$unit_pid" 2>/dev/null
+    wait "$unit_pid"
+    check "the service stops cleanly on SIGTERM" test $? -eq 0
+    unit_pid=""
+    rm -rf "$unit_credentials"
+}
+
+fresh_machine
+rm -f "$backup_today"
+dpkg -i "$deb" >"$work/guide-install.log" 2>&1
+check "dpkg -i succeeds" test $? -eq 0
+check "nothing else listens on 127.0.0.1:8080, the shipped listen address" test "$(http_status 8080 GET /healthz 2>/dev/null)" = 000
+
+# The test relay, then the one edit.
+python3 "$repo/tests/package/smtp_catcher.py" --dir "$mailbox" --port-file "$work/smtp.port" \
+    --user "$guide_user" --password "${guide_input[smtp-password]%$'\n'}" >"$work/smtp.log" 2>&1 &
+smtp_pid=$!
+for _ in $(seq 1 100); do [ -s "$work/smtp.port" ] && break; sleep 0.1; done
+check "the test relay listens on 127.0.0.1" test -s "$work/smtp.port"
+config=/etc/signupd/signupd.toml
+for ((i = 0; i < ${#guide_fill[@]}; i += 2)); do
+    shipped="${guide_fill[i]}"
+    filled="${guide_fill[i + 1]//@SMTP_PORT@/$(cat "$work/smtp.port" 2>/dev/null)}"
+    if [ "$(grep -cxF -- "$shipped" "$config")" = 1 ]; then
+        awk -v a="$shipped" -v b="$filled" '$0 == a { print b; next } { print }' "$config" >"$work/config.new"
+        cat "$work/config.new" >"$config"
+    else
+        bad "the shipped configuration has the line '$shipped' once (to fill in)"
+    fi
+done
+check "the filled-in configuration names no reserved example domain" \
+    bash -c "! grep -vE '^\\s*#' '$config' | grep -qE 'example\\.(com|net|org)'"
+
+run_guide_part 1
+check_mode /etc/signupd/credentials/smtp/password "0600 root:root"
+check_mode /etc/signupd/credentials/webhook/crm "0600 root:root"
+
+# What `systemctl enable --now signupd` does.
+start_as_unit
+run_guide_part 2
+check "send-test-mail reached the relay, logged in with the typed password, for the substituted address" \
+    bash -c "grep -q 'AUTH ok user=$guide_user' '$work/smtp.log' && grep -q 'to=postmaster@newsletter-operator.net' '$work/smtp.log'"
+check_mode "$operator_dir/subscribers.csv" "0600 root:root"
+check_mode "$backup_today" "0600 root:root"
+curl -fsS "http://127.0.0.1:8080/signup?list=default" >"$work/signup-page.html" 2>&1
+check "the signup page carries the brand: a link back to site_url, named after site_name" \
+    grep -q 'href="https://www.newsletter-operator.net/"[^>]*>← Back to Newsletter Operator' "$work/signup-page.html"
+
+run_guide_part 3
+receiver_log="$(for entry in "${guide_bg[@]}"; do echo "${entry#*:}"; done | head -1)"
+check "the documented receiver verified send-test-webhook's signed test event and printed it" \
+    grep -qE '^[^ ]+ test ' "$receiver_log"
+# A real confirmation through the service: after the restart the guide asks for, the service has
+# the new endpoint and its secret (the credential webhook_crm); the confirmation mail goes through
+# the relay with the SMTP password (the credential smtp_password).
+stop_as_unit
+start_as_unit
+signup="$(http_status 8080 POST /api/signup "CF-Connecting-IP: 198.51.100.23" -- "email=reader%40example.net&consent=yes&list=default")"
+check "a visitor's signup is accepted (303)" test "$signup" = 303
+token=""
+for _ in $(seq 1 200); do
+    token="$(grep -ho 'newsletter-operator.net/confirm?token=[A-Za-z0-9_-]*' "$mailbox"/*.txt 2>/dev/null | head -1 | sed 's/.*token=//')"
+    [ -n "$token" ] && break
+    sleep 0.1
+done
+check "the confirmation mail went through the relay, with the SMTP password the service got as a credential" test -n "$token"
+check "the visitor confirms (303)" test "$(http_status 8080 POST /api/confirm -- "token=$token")" = 303
+delivered=no
+for _ in $(seq 1 200); do
+    if grep -q 'subscriber.confirmed.*reader@example.net' "$receiver_log"; then delivered=yes; break; fi
+    sleep 0.1
+done
+check "the receiver verified and printed subscriber.confirmed (the service signed it with the credential webhook_crm)" \
+    test "$delivered" = yes
+[ "$delivered" = yes ] || sed 's/^/      | /' "$receiver_log" | tail -5
+
+# What `apt purge` does first (prerm: stop the service), then the end of the guide.
+stop_as_unit
+stop_guide_background
+run_guide_part 4
+check "nothing of signupd is left after the guide's purge and rm" \
+    bash -c "! dpkg-query -W -f='\${Status}' signupd 2>/dev/null | grep -q installed && [ ! -e /etc/signupd ] && [ ! -e /var/lib/signupd ] && [ ! -e /var/lib/private/signupd ]"
+kill "$smtp_pid" 2>/dev/null
+wait "$smtp_pid" 2>/dev/null
+rm -f "$backup_today"
 
 step "clean up"
 dpkg --purge signupd >/dev/null 2>&1

@@ -3,6 +3,7 @@
 //! - every relative link in a Markdown file points at a file inside the repository, and a link
 //!   with a `#fragment` into a Markdown file names a heading that exists there (a link to the
 //!   team's workspace beside the repository, to a renamed file or to a reworded heading fails);
+//! - every image has alt text and is a PNG small enough for the repository;
 //! - the configuration reference (`docs/configuration.md`) documents exactly the keys of
 //!   `config.example.toml`, and the default it gives for each key is the value `check-config`
 //!   prints when the key is left out.
@@ -161,6 +162,66 @@ fn every_relative_link_in_the_documents_points_at_a_file_and_heading_in_the_repo
         }
     }
     assert!(broken.is_empty(), "broken links: {broken:#?}");
+}
+
+/// The `![alt](target)` images outside code blocks: (alt text, target).
+fn images(text: &str) -> Vec<(String, String)> {
+    prose_lines(text)
+        .into_iter()
+        .flat_map(|line| {
+            line.match_indices("![").filter_map(move |(at, _)| {
+                let rest = &line[at + 2..];
+                let close = rest.find("](")?;
+                let target = &rest[close + 2..];
+                Some((rest[..close].to_owned(), target[..target.find(')')?].trim().to_owned()))
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn every_image_in_the_documents_has_alt_text_and_is_a_small_png_in_the_repository() {
+    // The link test checks that each image exists; here what a reader without it gets (the alt
+    // text), and that a screenshot stays a reasonable size for the repository.
+    const MAX_BYTES: u64 = 150 * 1024;
+    let root = root();
+    let mut files = Vec::new();
+    markdown_files(&root, &mut files);
+    let mut wrong = Vec::new();
+    let mut seen = 0;
+    for file in &files {
+        let name = file.strip_prefix(&root).unwrap().display().to_string();
+        for (alt, target) in images(&std::fs::read_to_string(file).unwrap()) {
+            seen += 1;
+            let path = normalize(&file.parent().unwrap().join(&target));
+            if alt.trim().is_empty() {
+                wrong.push(format!("{name}: {target} has no alt text"));
+            }
+            match std::fs::read(&path) {
+                Ok(bytes) if !bytes.starts_with(b"\x89PNG\r\n\x1a\n") => {
+                    wrong.push(format!("{name}: {target} is not a PNG"))
+                }
+                Ok(bytes) if bytes.len() as u64 > MAX_BYTES => wrong.push(format!(
+                    "{name}: {target} is {} KiB, more than {} KiB",
+                    bytes.len() / 1024,
+                    MAX_BYTES / 1024
+                )),
+                Ok(_) => {}
+                Err(error) => wrong.push(format!("{name}: {target}: {error}")),
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "images: {wrong:#?}");
+    assert!(seen >= 1, "docs/install.md shows a branded page");
+}
+
+#[test]
+fn the_image_reader_finds_alt_text_and_target_outside_code() {
+    let text = "a ![A page, in blue](shot.png) and ![](bare.png)\n```md\n![no](code.png)\n```\n";
+    assert_eq!(
+        images(text),
+        [("A page, in blue".to_owned(), "shot.png".to_owned()), (String::new(), "bare.png".to_owned())]
+    );
 }
 
 #[test]

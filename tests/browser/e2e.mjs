@@ -5,7 +5,8 @@
 // headers of every page and the layout at phone width. Then the accessibility matrix
 // (a11y.mjs): every page, also of lists with an accent colour, a site name and German texts, in
 // light and dark colour scheme at 375 and 1280 px, checked with axe-core, screenshots in
-// target/browser-screenshots/. No mocks, no fixed sleeps.
+// target/browser-screenshots/, one of which docs/install.md shows (lib/doc-screenshot.mjs
+// checks the committed copy still matches the page). No mocks, no fixed sleeps.
 // Run by .ci/browser (it installs Chromium, runs npm ci and builds the binary). Prints one line
 // per check and exits 1 at the first failed check (the axe matrix lists all its violations
 // first). SIGNUPD_BROWSER_KEEP=1 keeps the temp folder (configs, data, mail, server logs); it is
@@ -20,6 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { A11Y_LISTS, navigateBy, pageSpecs, runMatrix } from './a11y.mjs';
 import { axeVersion } from './lib/axe.mjs';
 import { CheckFailed, check, counts, ok } from './lib/checks.mjs';
+import { checkDocScreenshot } from './lib/doc-screenshot.mjs';
 import { waitForMailLink } from './lib/mail.mjs';
 import { servers, startServer } from './lib/server.mjs';
 
@@ -317,6 +319,7 @@ async function main() {
   const specs = await pageSpecs(base, lists);
   console.log(`     axe-core ${axeVersion}: ${specs.length} pages`);
   await runMatrix(browser, specs, shotDir);
+  checkDocScreenshot(root, shotDir);
 
   await browser.close();
   browser = undefined;
