@@ -12,7 +12,7 @@ use std::time::Duration;
 use signupd::mail::{MailOutcome, try_execute_task};
 
 use crate::helpers::{TestApp, spawn_app_with};
-use crate::mail::Webhook;
+use crate::mail::{Webhook, race_mail_workers};
 use crate::process::{config, serve};
 use crate::signup::{count, drain, json_request, valid_json};
 
@@ -187,28 +187,8 @@ async fn the_cap_holds_when_sixteen_real_workers_race_for_one_victims_mails() {
     drain(&app).await;
     assert_eq!(count(&app, "outbox"), 6);
 
-    // Act: sixteen background workers, as `serve` runs them, all starting at once
-    let (stop, stopped) = tokio::sync::watch::channel(false);
-    let workers: Vec<_> = (0..16)
-        .map(|_| {
-            let mut stopped = stopped.clone();
-            let shutdown = async move {
-                let _ = stopped.wait_for(|stop| *stop).await;
-            };
-            actix_web::rt::spawn(signupd::mail::run_worker(app.state.clone(), shutdown))
-        })
-        .collect();
-    for _ in 0..300 {
-        if count(&app, "outbox") == 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    stop.send(true).unwrap();
-    for worker in workers {
-        worker.await.unwrap();
-    }
+    // Act: the real workers race for the victim's mails
+    race_mail_workers(&app, || count(&app, "outbox") == 0).await;
 
     // Assert
     assert_eq!(recipients(&app.data_dir().join("mail")), ["victim@example.com"; 3], "exactly the cap");
@@ -297,29 +277,9 @@ async fn the_fair_order_and_the_exact_budget_hold_when_sixteen_real_workers_race
     let visitors = flood_then_visitors(&app).await;
     assert_eq!(count(&app, "outbox"), 43);
 
-    // Act: sixteen background workers, as `serve` runs them, all starting at once
-    let (stop, stopped) = tokio::sync::watch::channel(false);
-    let workers: Vec<_> = (0..16)
-        .map(|_| {
-            let mut stopped = stopped.clone();
-            let shutdown = async move {
-                let _ = stopped.wait_for(|stop| *stop).await;
-            };
-            actix_web::rt::spawn(signupd::mail::run_worker(app.state.clone(), shutdown))
-        })
-        .collect();
-    for _ in 0..300 {
-        if recipients(&app.data_dir().join("mail")).len() >= 6 && count(&app, "outbox") <= 37 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    // A few more ticks of every worker, for any claim over the budget or out of order to show.
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    stop.send(true).unwrap();
-    for worker in workers {
-        worker.await.unwrap();
-    }
+    // Act: the real workers race for the queue
+    race_mail_workers(&app, || recipients(&app.data_dir().join("mail")).len() >= 6 && count(&app, "outbox") <= 37)
+        .await;
 
     // Assert
     let sent = recipients(&app.data_dir().join("mail"));
