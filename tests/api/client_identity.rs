@@ -3,10 +3,6 @@
 //! configuration behind a tunnel, and the warning `serve` and `check-config` give when a loopback
 //! listener trusts no loopback proxy. The same rows run through a real nginx in `.ci/nginx`.
 
-use std::io::{BufRead, BufReader};
-use std::process::Stdio;
-use std::time::{Duration, Instant};
-
 use crate::helpers::{TestApp, signupd, spawn_app_with, write_config};
 use crate::signup::{json_request, valid_json};
 
@@ -101,36 +97,11 @@ fn check_config_is_quiet_when_the_local_proxy_is_trusted_or_the_service_is_local
 fn serve_warns_at_start_when_a_public_service_on_loopback_trusts_no_loopback_proxy() {
     let dir = tempfile::tempdir().unwrap();
     let path = write_config(dir.path(), &format!("[server]\n{PUBLIC_URL}"));
-    let mut child = signupd()
-        .arg("serve")
-        .arg("--config")
-        .arg(&path)
-        .env("SIGNUPD_SERVER__LISTEN", "127.0.0.1:0")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let (sender, lines) = std::sync::mpsc::channel();
-    let stderr = child.stderr.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if sender.send(line).is_err() {
-                break;
-            }
-        }
-    });
-
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let mut seen = Vec::new();
-    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-        match lines.recv_timeout(left) {
-            Ok(line) if line.contains("signupd is listening") => break,
-            Ok(line) => seen.push(line),
-            Err(_) => break,
-        }
-    }
-    let _ = child.kill();
-    let _ = child.wait();
+    let mut served = crate::process::spawn_serve(&path);
+    let listening = served.line_matching(|line| line.contains("signupd is listening"));
+    served.kill();
+    assert!(listening.is_some(), "serve did not start; saw:\n{}", served.seen().join("\n"));
+    let seen = served.seen();
 
     let warning = seen.iter().find(|line| line.contains("share one rate-limit budget"));
     let warning = warning.unwrap_or_else(|| panic!("no warning before the listening line; saw:\n{}", seen.join("\n")));

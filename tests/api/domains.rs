@@ -4,10 +4,8 @@
 //! 127.0.0.1, which answers per domain and counts what it is asked.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -16,7 +14,7 @@ use hickory_resolver::proto::rr::rdata::{A, MX, SOA};
 use hickory_resolver::proto::rr::{Name, RData, Record, RecordType};
 use serde_json::json;
 
-use crate::helpers::{TestApp, files_under, signupd, spawn_app_with, write_config};
+use crate::helpers::{TestApp, files_under, spawn_app_with, write_config};
 use crate::process;
 use crate::signup::{
     RAISED_LIMITS, assert_json_accepted, assert_json_error, assert_nothing_saved, assert_redirected_to_check_inbox,
@@ -456,80 +454,7 @@ async fn a_reload_swaps_the_list_and_a_bad_file_keeps_the_old_one() {
 // ---------------------------------------------------------------------------------------------
 // blocked_domains_file, the real binary
 
-/// `signupd serve` on port 0 with its stderr lines at hand and its pid, killed when dropped.
-struct Serving {
-    child: Child,
-    port: u16,
-    metrics_port: u16,
-    lines: std::sync::mpsc::Receiver<String>,
-    /// Every line read so far.
-    seen: Vec<String>,
-}
-
-impl Serving {
-    fn start(config: &Path) -> Self {
-        let mut child = signupd()
-            .arg("serve")
-            .arg("--config")
-            .arg(config)
-            .env("SIGNUPD_SERVER__LISTEN", "127.0.0.1:0")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (sender, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                let _ = sender.send(line);
-            }
-        });
-        let mut serving = Self { child, port: 0, metrics_port: 0, lines, seen: Vec::new() };
-        let line = serving.wait_for(|line| line.contains("signupd is listening"));
-        serving.port = number_after(&line, " port=");
-        serving.metrics_port = number_after(&line, " metrics_port=");
-        serving
-    }
-
-    /// The first new line that `wanted` accepts; fails after 30 s.
-    fn wait_for(&mut self, wanted: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-            let Ok(line) = self.lines.recv_timeout(left) else { break };
-            self.seen.push(line.clone());
-            if wanted(&line) {
-                return line;
-            }
-        }
-        panic!("expected log line not seen; stderr so far:\n{}", self.seen.join("\n"));
-    }
-
-    fn signal(&self, name: &str) {
-        let pid = self.child.id().to_string();
-        let sent = std::process::Command::new("kill").arg(format!("-{name}")).arg(&pid).status().unwrap();
-        assert!(sent.success(), "kill -{name} {pid}");
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{path}", self.port)
-    }
-}
-
-impl Drop for Serving {
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-fn number_after(line: &str, needle: &str) -> u16 {
-    let at = line.find(needle).unwrap_or_else(|| panic!("no {needle:?} in {line:?}")) + needle.len();
-    line[at..].split(|c: char| !c.is_ascii_digit()).next().and_then(|digits| digits.parse().ok()).unwrap()
-}
-
-async fn signup_code(client: &reqwest::Client, serving: &Serving, email: &str) -> (u16, serde_json::Value) {
+async fn signup_code(client: &reqwest::Client, serving: &process::Served, email: &str) -> (u16, serde_json::Value) {
     let response = client
         .post(serving.url("/api/signup"))
         .header("Content-Type", "application/json")
@@ -553,9 +478,12 @@ async fn sighup_reloads_the_blocked_domains_and_a_bad_file_keeps_the_old_list() 
             file.path()
         ),
     );
-    let mut serving = Serving::start(&config);
+    let mut serving = process::serve(&config);
     assert!(
-        serving.seen.iter().any(|line| line.contains("read signup.blocked_domains_file") && line.contains("domains=1"))
+        serving
+            .seen()
+            .iter()
+            .any(|line| line.contains("read signup.blocked_domains_file") && line.contains("domains=1"))
     );
     let client = process::client();
     let refused = json!({"ok": false, "error": "domain_not_allowed"});
@@ -573,10 +501,10 @@ async fn sighup_reloads_the_blocked_domains_and_a_bad_file_keeps_the_old_list() 
     assert!(failed.contains("ERROR") && failed.contains("previous list stays"), "{failed}");
     assert!(failed.contains(&file.path().display().to_string()) && failed.contains("line 2"), "{failed}");
     assert_eq!(signup_code(&client, &serving, "joan@later.example").await, (400, refused.clone()), "old list");
-    assert!(matches!(serving.child.try_wait(), Ok(None)), "a bad file on SIGHUP does not stop the server");
+    assert!(serving.is_running(), "a bad file on SIGHUP does not stop the server");
 
     let metrics = client
-        .get(format!("http://127.0.0.1:{}/metrics", serving.metrics_port))
+        .get(format!("http://127.0.0.1:{}/metrics", serving.metrics_port.expect("serve logs metrics_port")))
         .send()
         .await
         .unwrap()
@@ -592,9 +520,8 @@ async fn sighup_reloads_the_blocked_domains_and_a_bad_file_keeps_the_old_list() 
     );
 
     serving.signal("TERM");
-    let status = serving.child.wait().unwrap();
-    assert_eq!(status.code(), Some(0), "{status:?}");
-    let log = [serving.seen.clone(), serving.lines.try_iter().collect()].concat().join("\n");
+    assert_eq!(serving.wait(), Some(0));
+    let log = serving.log();
     assert!(!log.contains("later.example") && !log.contains("blocked.example"), "no domain of the list logged:\n{log}");
 }
 

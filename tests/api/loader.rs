@@ -6,12 +6,11 @@
 //! Regression: `check-config` used to say "configuration is valid" for an SMTP user name
 //! without a password, which `serve` refused only after it had migrated the database.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::Stdio;
 
 use crate::helpers::{files_under, signupd, write_config};
 use crate::process;
+use crate::process::spawn_serve;
 
 /// A list whose sender is not a placeholder, so `mail.transport = "smtp"` is accepted.
 const LIST: &str = "[[lists]]\nid = \"news\"\nfrom = \"News <news@signupd.test>\"\n";
@@ -120,25 +119,12 @@ fn arrange(dir: &Path, toml: &str, files: &[(&str, &str)]) -> std::path::PathBuf
 /// instead (the check under test is missing), it is killed and the test fails: no test waits
 /// on a server that should never have started.
 fn serve_until_it_exits(config: &Path) -> (Option<i32>, String) {
-    let mut child = signupd()
-        .arg("serve")
-        .arg("--config")
-        .arg(config)
-        .env("SIGNUPD_SERVER__LISTEN", "127.0.0.1:0")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = Vec::new();
-    for line in BufReader::new(child.stderr.take().unwrap()).lines().map_while(Result::ok) {
-        if line.contains("signupd is listening") {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("serve started with a configuration it must refuse; its stderr:\n{}\n{line}", stderr.join("\n"));
-        }
-        stderr.push(line);
+    let mut served = spawn_serve(config);
+    if let Some(line) = served.line_matching(|line| line.contains("signupd is listening")) {
+        served.kill();
+        panic!("serve started with a configuration it must refuse; its stderr:\n{}\n{line}", served.seen().join("\n"));
     }
-    (child.wait().unwrap().code(), stderr.join("\n"))
+    (served.wait(), served.log())
 }
 
 /// The `signupd: error: …` line.

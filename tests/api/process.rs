@@ -23,8 +23,10 @@ pub struct Served {
     pub port: u16,
     /// The bound metrics port, when `server.metrics_listen` is set.
     pub metrics_port: Option<u16>,
-    /// Every stderr line, for the failure message of a start that never bound.
+    /// Every stderr line, as the server writes it.
     lines: mpsc::Receiver<String>,
+    /// The stderr lines read so far.
+    seen: Vec<String>,
 }
 
 /// A config in `dir` (data under `dir/data`, mail files under `dir/data/mail`) with the rate
@@ -61,27 +63,19 @@ pub fn spawn_serve(config: &Path) -> Served {
             let _ = sender.send(line);
         }
     });
-    Served { child, port: 0, metrics_port: None, lines }
+    Served { child, port: 0, metrics_port: None, lines, seen: Vec::new() }
 }
 
 /// Starts `signupd serve` on port 0 and waits for the line that names the bound port (and the
 /// metrics port, if any).
 pub fn serve(config: &Path) -> Served {
     let mut served = spawn_serve(config);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let mut seen = Vec::new();
-    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-        let Ok(line) = served.lines.recv_timeout(left) else {
-            break;
-        };
-        if line.contains("signupd is listening") {
-            served.port = port_field(&line, "port").unwrap_or_else(|| panic!("no port in {line:?}"));
-            served.metrics_port = port_field(&line, "metrics_port");
-            return served;
-        }
-        seen.push(line);
-    }
-    panic!("signupd serve did not start listening; its stderr:\n{}", seen.join("\n"));
+    let Some(line) = served.line_matching(|line| line.contains("signupd is listening")) else {
+        panic!("signupd serve did not start listening; its stderr:\n{}", served.seen.join("\n"));
+    };
+    served.port = port_field(&line, "port").unwrap_or_else(|| panic!("no port in {line:?}"));
+    served.metrics_port = port_field(&line, "metrics_port");
+    served
 }
 
 /// The number in the text log field `name=1234`.
@@ -103,9 +97,61 @@ impl Served {
     }
 
     pub fn sigterm(&self) {
+        self.signal("TERM");
+    }
+
+    /// Sends the signal `name` (`HUP`, `TERM`, …).
+    pub fn signal(&self, name: &str) {
         let pid = self.child.id().to_string();
-        let sent = std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap();
-        assert!(sent.success(), "kill -TERM {pid}");
+        let sent = std::process::Command::new("kill").arg(format!("-{name}")).arg(&pid).status().unwrap();
+        assert!(sent.success(), "kill -{name} {pid}");
+    }
+
+    /// The next stderr line that `wanted` accepts, within 30 s; `None` when the process ended
+    /// (or stayed silent) first. Every line read is kept in [`Self::seen`].
+    pub fn line_matching(&mut self, wanted: impl Fn(&str) -> bool) -> Option<String> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            let Ok(line) = self.lines.recv_timeout(left) else {
+                return None;
+            };
+            self.seen.push(line.clone());
+            if wanted(&line) {
+                return Some(line);
+            }
+        }
+        None
+    }
+
+    /// Like [`Self::line_matching`], and the test fails without the line.
+    pub fn wait_for(&mut self, wanted: impl Fn(&str) -> bool) -> String {
+        self.line_matching(wanted)
+            .unwrap_or_else(|| panic!("expected log line not seen; stderr so far:\n{}", self.seen.join("\n")))
+    }
+
+    /// The stderr lines read so far.
+    pub fn seen(&self) -> &[String] {
+        &self.seen
+    }
+
+    /// Every stderr line the process has written by now.
+    pub fn log(&mut self) -> String {
+        self.seen.extend(self.lines.try_iter());
+        self.seen.join("\n")
+    }
+
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Waits for the process to end; its exit code.
+    pub fn wait(&mut self) -> Option<i32> {
+        self.child.wait().unwrap().code()
+    }
+
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 
     /// The exit status, if the process ends within `limit`.
