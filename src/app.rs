@@ -210,7 +210,7 @@ pub async fn prepare(config: Config, options: BuildOptions) -> anyhow::Result<Ap
     let path = prepare_database_file(&config).await?;
     let secrets =
         tokio::task::spawn_blocking(move || plan.materialize()).await.context("secret generation was cancelled")??;
-    let writer = start_writer(path.clone()).await?;
+    let writer = start_writer(path.clone(), config.storage.cache_mib).await?;
     let db = Db::open_readers(&path)?;
     let config = Arc::new(config);
     let limiter = Arc::new(RateLimiter::new(&config.signup, &secrets.hash_key));
@@ -261,8 +261,8 @@ async fn reload_on_hangup(state: AppState, mut hangup: Signal, shutdown: impl Fu
 }
 
 /// Starts the writer (which migrates) on the blocking pool; logs what it applied.
-pub async fn start_writer(path: PathBuf) -> anyhow::Result<Writer> {
-    let writer = tokio::task::spawn_blocking(move || Writer::start(&path))
+pub async fn start_writer(path: PathBuf, cache_mib: u32) -> anyhow::Result<Writer> {
+    let writer = tokio::task::spawn_blocking(move || Writer::start(&path, cache_mib))
         .await
         .context("opening the database was cancelled")??;
     if writer.migrations_applied() > 0 {

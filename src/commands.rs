@@ -82,7 +82,7 @@ pub async fn migrate(config_path: Option<&Path>) -> anyhow::Result<()> {
     let config = load_config(config_path)?;
     telemetry::init(config.server.log_format);
     let path = app::prepare_database_file(&config).await?;
-    let writer = app::start_writer(path).await?;
+    let writer = app::start_writer(path, config.storage.cache_mib).await?;
     let applied = writer.migrations_applied();
     writer.close().await?;
     writeln!(std::io::stdout(), "applied {applied} migration(s); schema version {}", crate::storage::LATEST_VERSION)?;

@@ -20,7 +20,7 @@ use tokio_cron_scheduler::{Job, JobScheduler};
 
 use crate::clock::UnixSeconds;
 use crate::state::AppState;
-use crate::storage::Command;
+use crate::storage::{Batch, Command};
 
 /// What one cleanup run removed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -57,7 +57,8 @@ struct Cleanup {
 impl Command for Cleanup {
     type Output = CleanupReport;
 
-    fn execute(self, conn: &rusqlite::Connection) -> anyhow::Result<CleanupReport> {
+    fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<CleanupReport> {
+        let conn = batch.conn();
         cleanup(conn, self.now, self.confirm_ttl)
     }
 }

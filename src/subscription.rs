@@ -13,7 +13,7 @@ use crate::secrets::Secret;
 use crate::storage::intake;
 use crate::storage::subscribers::{self, Removable, Status};
 use crate::storage::suppressions::{self, Reason};
-use crate::storage::{Command, outbox};
+use crate::storage::{Batch, Command, outbox};
 use crate::webhooks::{ConfirmedEvent, UnsubscribedEvent, Webhooks};
 
 /// The one atomic transition pending → confirmed, with its consequences in the same commit:
@@ -48,7 +48,8 @@ pub struct Confirmed {
 impl Command for Confirm {
     type Output = Option<Confirmed>;
 
-    fn execute(self, conn: &Connection) -> anyhow::Result<Option<Confirmed>> {
+    fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<Option<Confirmed>> {
+        let conn = batch.conn();
         let Some(row) =
             subscribers::confirm(conn, &self.confirm_hash, self.now, self.method, self.retyped_email.as_deref())?
         else {
@@ -111,7 +112,8 @@ impl std::fmt::Debug for Remove {
 impl Command for Remove {
     type Output = Option<Removed>;
 
-    fn execute(self, conn: &Connection) -> anyhow::Result<Option<Removed>> {
+    fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<Option<Removed>> {
+        let conn = batch.conn();
         let row = match &self.target {
             RemovalTarget::ByRemovalHash(hash) => subscribers::find_removable(conn, Some(hash), None)?,
             RemovalTarget::ById { subscriber_id, list_id } => {
@@ -188,7 +190,8 @@ impl Command for RemoveAddress {
     /// What was removed from which list.
     type Output = Vec<Removed>;
 
-    fn execute(self, conn: &Connection) -> anyhow::Result<Vec<Removed>> {
+    fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<Vec<Removed>> {
+        let conn = batch.conn();
         let removal = Removal { hash_key: &self.hash_key, webhooks: &self.webhooks, via: "cli", now: self.now };
         let mut removed = Vec::new();
         for list_id in &self.lists {

@@ -80,6 +80,8 @@ pub enum LogFormat {
 #[derive(Debug, Clone)]
 pub struct StorageConfig {
     pub data_dir: PathBuf,
+    /// The writer connection's SQLite page cache, in MiB: most of signupd's memory under load.
+    pub cache_mib: u32,
 }
 
 impl StorageConfig {
@@ -390,6 +392,7 @@ impl Config {
 
         let storage = StorageConfig {
             data_dir: problems.check_or_default("storage.data_dir", parse::path(&raw.storage.data_dir)),
+            cache_mib: problems.check_or_default("storage.cache_mib", parse::cache_mib(raw.storage.cache_mib)),
         };
 
         let sec = &raw.secrets;

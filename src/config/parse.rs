@@ -113,6 +113,12 @@ pub fn at_least_one(value: u32) -> Result<u32, String> {
     if value == 0 { Err("must be at least 1".into()) } else { Ok(value) }
 }
 
+/// The writer's page cache: at least 1 MiB (SQLite needs a few pages to work at all), at most
+/// 4 GiB, beyond which the page count no longer fits SQLite's setting.
+pub fn cache_mib(value: u32) -> Result<u32, String> {
+    if (1..=4096).contains(&value) { Ok(value) } else { Err(format!("{value} is not between 1 and 4096 (MiB)")) }
+}
+
 pub fn socket_addr(value: &str) -> Result<SocketAddr, String> {
     SocketAddr::from_str(value)
         .map_err(|_| format!("{value:?} is not an address and port like \"127.0.0.1:8080\" or \"[::1]:8080\""))

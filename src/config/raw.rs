@@ -73,11 +73,12 @@ impl Default for RawServer {
 #[serde(default, deny_unknown_fields)]
 pub struct RawStorage {
     pub data_dir: String,
+    pub cache_mib: u32,
 }
 
 impl Default for RawStorage {
     fn default() -> Self {
-        Self { data_dir: "./data".into() }
+        Self { data_dir: "./data".into(), cache_mib: 16 }
     }
 }
 

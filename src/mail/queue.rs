@@ -24,7 +24,7 @@ use crate::clock::UnixSeconds;
 use crate::config::Config;
 use crate::storage::outbox::{self, Claimed, MailKind};
 use crate::storage::subscribers::{self, MailTarget, PreviousLink, Status};
-use crate::storage::{Command, address_mails, counters};
+use crate::storage::{Batch, Command, address_mails, counters};
 use crate::tokens::ConfirmToken;
 
 /// Claims up to `tokens.len()` due items, within what is left of this hour's budget.
@@ -94,7 +94,8 @@ impl std::fmt::Debug for Claim {
 impl Command for ClaimMail {
     type Output = Claim;
 
-    fn execute(self, conn: &Connection) -> anyhow::Result<Claim> {
+    fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<Claim> {
+        let conn = batch.conn();
         let budget = i64::from(self.config.mail.max_mails_per_hour);
         let room = usize::try_from(budget - outbox::reserved_this_hour(conn, self.now)?).unwrap_or(0);
         let mut claim = Claim::default();
@@ -238,7 +239,8 @@ pub struct SettleMail(pub Vec<Settlement>);
 impl Command for SettleMail {
     type Output = Vec<bool>;
 
-    fn execute(self, conn: &Connection) -> anyhow::Result<Vec<bool>> {
+    fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<Vec<bool>> {
+        let conn = batch.conn();
         let mut deleted_rows = Vec::with_capacity(self.0.len());
         for settlement in &self.0 {
             let deleted = match settlement {

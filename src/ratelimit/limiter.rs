@@ -10,12 +10,12 @@
 //! extend its own ban.
 
 use ring::hmac;
-use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{ClientNet, Neighbourhood};
 use crate::clock::UnixSeconds;
 use crate::config::{RateLimitRule, SignupConfig};
 use crate::secrets::Secret;
+use crate::storage::Batch;
 
 /// What the limiter decided for one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,18 +41,6 @@ impl RateLimiter {
             network_rules: signup.network_rate_limits.clone(),
             key: hmac::Key::new(hmac::HMAC_SHA256, hash_key.expose()),
         }
-    }
-
-    /// Checks every rule for `client` and its `network` at `now`; if all have room, counts the
-    /// request in each.
-    pub fn check_and_count(
-        &self,
-        conn: &Connection,
-        client: &ClientNet,
-        network: &Neighbourhood,
-        now: UnixSeconds,
-    ) -> rusqlite::Result<Decision> {
-        check_and_count(conn, &self.counters(client, network, now), now)
     }
 
     /// The counters a request is checked against at `now`: one per client rule and one per
@@ -99,15 +87,12 @@ pub struct Counter {
 }
 
 /// Checks `counters` at `now`; if all have room, counts the request in each. Runs inside the
-/// caller's write transaction, so a request is counted exactly when it is recorded.
-pub fn check_and_count(conn: &Connection, counters: &[Counter], now: UnixSeconds) -> rusqlite::Result<Decision> {
+/// caller's write command, so a request is counted exactly when it is recorded; the batch keeps
+/// the counts in memory and writes each counter once, in its commit ([`Batch`]).
+pub fn check_and_count(batch: &mut Batch<'_>, counters: &[Counter], now: UnixSeconds) -> rusqlite::Result<Decision> {
     let mut retry_after: Option<i64> = None;
     for counter in counters {
-        let count: i64 = conn
-            .prepare_cached("SELECT count FROM rate_limits WHERE key = ?1 AND expires_at > ?2")?
-            .query_row(params![counter.key, now], |row| row.get(0))
-            .optional()?
-            .unwrap_or(0);
+        let count = batch.counter(&counter.key, now)?;
         if count >= i64::from(counter.max) {
             let wait = (counter.expires_at - now).max(1);
             retry_after = Some(retry_after.map_or(wait, |longest| longest.max(wait)));
@@ -117,11 +102,7 @@ pub fn check_and_count(conn: &Connection, counters: &[Counter], now: UnixSeconds
         return Ok(Decision::Limited { retry_after_secs: u64::try_from(wait).unwrap_or(1) });
     }
     for counter in counters {
-        conn.prepare_cached(
-            "INSERT INTO rate_limits (key, count, expires_at) VALUES (?1, 1, ?2)
-             ON CONFLICT (key) DO UPDATE SET count = count + 1",
-        )?
-        .execute(params![counter.key, counter.expires_at])?;
+        batch.count(&counter.key, 1, counter.expires_at, now)?;
     }
     Ok(Decision::Allowed)
 }
@@ -160,9 +141,10 @@ mod tests {
 
     fn attempt(conn: &mut rusqlite::Connection, limiter: &RateLimiter, client: &ClientNet, now: i64) -> Decision {
         let ip: std::net::IpAddr = client.to_string().split('/').next().unwrap().parse().unwrap();
-        let network = Neighbourhood::of(ip, 24, 48);
+        let counters = limiter.counters(client, &Neighbourhood::of(ip, 24, 48), now);
         let tx = conn.transaction().unwrap();
-        let decision = limiter.check_and_count(&tx, client, &network, now).unwrap();
+        let decision =
+            crate::storage::batch::run_alone(&tx, |batch| Ok(check_and_count(batch, &counters, now)?)).unwrap();
         tx.commit().unwrap();
         decision
     }

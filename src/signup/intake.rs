@@ -5,14 +5,12 @@
 //! answer is sent only after that commit. The surge alert, if this request crossed the
 //! threshold, is posted in the background, after the answer.
 
-use rusqlite::Connection;
-
 use crate::clock::UnixSeconds;
 use crate::domain::{EmailAddress, ListId};
 use crate::ratelimit::{self, ClientNet, Counter, Decision, Neighbourhood};
 use crate::state::AppState;
 use crate::storage::intake::{self, ConsentText, NewItem};
-use crate::storage::{Command, WriteError, counters};
+use crate::storage::{Batch, Command, WriteError, counters};
 
 /// A validated signup request.
 #[derive(Debug, Clone)]
@@ -88,8 +86,8 @@ struct Recorded {
 impl Command for RecordSignup {
     type Output = Recorded;
 
-    fn execute(self, conn: &Connection) -> anyhow::Result<Recorded> {
-        if let Decision::Limited { retry_after_secs } = ratelimit::check_and_count(conn, &self.counters, self.now)? {
+    fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<Recorded> {
+        if let Decision::Limited { retry_after_secs } = ratelimit::check_and_count(batch, &self.counters, self.now)? {
             return Ok(Recorded { outcome: IntakeOutcome::RateLimited { retry_after_secs }, signups_in_window: None });
         }
         let list_id = self.list_id.as_ref();
@@ -99,10 +97,12 @@ impl Command for RecordSignup {
             consent_version: &self.consent.version,
             network: &self.network_tag,
         };
-        intake::append(conn, &item, self.now)?;
-        intake::record_consent_text(conn, list_id, &self.consent, self.now)?;
-        let signups_in_window =
-            self.surge_window_secs.map(|window| counters::count_signup(conn, list_id, window, self.now)).transpose()?;
+        intake::append(batch.conn(), &item, self.now)?;
+        intake::record_consent_text(batch.conn(), list_id, &self.consent, self.now)?;
+        let signups_in_window = self
+            .surge_window_secs
+            .map(|window| counters::count_signup(batch, list_id, window, self.now))
+            .transpose()?;
         Ok(Recorded { outcome: IntakeOutcome::Accepted, signups_in_window })
     }
 }

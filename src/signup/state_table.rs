@@ -19,10 +19,10 @@ use rusqlite::Connection;
 
 use crate::clock::UnixSeconds;
 use crate::secrets::Secret;
-use crate::storage::Command;
 use crate::storage::intake::{self, IntakeItem};
 use crate::storage::subscribers::{self, NewPending, Status};
 use crate::storage::suppressions::{self, Reason};
+use crate::storage::{Batch, Command};
 use crate::tokens::RemovalToken;
 
 /// What the state table did with one intake item.
@@ -76,7 +76,8 @@ pub struct ApplyIntake {
 impl Command for ApplyIntake {
     type Output = Vec<Action>;
 
-    fn execute(self, conn: &Connection) -> anyhow::Result<Vec<Action>> {
+    fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<Vec<Action>> {
+        let conn = batch.conn();
         let mut actions = Vec::with_capacity(self.items.len());
         for prepared in &self.items {
             if intake::delete(conn, prepared.item.id)? {
@@ -141,7 +142,10 @@ mod tests {
     fn apply_oldest(conn: &mut Connection, key: &Secret, now: UnixSeconds, limit: usize) -> Vec<Action> {
         let items = intake::oldest(conn, limit).unwrap().into_iter().map(|item| Prepared::new(item, key)).collect();
         let tx = conn.transaction().unwrap();
-        let actions = ApplyIntake { items, resend_cooldown: 600, now }.execute(&tx).unwrap();
+        let actions = crate::storage::batch::run_alone(&tx, |batch| {
+            ApplyIntake { items, resend_cooldown: 600, now }.execute(batch)
+        })
+        .unwrap();
         tx.commit().unwrap();
         actions
     }

@@ -6,15 +6,17 @@
 
 use rusqlite::{Connection, params};
 
+use super::Batch;
 use crate::clock::UnixSeconds;
 
 /// Counts one accepted signup for `list_id` in the fixed `window` containing `now`; returns the
-/// window's count including this one.
-pub fn count_signup(conn: &Connection, list_id: &str, window_secs: i64, now: UnixSeconds) -> rusqlite::Result<i64> {
+/// window's count including this one. Counted in the batch ([`Batch::count`]): written once
+/// per commit, however many signups it records.
+pub fn count_signup(batch: &mut Batch<'_>, list_id: &str, window_secs: i64, now: UnixSeconds) -> rusqlite::Result<i64> {
     let window = window_secs.max(1);
     let bucket = now.div_euclid(window);
     let key = format!("surge/{list_id}/{window}/{bucket}");
-    bump(conn, &key, (bucket + 1).saturating_mul(window), 1)
+    batch.count(&key, 1, (bucket + 1).saturating_mul(window), now)
 }
 
 /// The key of a neighbourhood's mail count in the hour containing `now`; `network` is the

@@ -57,6 +57,7 @@ use anyhow::Context;
 use rusqlite::Connection;
 use tokio::sync::{mpsc, oneshot};
 
+use super::batch::{Batch, Counters};
 use super::migrations;
 
 /// Most commands committed together: bounds how long one transaction holds the write lock.
@@ -81,8 +82,9 @@ const _: () = assert!(LOCK_WAIT.as_nanos() >= READY_PROBE_INTERVAL.as_nanos());
 pub trait Command: Send + 'static {
     type Output: Send + 'static;
 
-    /// Does the write. An error rolls back what this command did, and only that.
-    fn execute(self, conn: &Connection) -> anyhow::Result<Self::Output>;
+    /// Does the write, through `batch.conn()` and the batch's counters. An error rolls back what
+    /// this command did, and only that.
+    fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<Self::Output>;
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -124,10 +126,10 @@ struct LastProbe {
 }
 
 impl Writer {
-    /// Opens the read-write connection (WAL, `synchronous = FULL`, foreign keys), applies
-    /// pending migrations on it, and starts the writer thread.
-    pub fn start(path: &Path) -> anyhow::Result<Self> {
-        let mut conn = open(path)?;
+    /// Opens the read-write connection (WAL, `synchronous = FULL`, foreign keys, a page cache of
+    /// `cache_mib`), applies pending migrations on it, and starts the writer thread.
+    pub fn start(path: &Path, cache_mib: u32) -> anyhow::Result<Self> {
+        let mut conn = open(path, cache_mib)?;
         let migrations_applied =
             migrations::migrate(&mut conn).with_context(|| format!("database {}", path.display()))?;
         Self::spawn(conn, migrations_applied)
@@ -136,7 +138,7 @@ impl Writer {
     /// Like [`Writer::start`], for a command beside a running server: it never migrates, and
     /// refuses a database whose schema is not the one this binary writes.
     pub fn attach(path: &Path) -> anyhow::Result<Self> {
-        let conn = open(path)?;
+        let conn = open(path, ATTACHED_CACHE_MIB)?;
         let version = migrations::schema_version(&conn).with_context(|| format!("database {}", path.display()))?;
         anyhow::ensure!(
             version == migrations::LATEST_VERSION,
@@ -242,8 +244,8 @@ struct Probe;
 impl Command for Probe {
     type Output = usize;
 
-    fn execute(self, conn: &Connection) -> anyhow::Result<usize> {
-        Ok(migrations::schema_version(conn)?)
+    fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<usize> {
+        Ok(migrations::schema_version(batch.conn())?)
     }
 }
 
@@ -266,7 +268,7 @@ impl std::fmt::Debug for Message {
 /// A command waiting in the channel, its type erased.
 trait Queued: Send {
     /// Runs the command; `false` when it failed (and must be rolled back to its savepoint).
-    fn execute(&mut self, conn: &Connection) -> bool;
+    fn execute(&mut self, batch: &mut Batch<'_>) -> bool;
     /// Answers the caller once the batch's fate is known.
     fn answer(self: Box<Self>, batch: Result<(), &Arc<anyhow::Error>>);
     fn queued_at(&self) -> Instant;
@@ -290,12 +292,12 @@ impl<C: Command> Queued for Envelope<C> {
         self.queued_at
     }
 
-    fn execute(&mut self, conn: &Connection) -> bool {
+    fn execute(&mut self, batch: &mut Batch<'_>) -> bool {
         let Some(command) = self.command.take() else {
             return false;
         };
         // A panicking command must not take the writer (and every later write) down with it.
-        let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| command.execute(conn)))
+        let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| command.execute(batch)))
             .unwrap_or_else(|_| Err(anyhow::anyhow!("the command panicked")));
         let ok = outcome.is_ok();
         self.outcome = Some(outcome);
@@ -451,14 +453,19 @@ fn run(
 
 fn execute_batch(conn: &Connection, batch: &mut [Box<dyn Queued>]) -> Result<(), BatchError> {
     conn.execute_batch("BEGIN IMMEDIATE").map_err(BatchError::Begin)?;
+    let mut counters = Counters::default();
     let result = (|| {
         for job in batch.iter_mut() {
             conn.prepare_cached("SAVEPOINT command")?.execute([])?;
-            if !job.execute(conn) {
+            if job.execute(&mut Batch::new(conn, &mut counters)) {
+                counters.keep_command();
+            } else {
                 conn.prepare_cached("ROLLBACK TO command")?.execute([])?;
+                counters.drop_command();
             }
             conn.prepare_cached("RELEASE command")?.execute([])?;
         }
+        counters.write_back(conn)?;
         conn.execute_batch("COMMIT")
     })();
     result.map_err(|error| {
@@ -468,15 +475,19 @@ fn execute_batch(conn: &Connection, batch: &mut [Box<dyn Queued>]) -> Result<(),
     })
 }
 
-fn open(path: &Path) -> anyhow::Result<Connection> {
+fn open(path: &Path, cache_mib: u32) -> anyhow::Result<Connection> {
     let conn = Connection::open(path).with_context(|| format!("cannot open database {}", path.display()))?;
-    configure(&conn).with_context(|| format!("cannot configure database {}", path.display()))?;
+    configure(&conn, cache_mib).with_context(|| format!("cannot configure database {}", path.display()))?;
     Ok(conn)
 }
 
+/// The page cache of a command's writer beside a running server (`remove`, `import`): a few
+/// writes, SQLite's own default size.
+const ATTACHED_CACHE_MIB: u32 = 2;
+
 /// The writer connection's settings. WAL lets readers run beside the writer; `synchronous =
 /// FULL` makes every commit survive a power cut; foreign keys take queued mail with its row.
-fn configure(conn: &Connection) -> rusqlite::Result<()> {
+fn configure(conn: &Connection, cache_mib: u32) -> rusqlite::Result<()> {
     wait_for_lock(conn)?;
     // journal_mode answers with a row; WAL is persistent, the others are per connection.
     let mode: String = conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))?;
@@ -485,10 +496,13 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     }
     conn.pragma_update(None, "synchronous", "FULL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
-    // Every write goes through this one connection: a page cache large enough for the hot
-    // indexes (subscribers by address and by removal hash, the outbox, the counters) saves a
-    // read from the file for most B-tree steps. Negative: KiB.
-    conn.pragma_update(None, "cache_size", WRITER_CACHE_KIB)?;
+    // Every write goes through this one connection, and its cache is the only one that survives
+    // the commits (a reader's is reset whenever the database changed): it holds the hot pages
+    // (the right-hand ends of the time-ordered indexes, the counters, the upper levels of the
+    // address index) and saves a read from the file for most B-tree steps. It is also most of
+    // signupd's memory under load, so the operator sizes it (`storage.cache_mib`; BENCHMARKS.md
+    // has the throughput and memory against it). Negative: KiB.
+    conn.pragma_update(None, "cache_size", -i64::from(cache_mib) * 1024)?;
     // Each command's savepoint keeps the original of every page it changes in a statement
     // journal, a temporary *file* by default: measured, that file's writes, opens and closes
     // took 40 % of the writer's time. In memory it is a copy. Nothing durable lives there: a
@@ -497,9 +511,6 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.pragma_update(None, "wal_autocheckpoint", WRITER_AUTOCHECKPOINT_PAGES)?;
     Ok(())
 }
-
-/// The writer's page cache, in KiB (64 MiB).
-const WRITER_CACHE_KIB: i64 = -65_536;
 
 /// Waits up to [`LOCK_WAIT`] for another process's write lock, in short steps.
 pub(super) fn wait_for_lock(conn: &Connection) -> rusqlite::Result<()> {
@@ -524,10 +535,10 @@ mod tests {
     impl Command for Insert {
         type Output = i64;
 
-        fn execute(self, conn: &Connection) -> anyhow::Result<i64> {
-            conn.execute("INSERT INTO t (value) VALUES (?1)", [self.value])?;
+        fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<i64> {
+            batch.conn().execute("INSERT INTO t (value) VALUES (?1)", [self.value])?;
             anyhow::ensure!(!self.fail, "refused {}", self.value);
-            Ok(conn.last_insert_rowid())
+            Ok(batch.conn().last_insert_rowid())
         }
     }
 
@@ -540,7 +551,7 @@ mod tests {
     impl Command for Hold {
         type Output = ();
 
-        fn execute(self, _conn: &Connection) -> anyhow::Result<()> {
+        fn execute(self, _batch: &mut Batch<'_>) -> anyhow::Result<()> {
             let _ = self.started.send(());
             self.release.recv()?;
             Ok(())
@@ -552,8 +563,8 @@ mod tests {
     impl Command for Panics {
         type Output = ();
 
-        fn execute(self, conn: &Connection) -> anyhow::Result<()> {
-            conn.execute("INSERT INTO t (value) VALUES ('from a panic')", [])?;
+        fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<()> {
+            batch.conn().execute("INSERT INTO t (value) VALUES ('from a panic')", [])?;
             panic!("a bug in a command");
         }
     }
@@ -576,7 +587,7 @@ mod tests {
     fn writer_with_table() -> (tempfile::TempDir, std::path::PathBuf, Writer) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("db.sqlite3");
-        let writer = Writer::start(&path).unwrap();
+        let writer = Writer::start(&path, 2).unwrap();
         Connection::open(&path).unwrap().execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY, value TEXT)").unwrap();
         (dir, path, writer)
     }

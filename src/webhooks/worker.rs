@@ -17,13 +17,11 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rusqlite::Connection;
-
 use super::Endpoint;
 use crate::clock::{Clock, SystemClock, UnixSeconds, backoff_secs, jittered};
 use crate::state::AppState;
-use crate::storage::Command;
 use crate::storage::webhooks::{self, Claimed};
+use crate::storage::{Batch, Command};
 
 /// Most events one worker claims (and settles) in one command.
 pub const BATCH: usize = 64;
@@ -196,7 +194,8 @@ struct ClaimDeliveries {
 impl Command for ClaimDeliveries {
     type Output = Vec<Claimed>;
 
-    fn execute(self, conn: &Connection) -> anyhow::Result<Vec<Claimed>> {
+    fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<Vec<Claimed>> {
+        let conn = batch.conn();
         Ok(webhooks::claim_due(conn, &self.endpoint, self.now, self.lease_until, self.limit)?)
     }
 }
@@ -215,7 +214,8 @@ struct SettleDeliveries(Vec<(i64, Settle)>);
 impl Command for SettleDeliveries {
     type Output = ();
 
-    fn execute(self, conn: &Connection) -> anyhow::Result<()> {
+    fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<()> {
+        let conn = batch.conn();
         for (id, settle) in &self.0 {
             match settle {
                 Settle::Delivered | Settle::Drop => webhooks::delete(conn, *id)?,

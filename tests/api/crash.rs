@@ -325,3 +325,92 @@ async fn sigterm_with_a_large_backlog_exits_quickly_and_the_backlog_is_applied_a
     let (intake, subscribers) = intake_and_subscribers(&database);
     assert_eq!((intake, subscribers), (0, BACKLOG), "after the stop");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Test 3: kill -9 across the batched rate-limit counters
+
+/// The client's budget in the counter test: fewer than the requests of either run.
+const CLIENT_LIMIT: i64 = 40;
+const SIGNUPS_PER_RUN: usize = 70;
+
+/// Every recorded signup of the list: waiting in intake or applied.
+fn recorded_signups(database: &Path) -> i64 {
+    let conn = read_only(database);
+    count(&conn, "SELECT (SELECT count(*) FROM intake) + (SELECT count(*) FROM subscribers)")
+}
+
+/// Sends `SIGNUPS_PER_RUN` signups from one client at random moments of a burst; with `kill`,
+/// kills the server in the middle of it. Records what was acknowledged.
+async fn signup_burst(server: &mut crate::process::Served, rng: &mut Rng, run: &str, kill: bool, ledger: &mut Ledger) {
+    let (client, base) = (client(), server.url(""));
+    let tasks: Vec<_> = (0..SIGNUPS_PER_RUN)
+        .map(|i| {
+            let request = Request::Signup { email: format!("{run}-{i}@example.com") };
+            let (client, base) = (client.clone(), base.clone());
+            let delay = Duration::from_millis(rng.between(0..BURST_MS));
+            tokio::spawn(async move {
+                tokio::time::sleep(delay).await;
+                let acknowledged = request.acknowledged(&client, &base).await;
+                (request, acknowledged)
+            })
+        })
+        .collect();
+    if kill {
+        tokio::time::sleep(Duration::from_millis(rng.between(BURST_MS / 4..BURST_MS * 3 / 4))).await;
+        server.kill_9();
+    }
+    for task in tasks {
+        let (request, acknowledged) = task.await.unwrap();
+        ledger.record(&request, acknowledged);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn kill_9_across_batched_counters_loses_no_signup_and_gives_no_client_more_than_its_limit() {
+    // Arrange: one client (the test, on loopback) with a daily budget; away from a day's end,
+    // so both runs count in the same window
+    let seconds_into_day = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() % 86_400;
+    if seconds_into_day > 86_400 - 60 {
+        tokio::time::sleep(Duration::from_secs(86_400 - seconds_into_day + 1)).await;
+    }
+    let seed = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() as u64 | 1;
+    eprintln!("counter kill -9 test seed: {seed:#x}");
+    let mut rng = Rng(seed);
+    let dir = tempfile::tempdir().unwrap();
+    let mail_dir = dir.path().join("data/mail");
+    let config = crate::helpers::write_config(
+        dir.path(),
+        &format!(
+            "[signup]\nrate_limits = [ {{ window = \"1d\", max = {CLIENT_LIMIT} }} ]\nnetwork_rate_limits = []\n\
+             [mail]\nfile_dir = {:?}\n",
+            mail_dir.display().to_string()
+        ),
+    );
+    let database = dir.path().join("data/signupd.sqlite3");
+    let mut ledger = Ledger::default();
+
+    // Act: a burst cut off by kill -9, then a full burst on the file the kill left
+    let mut server = serve(&config);
+    signup_burst(&mut server, &mut rng, "killed", true, &mut ledger).await;
+    let acknowledged_before_kill = ledger.signed_up.len();
+    let recorded_before_kill = recorded_signups(&database);
+    let mut server = serve(&config);
+    signup_burst(&mut server, &mut rng, "restarted", false, &mut ledger).await;
+    server.stop().await;
+
+    // Assert: nothing acknowledged was lost, and the two runs together stayed within one budget
+    let violations = ledger.violations(&database);
+    assert!(violations.is_empty(), "seed {seed:#x}: {violations:?}");
+    assert!(acknowledged_before_kill > 0, "the killed run counted signups before it died: {ledger:?}");
+    assert!(
+        recorded_before_kill >= i64::try_from(acknowledged_before_kill).unwrap(),
+        "every signup acknowledged before the kill is in the file"
+    );
+    let recorded = recorded_signups(&database);
+    assert_eq!(recorded, CLIENT_LIMIT, "exactly the budget was recorded over both runs (seed {seed:#x})");
+    assert!(i64::try_from(ledger.signed_up.len()).unwrap() <= CLIENT_LIMIT, "{ledger:?}");
+    let conn = read_only(&database);
+    let counted =
+        count(&conn, "SELECT count FROM rate_limits WHERE key NOT LIKE 'surge/%' AND key NOT LIKE 'mail-network/%'");
+    assert_eq!(counted, recorded, "the client's counter counts exactly the recorded signups");
+}

@@ -10,8 +10,8 @@ use serde_json::json;
 
 use crate::helpers::{TestApp, spawn_app, spawn_app_in, spawn_app_with};
 use crate::signup::{
-    Answer, RAISED_LIMITS, assert_json_accepted, assert_json_error, count, drain, form_request, header, json_request,
-    post_json, strings, valid, valid_json,
+    Answer, RAISED_LIMITS, assert_json_accepted, assert_json_error, count, db, drain, form_request, header,
+    json_request, post_json, strings, valid, valid_json,
 };
 
 const TRUSTED_LOCALHOST: &str = "[server]\ntrusted_proxies = [\"127.0.0.1\"]\n";
@@ -321,4 +321,41 @@ async fn concurrent_signups_from_one_client_never_exceed_its_budget() {
     assert_eq!(statuses.iter().filter(|s| **s == 202).count(), 3, "{statuses:?}");
     assert_eq!(statuses.iter().filter(|s| **s == 429).count(), 17, "{statuses:?}");
     assert_eq!(count(&app, "intake"), 3);
+}
+
+#[actix_web::test]
+async fn n_plus_one_concurrent_signups_at_a_limit_of_n_let_exactly_n_through_for_each_client() {
+    // Arrange: two clients behind a trusted proxy, each with a budget of 25
+    const LIMIT: usize = 25;
+    let app = spawn_app_with(&format!(
+        "[server]\ntrusted_proxies = [\"127.0.0.1\"]\n\
+         [signup]\nrate_limits = [ {{ window = \"1h\", max = {LIMIT} }} ]\nnetwork_rate_limits = []\n"
+    ))
+    .await;
+    let clients = ["203.0.113.1", "198.51.100.1"];
+
+    // Act: all 2 × (N + 1) requests at once, racing for the writer's batches
+    let requests = clients.iter().enumerate().flat_map(|(c, ip)| {
+        let app = &app;
+        (0..=LIMIT)
+            .map(move |n| async move { (*ip, signup_with(app, c * 100 + n, &[("CF-Connecting-IP", ip)]).await.0) })
+    });
+    let answers = join_all(requests).await;
+
+    // Assert
+    for ip in clients {
+        let statuses: Vec<u16> =
+            answers.iter().filter(|(client, _)| *client == ip).map(|(_, status)| *status).collect();
+        assert_eq!(statuses.iter().filter(|&&s| s == 202).count(), LIMIT, "{ip}: {statuses:?}");
+        assert_eq!(statuses.iter().filter(|&&s| s == 429).count(), 1, "{ip}: {statuses:?}");
+    }
+    assert_eq!(count(&app, "intake"), 2 * LIMIT as i64, "exactly the accepted requests were recorded");
+    let counters: Vec<i64> = db(&app)
+        .prepare("SELECT count FROM rate_limits WHERE key NOT LIKE 'surge/%' ORDER BY key")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(counters, [LIMIT as i64, LIMIT as i64], "one counter per client, each written with its exact count");
 }
