@@ -26,6 +26,8 @@ async fn main() -> ExitCode {
         Command::Backup { dest, force } => commands::backup(config, &dest, force).await,
         Command::SendTestWebhook { name } => commands::send_test_webhook(config, name.as_deref()).await,
     };
+    // Queued log lines first, so an error below is the last line, as it happened.
+    signupd::telemetry::flush();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
