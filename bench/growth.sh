@@ -24,10 +24,16 @@
 #    tokens of its own, every request a different token (each run on a fresh copy, so the same
 #    tokens are pending again); the welcome mail each confirm queues is sent by the file
 #    transport within the default hourly budget of 1,000.
+# After each measured wrk run, before signupd is stopped, its peak RSS (VmHWM from /proc/PID/status,
+# MiB): rss_mib= in each run's line; the summary gives the highest run of each kind (target for the
+# signup run at 1,000,000 rows: <= 64 MiB).
 #
 # Knobs: ROWS=1000000 CONFIRM_N=300000 CONFIRM_WARM_N=60000 REPEAT=2 DURATION=20s WARMUP=3s
 #   CONFIRM_DURATION=10s CONFIRM_WARMUP=2s QUIET_MAX=10 QUIET_WAIT=600 BUILD=1 KEEP_TMP=0
 #   SUMMARY_OUT=file BENCH_SIGNUPD=path (default target/release/signupd; BUILD=1 builds that one)
+#   BENCH_REVISION=name (what BENCH_SIGNUPD was built from)
+#   CACHE_MIB=N (unset): `[storage] cache_mib = N` in signupd's config (the writer connection's
+#     SQLite page cache, MiB; needs a signupd that knows the key); unset, the key is left out
 # Needs wrk, sqlite3, curl (installed with apt-get when missing), python3. Port 18085; data in
 # $TMPDIR (default /tmp; the big template and one copy take about 1.5 GB).
 set -euo pipefail
@@ -62,49 +68,9 @@ fi
 source "$REPO/bench/common.sh"
 bench_setup growth
 
-field() { sed -n "s/.*\\b$2=\\([^ ]*\\).*/\\1/p" <<<"$1"; }
-sql() { sqlite3 -cmd '.timeout 30000' "$1" "$2"; }
-
-wait_quiet() { # PHASE
-    local start=$SECONDS busy
-    while :; do
-        busy=$(python3 -c '
-import time
-def s():
-    v = [int(x) for x in open("/proc/stat").readline().split()[1:]]
-    return sum(v), v[3] + v[4]
-a, b = s(); time.sleep(2); c, d = s()
-print(round(100 * (1 - (d - b) / max(1, c - a))))')
-        ((busy <= QUIET_MAX)) && return 0
-        if ((SECONDS - start >= QUIET_WAIT)); then
-            log "machine still ${busy}% busy; measuring $1 anyway"
-            echo "$1: NOT QUIET (${busy}% busy)" >>"$TMP/notquiet"
-            return 0
-        fi
-        log "machine ${busy}% busy; waiting before $1"
-        sleep 10
-    done
-}
-
-
-start() { # DATA_DIR
-    RUST_LOG=warn "$SIGNUPD" serve --config "$(config "$1")" 2>"$1.log" &
-    PID=$!
-    wait_up "$1.log" || exit 1
-}
-
-stop() {
-    local rc=0
-    kill -TERM "$PID"
-    wait "$PID" || rc=$?
-    PID=
-    ((rc == 0)) || { echo "bench: signupd exited with status $rc" >&2; exit 1; }
-}
-
 # --- templates ----------------------------------------------------------------------------------
 log "templates: creating the database and secrets with the release binary"
-start "$TMP/empty"
-stop
+template_init "$TMP/empty"
 cp -a "$TMP/empty" "$TMP/tokens"
 log "templates: $CONFIRM_N pending rows with known confirm tokens"
 "${TOOL[@]}" confirmable --data-dir "$TMP/tokens" -n "$CONFIRM_N" --tokens-out "$TMP/tokens.all" >&2
@@ -112,70 +78,39 @@ head -n "$CONFIRM_WARM_N" "$TMP/tokens.all" >"$TMP/tokens.warm"
 tail -n +"$((CONFIRM_WARM_N + 1))" "$TMP/tokens.all" >"$TMP/tokens.main"
 cp -a "$TMP/tokens" "$TMP/big"
 log "templates: $ROWS more subscriber rows (python, one bulk load)"
-"${TOOL[@]}" subscribers --data-dir "$TMP/big" -n "$ROWS" >&2
-for t in empty tokens big; do
-    sql "$TMP/$t/signupd.sqlite3" 'PRAGMA wal_checkpoint(TRUNCATE)' >/dev/null
-    echo "$t: $(sql "$TMP/$t/signupd.sqlite3" 'SELECT count(*) FROM subscribers') subscriber rows, $(du -h "$TMP/$t/signupd.sqlite3" | cut -f1)" >>"$TMP/templates.txt"
-done
+template_rows "$TMP/big" "$ROWS"
+for t in empty tokens big; do template_seal "$t" "$TMP/$t" >>"$TMP/templates.txt"; done
 cat "$TMP/templates.txt" >&2
 
-fresh_copy() { # TEMPLATE -> data dir
-    local dir=$TMP/run
-    rm -rf "$dir" "$dir.toml" "$dir.log"
-    cp -a "$TMP/$1" "$dir"
-    sync
-    echo "$dir"
-}
-
 # --- runs ---------------------------------------------------------------------------------------
-signup_run() { # TEMPLATE LABEL
-    local dir before t0 t1 t2 backlog after summary
-    dir=$(fresh_copy "$1")
-    wait_quiet "signup $2"
-    start "$dir"
-    local answer
-    answer=$(curl -s -o /dev/null -w '%{http_code}' --data "email=check-$RANDOM%40example.com&consent=yes&list=news" "$URL/api/signup")
-    [[ $answer == 303 ]] || { echo "bench: signup answered $answer" >&2; exit 1; }
-    wrk -t"$THREADS" -c"$CONNS" -d"$WARMUP" -s bench/signup.lua "$URL/api/signup" >/dev/null
-    before=$(($(sql "$dir/signupd.sqlite3" 'SELECT count(*) FROM subscribers') + $(sql "$dir/signupd.sqlite3" 'SELECT count(*) FROM intake')))
-    t0=$(date +%s.%N)
-    wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" --timeout 30s -s bench/signup.lua --latency "$URL/api/signup" >"$TMP/wrk.txt"
-    t1=$(date +%s.%N)
-    backlog=$(sql "$dir/signupd.sqlite3" 'SELECT count(*) FROM intake')
-    while [[ $(sql "$dir/signupd.sqlite3" 'SELECT count(*) FROM intake') != 0 ]]; do sleep 0.05; done
-    t2=$(date +%s.%N)
-    after=$(sql "$dir/signupd.sqlite3" 'SELECT count(*) FROM subscribers')
-    stop
-    summary=$(grep '^SUMMARY' "$TMP/wrk.txt")
-    echo "signup $2 $summary backlog=$backlog drain_s=$(awk -v a="$t1" -v b="$t2" 'BEGIN { printf "%.2f", b - a }') e2e_rps=$(awk -v a="$t0" -v b="$t2" -v r="$((after - before))" 'BEGIN { printf "%.0f", r / (b - a) }') rows=$after" | tee -a "$TMP/runs" >&2
-}
-
-confirm_run() { # TEMPLATE LABEL
-    local dir summary confirmed
+# signup_run is bench/common.sh's (bench/cache.sh runs it too).
+confirm_run() { # TEMPLATE_DIR LABEL
+    local dir summary confirmed rss
     dir=$(fresh_copy "$1")
     wait_quiet "confirm $2"
-    start "$dir"
+    serve_start "$dir"
     WRK_THREADS=$THREADS wrk -t"$THREADS" -c"$CONNS" -d"$CONFIRM_WARMUP" -s bench/confirm.lua "$URL/api/confirm" -- "$TMP/tokens.warm" >/dev/null
     WRK_THREADS=$THREADS wrk -t"$THREADS" -c"$CONNS" -d"$CONFIRM_DURATION" --timeout 30s -s bench/confirm.lua --latency \
         "$URL/api/confirm" -- "$TMP/tokens.main" >"$TMP/wrk.txt"
-    stop
+    rss=$(peak_rss_mib "$PID")
+    serve_stop
     confirmed=$(sql "$dir/signupd.sqlite3" "SELECT count(*) FROM subscribers WHERE confirm_method = 'button' AND confirmed_at > strftime('%s', 'now') - 600")
     summary=$(grep '^SUMMARY' "$TMP/wrk.txt")
-    echo "confirm $2 $summary confirmed_rows=$confirmed" | tee -a "$TMP/runs" >&2
+    echo "confirm $2 $summary confirmed_rows=$confirmed rss_mib=$rss" | tee -a "$TMP/runs" >&2
 }
 
 : >"$TMP/runs"
 for run in $(seq 1 "$REPEAT"); do
     log "signup run $run/$REPEAT: empty database"
-    signup_run empty empty
+    signup_run "$TMP/empty" empty
     log "signup run $run/$REPEAT: $ROWS more rows"
-    signup_run big big
+    signup_run "$TMP/big" big
 done
 for run in $(seq 1 "$REPEAT"); do
     log "confirm run $run/$REPEAT: only the $CONFIRM_N rows with known tokens"
-    confirm_run tokens small
+    confirm_run "$TMP/tokens" small
     log "confirm run $run/$REPEAT: the same plus $ROWS rows"
-    confirm_run big big
+    confirm_run "$TMP/big" big
 done
 
 {
@@ -194,17 +129,27 @@ for line in open(sys.argv[1]):
     runs.setdefault((kind, label), []).append(dict(kv.split("=", 1) for kv in parts[3:]))
 def med(kind, label, key):
     return statistics.median(float(r[key]) for r in runs[(kind, label)])
+def peak_rss(kind, label):
+    """The highest VmHWM (MiB) over the runs, None when one could not be read."""
+    values = [r.get("rss_mib", "n/a") for r in runs[(kind, label)]]
+    return None if "n/a" in values else max(float(v) for v in values)
+def mib(v):
+    return "n/a" if v is None else f"{v:.1f} MiB"
 def show(kind, small, big, what):
     a, b = med(kind, small, "rps"), med(kind, big, "rps")
     pa, pb = med(kind, small, "p99_us") / 1000, med(kind, big, "p99_us") / 1000
     errors = sum(int(r["status_errors"]) + int(r["socket_errors"]) for k in ((kind, small), (kind, big)) for r in runs[k])
-    print(f"{what}: {a:.0f} req/s ({small}) vs {b:.0f} req/s ({big}); ratio {b / a:.3f}; p99 {pa:.1f} vs {pb:.1f} ms; errors {errors}")
+    print(f"{what}: {a:.0f} req/s ({small}) vs {b:.0f} req/s ({big}); ratio {b / a:.3f}; p99 {pa:.1f} vs {pb:.1f} ms; errors {errors};"
+          f" peak RSS (VmHWM, highest run) {mib(peak_rss(kind, small))} vs {mib(peak_rss(kind, big))}")
     return b / a
 r = show("signup", "empty", "big", f"signup, empty vs +{sys.argv[2]} rows")
 show("confirm", "small", "big", f"confirm, known-token rows only vs +{sys.argv[2]} rows")
+rss_big = peak_rss("signup", "big")
 repeated = sum(int(r.get("repeated_tokens", 0)) for k, v in runs.items() if k[0] == "confirm" for r in v)
 if repeated:
     print(f"WARNING: {repeated} confirm requests reused a token (CONFIRM_N too small for the rate)")
 print(f"target signup ratio >= 0.9: {'MET' if r >= 0.9 else 'MISSED'}")
+print(f"target signup peak RSS <= 64 MiB at +{sys.argv[2]} rows: {mib(rss_big)}"
+      f" {'(not read)' if rss_big is None else 'MET' if rss_big <= 64 else 'MISSED'}")
 EOF
 } | tee "${SUMMARY_OUT:-/dev/null}"

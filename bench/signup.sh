@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
 # End-to-end signup benchmark for signupd; BENCHMARKS.md has the figures and how to read them.
 #
-#   bash bench/signup.sh      # ~8 minutes on an idle 2-core machine, after the release build
+#   bash bench/signup.sh      # ~9.5 minutes on an idle 2-core machine, after the release build
 #
 # 1. ceiling: examples/bench_ceiling.rs (actix-web, parses the same form, answers 303), wrk;
 # 2. signupd POST /api/signup, unique addresses, rate limits raised, RUST_LOG=warn, the same wrk
 #    command; then once with the default log level (one access-log line per request);
 #    After each signupd run: the intake rows left when wrk stopped, how long the intake worker
 #    (jittered ~250 ms tick) needs to apply them, and applied rows/s / answered req/s;
+#    then (phase `mail`) the same run with the mail budget out of the way (max_mails_per_hour =
+#    MAIL_PER_HOUR, file transport), so the mail workers write the confirmation mails during the
+#    load as in a real wave (with the default budget of 1,000 the warm-up spends it): the same
+#    figures and the mail files written from the start of the measured run until 1 s after it;
 # 3. signupd paced open loop by bench/loadgen (wrk cannot pace, Debian has no wrk2) at half the
 #    median maximum rate of 2., the ceiling at the same rate, and a sweep of other fractions of
 #    the maximum;
 # 4. answer timing for the four address states (bench/states.py), requests back to back (the
 #    answer itself and the one after it) and with a pause between them.
+# Every phase reports the server's peak RSS (VmHWM from /proc/PID/status, MiB, bench/common.sh's
+# peak_rss_mib), read right after the measured load ends, before the server is stopped.
 #
 # Knobs (environment, defaults shown):
 #   THREADS=2 CONNS=64 DURATION=20s WARMUP=3s REPEAT=3 LOG_COMPARE=1
@@ -23,14 +29,22 @@
 #     at most QUIET_MAX % busy; the summary names phases that never got that quiet
 #   BUILD=1 (0: use the binaries already in target/release) KEEP_TMP=0 SUMMARY_OUT=file
 #   BENCH_SIGNUPD=path BENCH_CEILING=path: other binaries than target/release/{signupd,examples/bench_ceiling}
-#   PHASES="ceiling max paced sweep states": the parts to run; without `max`, PACED_RATE=r gives
-#     the paced rate (otherwise half the median maximum) and the sweep uses fractions of 2r
+#   PHASES="ceiling max mail paced sweep states": the parts to run; without `max`, PACED_RATE=r
+#     gives the paced rate (otherwise half the median maximum) and the sweep uses fractions of 2r;
+#     only `ceiling` and `paced` need the ceiling binary, only `paced` and `sweep` the load generator
+#   MAIL_PER_HOUR=100000000: the mail phase's [mail] max_mails_per_hour (REPEAT runs, like max)
+#   BENCH_LOADGEN=path: another load generator than target/bench-loadgen/release/signupd-loadgen
+#   BENCH_REVISION=name: what BENCH_SIGNUPD was built from (default: this tree's HEAD)
+#   CACHE_MIB=N (unset): `[storage] cache_mib = N` in every signupd config (the writer connection's
+#     SQLite page cache, MiB; needs a signupd that knows the key); unset, the key is left out
 # Needs wrk, sqlite3, curl (installed with apt-get when missing), python3, cargo. Everything
 # listens on 127.0.0.1 (ports 18080-18082).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$REPO"
+# peak_rss_mib, cache_mib_toml (this script keeps its own set-up, log, cleanup and helpers).
+source "$REPO/bench/common.sh"
 
 THREADS=${THREADS:-2}
 CONNS=${CONNS:-64}
@@ -49,8 +63,9 @@ QUIET_MAX=${QUIET_MAX:-10}
 QUIET_WAIT=${QUIET_WAIT:-900}
 LOG_COMPARE=${LOG_COMPARE:-1}
 KEEP_TMP=${KEEP_TMP:-0}
-PHASES=${PHASES:-ceiling max paced sweep states}
+PHASES=${PHASES:-ceiling max mail paced sweep states}
 PACED_RATE=${PACED_RATE:-}
+MAIL_PER_HOUR=${MAIL_PER_HOUR:-100000000}
 has() { [[ " $PHASES " == *" $1 "* ]]; }
 if ! has max && { has paced || has sweep; } && [[ -z $PACED_RATE && -z $SWEEP_RATES ]]; then
     echo "bench: without the max phase, set PACED_RATE (and/or SWEEP_RATES)" >&2
@@ -64,7 +79,9 @@ STATES_PORT=18082
 BUILT_SIGNUPD=${BENCH_SIGNUPD:-target/release/signupd}
 BUILT_CEILING=${BENCH_CEILING:-target/release/examples/bench_ceiling}
 LOADGEN_TARGET=target/bench-loadgen
-BUILT_LOADGEN=$LOADGEN_TARGET/release/signupd-loadgen
+BUILT_LOADGEN=${BENCH_LOADGEN:-$LOADGEN_TARGET/release/signupd-loadgen}
+NEED_CEILING=0; if has ceiling || has paced; then NEED_CEILING=1; fi
+NEED_LOADGEN=0; if has paced || has sweep; then NEED_LOADGEN=1; fi
 
 # Debian packages for the tools (wrk 4.1.0 on bookworm; there is no wrk2).
 missing=()
@@ -98,19 +115,20 @@ log() { echo "== $*" >&2; }
 
 # --- build --------------------------------------------------------------------------------------
 # cargo only rebuilds what changed; BUILD=0 uses the binaries already in target/release.
-if [[ ${BUILD:-1} == 1 || ! -x $BUILT_SIGNUPD || ! -x $BUILT_CEILING ]]; then
+if [[ ${BUILD:-1} == 1 || ! -x $BUILT_SIGNUPD ]] || { ((NEED_CEILING)) && [[ ! -x $BUILT_CEILING ]]; }; then
     log "building release binaries (signupd, bench_ceiling)"
     cargo build --release --locked --bin signupd --example bench_ceiling
 fi
-if [[ ! -x $BUILT_LOADGEN ]]; then
+if ((NEED_LOADGEN)) && [[ ! -x $BUILT_LOADGEN ]]; then
     log "building the paced load generator (bench/loadgen)"
     CARGO_TARGET_DIR=$LOADGEN_TARGET cargo build --release --locked --manifest-path bench/loadgen/Cargo.toml
+    [[ -x $BUILT_LOADGEN ]] || { echo "bench: no load generator at $BUILT_LOADGEN" >&2; exit 1; }
 fi
 # Run copies, so a rebuild in the working tree during the run cannot swap a binary underneath.
 mkdir -p "$TMP/bin"
 cp "$BUILT_SIGNUPD" "$TMP/bin/signupd"
-cp "$BUILT_CEILING" "$TMP/bin/bench_ceiling"
-cp "$BUILT_LOADGEN" "$TMP/bin/signupd-loadgen"
+if ((NEED_CEILING)); then cp "$BUILT_CEILING" "$TMP/bin/bench_ceiling"; fi
+if ((NEED_LOADGEN)); then cp "$BUILT_LOADGEN" "$TMP/bin/signupd-loadgen"; fi
 SIGNUPD=$TMP/bin/signupd
 CEILING=$TMP/bin/bench_ceiling
 LOADGEN=$TMP/bin/signupd-loadgen
@@ -137,7 +155,7 @@ wait_http() { # URL
 }
 
 START_PID=
-start_signupd() { # NAME PORT RUST_LOG
+start_signupd() { # NAME PORT RUST_LOG [MAX_MAILS_PER_HOUR]
     local dir=$TMP/$1
     mkdir -p "$dir/data/mail"
     cat >"$dir/config.toml" <<EOF
@@ -145,8 +163,11 @@ start_signupd() { # NAME PORT RUST_LOG
 listen = "127.0.0.1:$2"
 [storage]
 data_dir = "$dir/data"
+$(cache_mib_toml)
 [mail]
+transport = "file"
 file_dir = "$dir/data/mail"
+${4:+max_mails_per_hour = $4}
 [signup]
 rate_limits = [ { window = "1m", max = 100000000 } ]
 network_rate_limits = [ { window = "1m", max = 100000000 } ]
@@ -204,6 +225,17 @@ field() { # LINE KEY
 
 sql() { # DB SQL
     sqlite3 -cmd '.timeout 30000' "$1" "$2"
+}
+
+# Mail files the file transport wrote into DIR (each mail one `<uuid v7>.eml`).
+mail_files() { # DIR
+    find "$1" -maxdepth 1 -name '*.eml' -printf . | wc -c
+}
+
+# Every server phase's peak RSS, for the summary's highest one.
+: >"$TMP/rss.txt"
+note_rss() { # LABEL MIB
+    echo "$2 $1" >>"$TMP/rss.txt"
 }
 
 # The intake worker applies `intake` on a jittered tick (~250 ms), so this polls (every 50 ms).
@@ -318,32 +350,41 @@ for run in $(has ceiling && seq 1 "$REPEAT"); do
     start_ceiling
     CEILING_PID=$START_PID
     run_wrk "ceiling-$run" "http://127.0.0.1:$CEILING_PORT/api/signup" >"$TMP/line"
+    rss=$(peak_rss_mib "$CEILING_PID")
     stop "$CEILING_PID"
     phase_end
-    echo "$(cat "$TMP/line") foreign_cpu=$PH_FOREIGN" >>"$TMP/ceiling.runs"
+    echo "$(cat "$TMP/line") foreign_cpu=$PH_FOREIGN rss_mib=$rss" >>"$TMP/ceiling.runs"
 done
 
 # --- 2. signupd, maximum rate ----------------------------------------------------------------------
-# After each run: how far the intake worker is behind (intake rows left when wrk stops), how long
-# it then needs to catch up, and the end-to-end rate (rows applied to `subscribers` from the start
-# of the measured run until intake is empty, over that time).
-signupd_max_run() { # NAME RUST_LOG -> SUMMARY line + backlog fields
-    local name=$1 dir=$TMP/$1 db before t0 t1 t2 backlog after foreign
+# After each run: signupd's peak RSS, how far the intake worker is behind (intake rows left when
+# wrk stops), how long it then needs to catch up, the end-to-end rate (rows applied to
+# `subscribers` from the start of the measured run until intake is empty, over that time), and
+# the mail files written from the start of the measured run until 1 s after it (mails_1s; in the
+# directory then, with the warm-up's: mails_total). MAX_MAILS_PER_HOUR: [mail] max_mails_per_hour
+# (default: signupd's 1,000).
+signupd_max_run() { # NAME RUST_LOG [MAX_MAILS_PER_HOUR] -> SUMMARY line + backlog fields
+    local name=$1 dir=$TMP/$1 db before t0 t1 t2 backlog after foreign rss mails0 mails_job
     phase_begin
-    start_signupd "$name" "$SIGNUPD_PORT" "$2"
+    start_signupd "$name" "$SIGNUPD_PORT" "$2" "${3:-}"
     local pid=$START_PID
     db=$dir/data/signupd.sqlite3
     check_answer "http://127.0.0.1:$SIGNUPD_PORT/api/signup"
     wrk -t"$THREADS" -c"$CONNS" -d"$WARMUP" -s bench/signup.lua "http://127.0.0.1:$SIGNUPD_PORT/api/signup" >"$TMP/$name.warmup.txt"
     before=$(($(sql "$db" 'SELECT count(*) FROM subscribers') + $(sql "$db" 'SELECT count(*) FROM intake')))
+    mails0=$(mail_files "$dir/data/mail")
     t0=$(date +%s.%N)
     "${WRK_CMD[@]}" "http://127.0.0.1:$SIGNUPD_PORT/api/signup" >"$TMP/$name.wrk.txt"
     t1=$(date +%s.%N)
+    (sleep 1; mail_files "$dir/data/mail") >"$TMP/$name.mails" &
+    mails_job=$!
+    rss=$(peak_rss_mib "$pid")
     cat "$TMP/$name.wrk.txt" >&2
     backlog=$(sql "$db" 'SELECT count(*) FROM intake')
     wait_intake "$db"
     t2=$(date +%s.%N)
     after=$(sql "$db" 'SELECT count(*) FROM subscribers')
+    wait "$mails_job"
     stop "$pid"
     phase_end
     foreign=$PH_FOREIGN
@@ -354,10 +395,12 @@ signupd_max_run() { # NAME RUST_LOG -> SUMMARY line + backlog fields
     # applied_ratio: rows applied per second (from the start of the measured run until intake is
     # empty) over answers per second (wrk's count over its duration).
     awk -v s="$summary" -v b="$backlog" -v t0="$t0" -v t1="$t1" -v t2="$t2" -v before="$before" -v after="$after" \
-        -v rows="$after" -v sent="$sent" -v locked="$locked" -v foreign="$foreign" -v rps="$(field "$summary" rps)" 'BEGIN {
+        -v rows="$after" -v sent="$sent" -v locked="$locked" -v foreign="$foreign" -v rps="$(field "$summary" rps)" \
+        -v rss="$rss" -v mails0="$mails0" -v mails="$(cat "$TMP/$name.mails")" 'BEGIN {
         e2e = (after - before) / (t2 - t0)
-        printf "%s backlog=%d drain_s=%.2f e2e_rps=%.0f applied_ratio=%.3f rows=%d answered=%d locked_errors=%d foreign_cpu=%s\n",
-            s, b, t2 - t1, e2e, e2e / rps, rows, sent, locked, foreign }'
+        printf "%s backlog=%d drain_s=%.2f e2e_rps=%.0f applied_ratio=%.3f rows=%d answered=%d locked_errors=%d foreign_cpu=%s mails_1s=%d mails_total=%d rss_mib=%s\n",
+            s, b, t2 - t1, e2e, e2e / rps, rows, sent, locked, foreign, mails - mails0, mails, rss }'
+    note_rss "$name" "$rss"
 }
 
 : >"$TMP/signupd.runs"
@@ -380,6 +423,16 @@ if [[ $LOG_COMPARE == 1 ]] && has max; then
     echo "$INFO" >&2
 fi
 
+# --- 2c. the maximum rate with the mail budget out of the way --------------------------------------
+: >"$TMP/mail.runs"
+for run in $(has mail && seq 1 "$REPEAT"); do
+    wait_quiet "signupd mail run $run"
+    log "2c. signupd mail run $run/$REPEAT with max_mails_per_hour = $MAIL_PER_HOUR (mail written during the load), ${WRK_CMD[*]}"
+    signupd_max_run "mail-$run" warn "$MAIL_PER_HOUR" >"$TMP/line"
+    tee -a "$TMP/mail.runs" <"$TMP/line" >&2
+done
+MAIL=$(median_run "$TMP/mail.runs")
+
 # --- 3. half the maximum rate, paced -------------------------------------------------------------
 HALF=${PACED_RATE:-$(awk -v r="$(field "$MAX" rps)" 'BEGIN { printf "%d", r / 2 }')}
 PACED=
@@ -392,12 +445,14 @@ start_signupd paced "$SIGNUPD_PORT" warn
 SIGNUPD_PID=$START_PID
 check_answer "http://127.0.0.1:$SIGNUPD_PORT/api/signup"
 PACED=$("$LOADGEN" "127.0.0.1:$SIGNUPD_PORT" /api/signup "$HALF" "$PACED_SECS" "$PACED_CONNS" "$PACED_WARMUP")
+PACED_RSS=$(peak_rss_mib "$SIGNUPD_PID")
+note_rss paced "$PACED_RSS"
 PACED_BACKLOG=$(sql "$TMP/paced/data/signupd.sqlite3" 'SELECT count(*) FROM intake')
 wait_intake "$TMP/paced/data/signupd.sqlite3"
 PACED_LOCKED=$(grep -c 'database is locked' "$TMP/paced/stderr.log" || true)
 stop "$SIGNUPD_PID"
 phase_end
-PACED="$PACED backlog=$PACED_BACKLOG locked_errors=$PACED_LOCKED foreign_cpu=$PH_FOREIGN"
+PACED="$PACED backlog=$PACED_BACKLOG locked_errors=$PACED_LOCKED foreign_cpu=$PH_FOREIGN rss_mib=$PACED_RSS"
 echo "$PACED" >&2
 
 wait_quiet "paced ceiling"
@@ -406,9 +461,10 @@ phase_begin
 start_ceiling
 CEILING_PID=$START_PID
 PACED_CEIL=$("$LOADGEN" "127.0.0.1:$CEILING_PORT" /api/signup "$HALF" "$PACED_SECS" "$PACED_CONNS" "$PACED_WARMUP")
+PACED_CEIL_RSS=$(peak_rss_mib "$CEILING_PID")
 stop "$CEILING_PID"
 phase_end
-PACED_CEIL="$PACED_CEIL foreign_cpu=$PH_FOREIGN"
+PACED_CEIL="$PACED_CEIL foreign_cpu=$PH_FOREIGN rss_mib=$PACED_CEIL_RSS"
 echo "$PACED_CEIL" >&2
 
 fi
@@ -425,11 +481,13 @@ for rate in $(has sweep && echo "$SWEEP_RATES"); do
     start_signupd "sweep-$rate" "$SIGNUPD_PORT" warn
     SIGNUPD_PID=$START_PID
     line=$("$LOADGEN" "127.0.0.1:$SIGNUPD_PORT" /api/signup "$rate" "$SWEEP_SECS" "$PACED_CONNS" 3)
+    rss=$(peak_rss_mib "$SIGNUPD_PID")
+    note_rss "sweep $rate/s" "$rss"
     backlog=$(sql "$TMP/sweep-$rate/data/signupd.sqlite3" 'SELECT count(*) FROM intake')
     wait_intake "$TMP/sweep-$rate/data/signupd.sqlite3"
     stop "$SIGNUPD_PID"
     phase_end
-    echo "$line backlog=$backlog foreign_cpu=$PH_FOREIGN" | tee -a "$TMP/sweep.runs" >&2
+    echo "$line backlog=$backlog foreign_cpu=$PH_FOREIGN rss_mib=$rss" | tee -a "$TMP/sweep.runs" >&2
 done
 
 # --- 4. four address states ----------------------------------------------------------------------
@@ -442,13 +500,15 @@ for gap in $(has states && echo "$STATES_GAPS"); do
     SIGNUPD_PID=$START_PID
     python3 bench/states.py --port "$STATES_PORT" --db "$TMP/states-$gap/data/signupd.sqlite3" \
         --n "$STATES_N" --gap-ms "$gap" --json "$TMP/states-$gap.json" >"$TMP/states-$gap.txt" || true
+    rss=$(peak_rss_mib "$SIGNUPD_PID")
+    note_rss "states, gap $gap ms" "$rss"
     locked=$(grep -c 'database is locked' "$TMP/states-$gap/stderr.log" || true)
     stop "$SIGNUPD_PID"
     phase_end
     {
         echo "requests ${gap} ms apart:"
         sed 's/^/  /' "$TMP/states-$gap.txt"
-        echo "  \"database is locked\" errors: $locked; other CPU $PH_FOREIGN %"
+        echo "  \"database is locked\" errors: $locked; other CPU $PH_FOREIGN %; signupd peak RSS $rss MiB"
     } >>"$TMP/states.out"
     cat "$TMP/states-$gap.txt" >&2
 done
@@ -457,23 +517,28 @@ done
 ms() { awk -v us="$1" 'BEGIN { printf "%7.2f ms", us / 1000 }'; }
 verdict() { if [[ $1 == 1 ]]; then echo "MET"; elif [[ $1 == n/a ]]; then echo "(not run)"; else echo "MISSED"; fi; }
 wrk_line() { # LABEL SUMMARY
-    printf '  %-24s %8.0f req/s  p50 %s  p90 %s  p99 %s  max %s  errors %s/%s  other CPU %s %%' "$1" "$(field "$2" rps)" \
+    printf '  %-24s %8.0f req/s  p50 %s  p90 %s  p99 %s  max %s  errors %s/%s  other CPU %s %%  peak RSS %s MiB' "$1" "$(field "$2" rps)" \
         "$(ms "$(field "$2" p50_us)")" "$(ms "$(field "$2" p90_us)")" "$(ms "$(field "$2" p99_us)")" \
-        "$(ms "$(field "$2" max_us)")" "$(field "$2" socket_errors)" "$(field "$2" status_errors)" "$(field "$2" foreign_cpu)"
+        "$(ms "$(field "$2" max_us)")" "$(field "$2" socket_errors)" "$(field "$2" status_errors)" "$(field "$2" foreign_cpu)" \
+        "$(field "$2" rss_mib)"
     if [[ $2 == *backlog=* ]]; then
         local stored=ok
         (($(field "$2" rows) >= $(field "$2" answered))) || stored="MISMATCH: fewer rows than 303 answers"
         printf '\n  %-24s backlog %s, drained in %s s, end-to-end %s rows/s = %s of the answered rate, rows %s, answered %s (%s), "database is locked" %s' \
             "" "$(field "$2" backlog)" "$(field "$2" drain_s)" "$(field "$2" e2e_rps)" "$(field "$2" applied_ratio)" "$(field "$2" rows)" \
             "$(field "$2" answered)" "$stored" "$(field "$2" locked_errors)"
+        printf '\n  %-24s mail files by 1 s after the load: %s written since the measured run began (%s per answered request of it), %s in all' \
+            "" "$(field "$2" mails_1s)" "$(awk -v m="$(field "$2" mails_1s)" -v r="$(field "$2" requests)" 'BEGIN { if (r > 0) printf "%.3f", m / r; else print "n/a" }')" \
+            "$(field "$2" mails_total)"
     fi
     echo
 }
 paced_line() { # LABEL LINE
-    printf '  %-8s %7.0f req/s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  (service time p50 %s p99 %s)  statuses %s  other CPU %s %%\n' "$1" \
+    printf '  %-8s %7.0f req/s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  (service time p50 %s p99 %s)  statuses %s  other CPU %s %%  peak RSS %s MiB\n' "$1" \
         "$(field "$2" achieved_rps)" "$(ms "$(field "$2" p50_us)")" "$(ms "$(field "$2" p90_us)")" \
         "$(ms "$(field "$2" p99_us)")" "$(ms "$(field "$2" p999_us)")" "$(ms "$(field "$2" max_us)")" \
-        "$(ms "$(field "$2" svc_p50_us)")" "$(ms "$(field "$2" svc_p99_us)")" "$(field "$2" statuses)" "$(field "$2" foreign_cpu)"
+        "$(ms "$(field "$2" svc_p50_us)")" "$(ms "$(field "$2" svc_p99_us)")" "$(field "$2" statuses)" "$(field "$2" foreign_cpu)" \
+        "$(field "$2" rss_mib)"
 }
 
 C_RPS=$(field "$CEIL" rps)
@@ -485,6 +550,10 @@ APPLIED=$(field "$MAX" applied_ratio)
 APPLIED_OK=$(awk -v r="$APPLIED" -v d="$(field "$MAX" drain_s)" 'BEGIN { print (r == "") ? "n/a" : (r >= 0.95 && d < 1) ? 1 : 0 }')
 P99=$(field "$PACED" p99_us)
 P99_OK=$(awk -v p="$P99" 'BEGIN { print (p == "") ? "n/a" : (p <= 10000) ? 1 : 0 }')
+# The highest signupd peak RSS over the phases ("n/a" values left out), and its phase.
+RSS_TOP=$(awk '$1 != "n/a"' "$TMP/rss.txt" | sort -g | tail -1 | awk '{ mib = $1; $1 = ""; printf "%s MiB (%s)", mib, substr($0, 2) }')
+RSS_OK=$(awk '$1 != "n/a"' "$TMP/rss.txt" | sort -g | tail -1 | awk '{ v = $1 } END { print (NR == 0) ? "n/a" : (v <= 64) ? 1 : 0 }')
+[[ -n $RSS_TOP ]] || RSS_TOP="not read"
 states_verdicts() {
     local gap line
     for gap in $(has states && echo "$STATES_GAPS"); do
@@ -512,6 +581,12 @@ states_verdicts() {
     i=0; while read -r line; do i=$((i + 1)); wrk_line "signupd warn #$i" "$line"; done <"$TMP/signupd.runs"
     [[ -n $INFO ]] && wrk_line "signupd info (access log)" "$INFO"
     echo
+    if has mail; then
+        echo "maximum rate with max_mails_per_hour = $MAIL_PER_HOUR (mail written during the load), $REPEAT runs:"
+        i=0; while read -r line; do i=$((i + 1)); wrk_line "signupd mail #$i" "$line"; done <"$TMP/mail.runs"
+        echo "  median run: $(field "$MAIL" rps) req/s answered, p99 $(ms "$(field "$MAIL" p99_us)"), applied/answered $(field "$MAIL" applied_ratio), $(field "$MAIL" mails_1s) mail files by 1 s after the load, peak RSS $(field "$MAIL" rss_mib) MiB"
+        echo
+    fi
     if has paced; then
         echo "paced at $HALF req/s (bench/loadgen, open loop, $PACED_CONNS connections, latency from the scheduled send time):"
         paced_line signupd "$PACED"
@@ -534,6 +609,7 @@ states_verdicts() {
     echo "  p99 <= 10 ms at half the maximum rate:  p99 $(ms "$P99")  $(verdict "$P99_OK")"
     echo "  states: medians within 5 %, KS p >= 0.01 vs unknown (the answer, and the answer after it):"
     states_verdicts
+    echo "  signupd peak RSS (VmHWM) <= 64 MiB in every phase:  $RSS_TOP  $(verdict "$RSS_OK")"
     echo "================================================================================================="
 } | tee "$TMP/summary.txt"
 if [[ -n ${SUMMARY_OUT:-} ]]; then
