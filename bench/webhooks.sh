@@ -11,12 +11,15 @@
 # delivery time. REPEAT runs (fresh database each); the median is reported.
 # Confirm: bench/growth.sh's confirm run (`wrk -t2 -c64 -d10s -s bench/confirm.lua` on tokens
 # of seeded pending rows, each request a different token) without and with the endpoint,
-# alternating (CONFIRM_ORDER="0 1 0 1 0 1": 0 without, 1 with), each on a fresh copy.
+# alternating (CONFIRM_ORDER="0 1 2 0 1 2 0 1 2": 0 without, 1 with, 2 with an endpoint that
+# refuses connections: the event rows are written in the confirm's commit as with 1, but the
+# delivery worker does next to nothing, which tells the commit's share from the delivery's),
+# each on a fresh copy.
 # Every delivery and confirm run reports signupd's peak RSS (VmHWM from /proc/PID/status, MiB,
 # bench/common.sh's peak_rss_mib), read when the receiver has counted N / when wrk ends, before
 # signupd is stopped; the summary gives the medians and the highest peak RSS.
 #
-# Knobs: N=20000 REPEAT=3 CONFIRM_N=200000 CONFIRM_ORDER="0 1 0 1 0 1" CONFIRM_DURATION=10s
+# Knobs: N=20000 REPEAT=3 CONFIRM_N=200000 CONFIRM_ORDER="0 1 2 0 1 2 0 1 2" CONFIRM_DURATION=10s
 #   BUILD=1 (0: use the binaries as they are) BENCH_SIGNUPD=path BENCH_RECEIVER=path (default
 #   target/release/signupd and target/release/examples/bench_receiver; BUILD=1 builds those)
 #   BENCH_REVISION=name (what BENCH_SIGNUPD was built from; default this tree's HEAD)
@@ -60,13 +63,15 @@ cp "$BENCH_RECEIVER" "$TMP/bin/bench_receiver"
 SIGNUPD=$TMP/bin/signupd
 echo "whsec_$(head -c 32 /dev/urandom | base64 -w0)" >"$TMP/secret"
 
-config() { # DATA_DIR WEBHOOK(0|1) -> config path
+# Nothing listens here: deliveries to it fail at once and back off.
+REFUSING=127.0.0.1:18099
+config() { # DATA_DIR WEBHOOK(0 none|1 receiver|2 refusing) -> config path
     mkdir -p "$1/mail"
     {
         printf '[server]\nlisten = "127.0.0.1:%s"\n[storage]\ndata_dir = "%s"\n%s\n[mail]\nfile_dir = "%s/mail"\nmax_mails_per_hour = 1000000\n' "$PORT" "$1" "$(cache_mib_toml)" "$1"
         printf '[signup]\nrate_limits = [ { window = "1m", max = 100000000 } ]\nnetwork_rate_limits = [ { window = "1m", max = 100000000 } ]\n[[lists]]\nid = "news"\n'
-        if [[ $2 == 1 ]]; then
-            printf '[[webhooks]]\nname = "bench"\nurl = "http://%s/hook"\nsecret_file = "%s"\n' "$RECEIVER" "$TMP/secret"
+        if [[ $2 != 0 ]]; then
+            printf '[[webhooks]]\nname = "bench"\nurl = "http://%s/hook"\nsecret_file = "%s"\n' "$([[ $2 == 1 ]] && echo "$RECEIVER" || echo "$REFUSING")" "$TMP/secret"
         fi
     } >"$1.toml"
     echo "$1.toml"
@@ -130,9 +135,10 @@ echo "delivery median: $(median "${rates[@]}") events/s; peak RSS highest $(high
 template="$TMP/confirm-template"
 fresh "$template"
 "${TOOL[@]}" confirmable --data-dir "$template" -n "$CONFIRM_N" --tokens-out "$TMP/tokens" >/dev/null
-confirm_rps=("" "") # per endpoint setting (0, 1): the runs' req/s, space-separated
-confirm_rss=("" "")
-for webhook in ${CONFIRM_ORDER:-0 1 0 1 0 1}; do
+confirm_rps=("" "" "") # per endpoint setting (0, 1, 2): the runs' req/s, space-separated
+confirm_rss=("" "" "")
+endpoint() { case $1 in 0) echo none ;; 1) echo configured ;; 2) echo "configured, refusing" ;; esac; }
+for webhook in ${CONFIRM_ORDER:-0 1 2 0 1 2 0 1 2}; do
     dir="$TMP/confirm-$webhook-$RANDOM"
     cp -a "$template" "$dir"
     start "$dir" "$webhook"
@@ -142,11 +148,11 @@ for webhook in ${CONFIRM_ORDER:-0 1 0 1 0 1}; do
     rps=$(grep 'Requests/sec' "$dir.wrk" | awk '{print $2}')
     confirm_rps[webhook]+="$rps "
     confirm_rss[webhook]+="$rss "
-    echo "confirm, webhook endpoint $([[ $webhook == 1 ]] && echo configured || echo none): $rps req/s, p50 $(awk '/ 50%/ {print $2}' "$dir.wrk"), p99 $(awk '/ 99%/ {print $2}' "$dir.wrk"); events queued: $(sqlite3 "$dir/signupd.sqlite3" 'SELECT count(*) FROM webhook_deliveries'); peak RSS $rss MiB"
+    echo "confirm, webhook endpoint $(endpoint "$webhook"): $rps req/s, p50 $(awk '/ 50%/ {print $2}' "$dir.wrk"), p99 $(awk '/ 99%/ {print $2}' "$dir.wrk"); events queued: $(sqlite3 "$dir/signupd.sqlite3" 'SELECT count(*) FROM webhook_deliveries'); peak RSS $rss MiB"
     rm -rf "$dir"
 done
-for webhook in 0 1; do
+for webhook in 0 1 2; do
     [[ -n ${confirm_rps[webhook]} ]] || continue
     # shellcheck disable=SC2086 # the lists are space-separated numbers
-    echo "confirm median, webhook endpoint $([[ $webhook == 1 ]] && echo configured || echo none): $(median ${confirm_rps[webhook]}) req/s; peak RSS highest $(highest ${confirm_rss[webhook]}) MiB"
+    echo "confirm median, webhook endpoint $(endpoint "$webhook"): $(median ${confirm_rps[webhook]}) req/s; peak RSS highest $(highest ${confirm_rss[webhook]}) MiB"
 done
