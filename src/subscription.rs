@@ -14,6 +14,7 @@ use crate::storage::intake;
 use crate::storage::subscribers::{self, Removable, Status};
 use crate::storage::suppressions::{self, Reason};
 use crate::storage::{Batch, Command, outbox};
+use crate::tokens::PresentedRemoval;
 use crate::webhooks::{ConfirmedEvent, UnsubscribedEvent, Webhooks};
 
 /// The one atomic transition pending → confirmed, with its consequences in the same commit:
@@ -75,12 +76,35 @@ impl Command for Confirm {
     }
 }
 
-/// Which row a removal names: by removal-token hash, or by id from a signed unsubscribe token
+/// Which row a removal names: by a removal token, or by id from a signed unsubscribe token
 /// (whose list must match the row's).
 #[derive(Debug, Clone)]
 pub enum RemovalTarget {
-    ByRemovalHash(String),
-    ById { subscriber_id: String, list_id: String },
+    /// SHA-256 hex of a 43-character removal token, the form mailed before removal tokens carried
+    /// their row's id; only rows created before store such a bare hash.
+    ByLegacyRemovalHash(String),
+    /// A removal token `<id>.<secret>`: the row by primary key, if its stored hash matches.
+    ByRemovalToken(PresentedRemoval),
+    ById {
+        subscriber_id: String,
+        list_id: String,
+    },
+}
+
+impl RemovalTarget {
+    /// The row this names, if any; reads only. A removal token whose secret does not match its
+    /// row's stored hash names nothing, exactly like an unknown token.
+    pub fn find(&self, conn: &Connection) -> rusqlite::Result<Option<Removable>> {
+        Ok(match self {
+            Self::ByLegacyRemovalHash(hash) => subscribers::find_removable_by_removal_hash(conn, hash)?,
+            Self::ByRemovalToken(token) => subscribers::find_removable_by_id(conn, token.subscriber_id())?
+                .filter(|(_, removal_hash)| token.matches(removal_hash))
+                .map(|(row, _)| row),
+            Self::ById { subscriber_id, list_id } => subscribers::find_removable_by_id(conn, subscriber_id)?
+                .map(|(row, _)| row)
+                .filter(|row| row.list_id == *list_id),
+        })
+    }
 }
 
 /// What a removal did.
@@ -114,13 +138,7 @@ impl Command for Remove {
 
     fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<Option<Removed>> {
         let conn = batch.conn();
-        let row = match &self.target {
-            RemovalTarget::ByRemovalHash(hash) => subscribers::find_removable(conn, Some(hash), None)?,
-            RemovalTarget::ById { subscriber_id, list_id } => {
-                subscribers::find_removable(conn, None, Some(subscriber_id))?.filter(|row| row.list_id == *list_id)
-            }
-        };
-        let Some(row) = row else {
+        let Some(row) = self.target.find(conn)? else {
             return Ok(None);
         };
         let reason = reason_for(row.status);

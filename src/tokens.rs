@@ -15,15 +15,33 @@
 //! A malformed token (wrong length, alphabet or structure) is rejected by [`TokenForm::parse`]
 //! before any database access.
 //!
-//! Removal tokens: 32 bytes, base64url (43 characters); only their SHA-256 is stored
-//! (`subscribers.removal_hash`). Decision on "32 random bytes" per token: the removal
-//! token is HMAC-SHA256(hash key, "signupd/removal/v1" ‖ subscriber id) — pseudo-random and
-//! unguessable without the hash key, but *re-derivable*. Every confirmation mail, including
-//! resends and retries after an SMTP outage, must carry the manage link, and the mail is sent
-//! after the request was answered; a truly random token would have to sit in the queue in the
-//! clear between the two. Deriving it keeps the queue free of tokens and the stored value a
-//! one-way hash. The hash key is never rotated, so a removal link keeps working for the life of
-//! its row.
+//! Removal tokens: `<subscriber id>.<secret>`. The secret is 32 bytes, base64url (43
+//! characters); only its SHA-256 is stored (`subscribers.removal_hash`). Decision on "32 random
+//! bytes" per token: the secret is HMAC-SHA256(hash key, "signupd/removal/v1\n" ‖ subscriber id)
+//! — pseudo-random and unguessable without the hash key, but *re-derivable*. Every confirmation
+//! mail, including resends and retries after an SMTP outage, must carry the manage link, and the
+//! mail is sent after the request was answered; a truly random token would have to sit in the
+//! queue in the clear between the two. Deriving it keeps the queue free of tokens and the stored
+//! value a one-way hash. The hash key is never rotated, so a removal link keeps working for the
+//! life of its row.
+//!
+//! Why the id is in the token: a token that is only a secret can be found only through an index
+//! on its hash, and every new row then inserts a random key into that index — a dirty random
+//! page per signup, a measured write bottleneck. With the time-ordered id (UUIDv7) in the token,
+//! the row is found through the primary key, and the stored value of a row created now is
+//! `v2:<id>:<SHA-256 hex of the secret>` ([`RemovalToken::removal_hash`]). The column keeps its
+//! `UNIQUE` constraint (dropping an inline one would mean rebuilding the table), but since the id
+//! is time-ordered and `v` sorts after every hex digit, each new entry lands at the right-hand end
+//! of that index, on a page that is already hot. The stored value is compared with the expected
+//! one in constant time ([`PresentedRemoval::matches`]). Before any database access the id must
+//! be a canonical UUID (36 characters, lowercase, hyphenated) and the secret 43 base64url
+//! characters; anything else is malformed like any other malformed token.
+//!
+//! Rows created before keep their bare 64-hex `removal_hash`, and links mailed before keep working:
+//! the secret is the same derivation the whole 43-character token used to be, so a 43-character
+//! removal token is still found by `removal_hash = SHA-256(token)` — which only ever matches such
+//! older rows — and the new form `<id>.<secret>` works for older rows too (their stored value is
+//! the bare hash of the same secret). Every mail sent from now on carries the new form.
 
 use std::fmt;
 
@@ -40,8 +58,17 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(digest::digest(&digest::SHA256, bytes).as_ref())
 }
 
-/// The length of a confirm or removal token in characters (32 bytes, base64url, no padding).
+/// The length of a confirm token and of a removal token's secret, in characters (32 bytes,
+/// base64url, no padding). A removal token mailed before removal tokens carried their row's id
+/// was its secret alone.
 pub const TOKEN_LEN: usize = 43;
+
+/// The length of a subscriber id as it appears in a removal token: a canonical UUID.
+pub const SUBSCRIBER_ID_LEN: usize = 36;
+
+/// What begins the stored value of a removal token of a row created since removal tokens carry
+/// their row's id. `v` sorts after every hex digit, so these values sort after every bare hash.
+const REMOVAL_HASH_V2_PREFIX: &str = "v2:";
 
 /// The capability to confirm one pending row, for one link lifetime.
 #[derive(Clone, PartialEq, Eq)]
@@ -73,25 +100,38 @@ impl fmt::Debug for ConfirmToken {
     }
 }
 
-/// The capability to remove one subscriber row.
+/// The capability to remove one subscriber row: `<subscriber id>.<secret>`.
 #[derive(Clone, PartialEq, Eq)]
-pub struct RemovalToken(String);
+pub struct RemovalToken {
+    subscriber_id: String,
+    secret: String,
+    /// `<subscriber id>.<secret>`, kept whole so that [`Self::expose`] can lend it.
+    token: String,
+}
 
 impl RemovalToken {
     pub fn derive(hash_key: &Secret, subscriber_id: &str) -> Self {
         let key = hmac::Key::new(hmac::HMAC_SHA256, hash_key.expose());
         let tag = hmac::sign(&key, format!("signupd/removal/v1\n{subscriber_id}").as_bytes());
-        Self(URL_SAFE_NO_PAD.encode(tag.as_ref()))
+        let secret = URL_SAFE_NO_PAD.encode(tag.as_ref());
+        let token = format!("{subscriber_id}.{secret}");
+        Self { subscriber_id: subscriber_id.to_owned(), secret, token }
     }
 
-    /// What `subscribers.removal_hash` stores.
-    pub fn hash(&self) -> String {
-        sha256_hex(self.0.as_bytes())
+    /// The row this token removes.
+    pub fn subscriber_id(&self) -> &str {
+        &self.subscriber_id
     }
 
-    /// The raw token, for a link in a mail and nowhere else.
+    /// What `subscribers.removal_hash` stores for a row created now: `v2:<id>:<SHA-256 hex of the
+    /// secret>` (see the module documentation for why).
+    pub fn removal_hash(&self) -> String {
+        current_removal_hash(&self.subscriber_id, &sha256_hex(self.secret.as_bytes()))
+    }
+
+    /// The raw token, `<subscriber id>.<secret>`, for a link in a mail and nowhere else.
     pub fn expose(&self) -> &str {
-        &self.0
+        &self.token
     }
 }
 
@@ -101,11 +141,66 @@ impl fmt::Debug for RemovalToken {
     }
 }
 
+fn current_removal_hash(subscriber_id: &str, secret_hash: &str) -> String {
+    format!("{REMOVAL_HASH_V2_PREFIX}{subscriber_id}:{secret_hash}")
+}
+
+/// A removal token `<subscriber id>.<secret>` as presented in a link: its shape is checked, its
+/// secret not yet.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PresentedRemoval {
+    subscriber_id: String,
+    secret: String,
+}
+
+impl PresentedRemoval {
+    /// `token` split into a canonical UUID, one `.` and 43 base64url characters; `None` for any
+    /// other shape.
+    pub fn parse(token: &str) -> Option<Self> {
+        let (subscriber_id, secret) = token.split_once('.')?;
+        (is_canonical_uuid(subscriber_id) && is_opaque(secret))
+            .then(|| Self { subscriber_id: subscriber_id.to_owned(), secret: secret.to_owned() })
+    }
+
+    /// The row the token names; whether it may remove it is for [`Self::matches`] to say.
+    pub fn subscriber_id(&self) -> &str {
+        &self.subscriber_id
+    }
+
+    /// Whether `stored`, the `removal_hash` of the row this token names, is what the token's
+    /// secret hashes to: `v2:<id>:<hash>` for a row created since tokens carry the id, or the bare
+    /// `<hash>` for an older row. Both comparisons run, in constant time.
+    pub fn matches(&self, stored: &str) -> bool {
+        let secret_hash = sha256_hex(self.secret.as_bytes());
+        let current = current_removal_hash(&self.subscriber_id, &secret_hash);
+        equal_in_constant_time(stored.as_bytes(), current.as_bytes())
+            | equal_in_constant_time(stored.as_bytes(), secret_hash.as_bytes())
+    }
+}
+
+impl fmt::Debug for PresentedRemoval {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "PresentedRemoval({REDACTED})")
+    }
+}
+
+/// Whether `a` and `b` are equal, without returning earlier the sooner they differ. ring offers a
+/// constant-time comparison only inside `hmac::verify` (its `constant_time` module is deprecated
+/// and internal), so `a` is MACed and the tag verified against `b`. The key need not be secret:
+/// it does not make the comparison constant-time, `hmac::verify` does.
+fn equal_in_constant_time(a: &[u8], b: &[u8]) -> bool {
+    let key = hmac::Key::new(hmac::HMAC_SHA256, b"signupd/constant-time-comparison/v1");
+    hmac::verify(&key, b, hmac::sign(&key, a).as_ref()).is_ok()
+}
+
 /// What a token string looks like, decided without any database access.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TokenForm {
-    /// 43 base64url characters: a confirm or removal token; only a hash lookup tells which.
+    /// 43 base64url characters: a confirm token, or a removal token mailed before removal tokens
+    /// carried their row's id; only a hash lookup tells which.
     Opaque(String),
+    /// `<subscriber id>.<secret>`: a removal token, looked up by its row's id.
+    Removal(PresentedRemoval),
     /// A signed unsubscribe token whose signature verified.
     Unsubscribe(UnsubscribeClaims),
 }
@@ -119,13 +214,26 @@ impl TokenForm {
         if is_opaque(token) {
             return Ok(Self::Opaque(token.to_owned()));
         }
+        if let Some(removal) = PresentedRemoval::parse(token) {
+            return Ok(Self::Removal(removal));
+        }
         keyring.verify_unsubscribe(token).map(Self::Unsubscribe)
     }
 }
 
-/// 43 characters of the base64url alphabet: the shape of confirm and removal tokens.
+/// 43 characters of the base64url alphabet: the shape of confirm tokens and of removal secrets.
 pub fn is_opaque(token: &str) -> bool {
     token.len() == TOKEN_LEN && token.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// The shape of a subscriber id in a removal token: a UUID as `uuid` writes it, 36 characters of
+/// lowercase hex with hyphens after the 8th, 12th, 16th and 20th digit.
+fn is_canonical_uuid(text: &str) -> bool {
+    const HYPHENS_AT: [usize; 4] = [8, 13, 18, 23];
+    text.len() == SUBSCRIBER_ID_LEN
+        && text.bytes().enumerate().all(|(at, b)| {
+            if HYPHENS_AT.contains(&at) { b == b'-' } else { b.is_ascii_digit() || (b'a'..=b'f').contains(&b) }
+        })
 }
 
 /// What a verified unsubscribe token names.
@@ -270,16 +378,160 @@ mod tests {
         assert!(!format!("{a:?}").contains(a.expose()));
     }
 
+    /// Two canonical UUIDv7 ids, the second created a millisecond after the first.
+    const EARLIER_ID: &str = "019b7a3c-8e40-7a1b-9c2d-3e4f5a6b7c8d";
+    const LATER_ID: &str = "019b7a3c-8e41-7000-8000-000000000000";
+
+    /// The secret the way every removal token was made before tokens carried the id, computed
+    /// here independently of [`RemovalToken`].
+    fn old_derivation(key: &Secret, subscriber_id: &str) -> String {
+        let key = hmac::Key::new(hmac::HMAC_SHA256, key.expose());
+        URL_SAFE_NO_PAD.encode(hmac::sign(&key, format!("signupd/removal/v1\n{subscriber_id}").as_bytes()))
+    }
+
+    fn presented(token: &RemovalToken) -> PresentedRemoval {
+        PresentedRemoval::parse(token.expose()).unwrap()
+    }
+
     #[test]
-    fn removal_tokens_are_43_characters_stable_and_distinct() {
+    fn removal_tokens_carry_the_row_id_beside_the_old_secret_and_are_stable_and_distinct() {
         let key = Secret::from_bytes(vec![1; 32]);
-        let a = RemovalToken::derive(&key, "row-a");
-        assert_eq!(a.expose().len(), 43);
-        assert_eq!(a, RemovalToken::derive(&key, "row-a"));
-        assert_ne!(a, RemovalToken::derive(&key, "row-b"));
-        assert_ne!(a, RemovalToken::derive(&Secret::from_bytes(vec![2; 32]), "row-a"));
-        assert_eq!(a.hash().len(), 64);
-        assert_ne!(a.hash(), a.expose());
+        let a = RemovalToken::derive(&key, EARLIER_ID);
+        let secret = old_derivation(&key, EARLIER_ID);
+        assert_eq!(a.expose(), format!("{EARLIER_ID}.{secret}"));
+        assert_eq!(a.subscriber_id(), EARLIER_ID);
+        assert_eq!(secret.len(), TOKEN_LEN);
+        assert_eq!(a, RemovalToken::derive(&key, EARLIER_ID));
+        assert_ne!(a, RemovalToken::derive(&key, LATER_ID));
+        assert_ne!(a, RemovalToken::derive(&Secret::from_bytes(vec![2; 32]), EARLIER_ID));
+        assert_eq!(a.removal_hash(), format!("v2:{EARLIER_ID}:{}", sha256_hex(secret.as_bytes())));
+        assert!(!a.removal_hash().contains(&secret));
         assert_eq!(format!("{a:?}"), "RemovalToken([redacted])");
+        assert_eq!(format!("{:?}", presented(&a)), "PresentedRemoval([redacted])");
+    }
+
+    #[test]
+    fn a_removal_token_in_the_new_form_parses_to_its_row_id() {
+        let ring = keyring(1, &[]);
+        let token = RemovalToken::derive(&Secret::from_bytes(vec![1; 32]), EARLIER_ID);
+        let Ok(TokenForm::Removal(removal)) = TokenForm::parse(token.expose(), &ring) else {
+            panic!("the new form is a removal token");
+        };
+        assert_eq!(removal.subscriber_id(), EARLIER_ID);
+        let by_hand = format!("{LATER_ID}.{}", "A".repeat(43));
+        assert!(
+            matches!(TokenForm::parse(&by_hand, &ring), Ok(TokenForm::Removal(r)) if r.subscriber_id() == LATER_ID)
+        );
+        // Its secret alone is the 43-character form mailed before.
+        let (_, secret) = token.expose().split_once('.').unwrap();
+        assert_eq!(TokenForm::parse(secret, &ring), Ok(TokenForm::Opaque(secret.to_owned())));
+    }
+
+    #[test]
+    fn a_removal_token_with_a_wrong_id_shape_is_malformed() {
+        let ring = keyring(1, &[]);
+        let secret = "A".repeat(43);
+        let cases = [
+            ("upper case", "019B7A3C-8E40-7A1B-9C2D-3E4F5A6B7C8D".to_owned()),
+            ("no hyphens", "019b7a3c8e407a1b9c2d3e4f5a6b7c8d".to_owned()),
+            ("hyphens moved", "019b7a3c8-e40-7a1b-9c2d-3e4f5a6b7c8d".to_owned()),
+            ("35 characters", EARLIER_ID[..35].to_owned()),
+            ("37 characters", format!("{EARLIER_ID}0")),
+            ("not hex", "019b7a3c-8e40-7a1b-9c2d-3e4f5a6b7c8g".to_owned()),
+            ("braces", format!("{{{}}}", &EARLIER_ID[1..35])),
+            ("URN", format!("urn:uuid:{EARLIER_ID}")),
+            ("SQL", format!("{:<36}", "' OR '1'='1")),
+            ("empty", String::new()),
+        ];
+        for (case, id) in cases {
+            assert_eq!(TokenForm::parse(&format!("{id}.{secret}"), &ring), Err(BadToken), "{case}: {id:?}");
+            assert_eq!(PresentedRemoval::parse(&format!("{id}.{secret}")), None, "{case}");
+        }
+    }
+
+    #[test]
+    fn a_removal_token_with_a_wrong_secret_or_extra_dots_is_malformed() {
+        let ring = keyring(1, &[]);
+        let a = "a".repeat(42);
+        let cases = [
+            ("42 characters", a.clone()),
+            ("44 characters", format!("{a}aa")),
+            ("a '+' (base64, not base64url)", format!("{a}+")),
+            ("a '/' (base64, not base64url)", format!("{a}/")),
+            ("padding", format!("{a}=")),
+            ("a space", format!("{a} ")),
+            ("empty", String::new()),
+            ("an extra dot inside", format!("{}.{}", &a[..21], &a[..21])),
+            ("an extra dot at the end", format!("{a}a.")),
+            ("an extra part", format!("{a}a.{a}a")),
+            ("a dot first", format!(".{a}a")),
+        ];
+        for (case, secret) in cases {
+            let token = format!("{EARLIER_ID}.{secret}");
+            assert_eq!(TokenForm::parse(&token, &ring), Err(BadToken), "{case}: {token:?}");
+        }
+        for (case, token) in [
+            ("a dot before the id", format!(".{EARLIER_ID}.{}", "a".repeat(43))),
+            ("no dot", format!("{EARLIER_ID}{}", "a".repeat(43))),
+            ("the parts swapped", format!("{}.{EARLIER_ID}", "a".repeat(43))),
+            ("only a dot", ".".to_owned()),
+        ] {
+            assert_eq!(TokenForm::parse(&token, &ring), Err(BadToken), "{case}: {token:?}");
+        }
+    }
+
+    #[test]
+    fn a_removal_token_matches_its_rows_stored_value_in_either_form_and_nothing_else() {
+        let key = Secret::from_bytes(vec![1; 32]);
+        let token = RemovalToken::derive(&key, EARLIER_ID);
+        let other = RemovalToken::derive(&key, LATER_ID);
+        let secret_hash = sha256_hex(old_derivation(&key, EARLIER_ID).as_bytes());
+
+        assert!(presented(&token).matches(&token.removal_hash()), "a row created now");
+        assert!(presented(&token).matches(&secret_hash), "a row created before: the bare hash of the same secret");
+
+        let forged = PresentedRemoval::parse(&format!("{EARLIER_ID}.{}", "A".repeat(43))).unwrap();
+        let swapped =
+            PresentedRemoval::parse(&format!("{EARLIER_ID}.{}", other.expose().split_once('.').unwrap().1)).unwrap();
+        for (case, removal, stored) in [
+            ("another row's stored value", presented(&token), other.removal_hash()),
+            (
+                "another row's older stored value",
+                presented(&token),
+                sha256_hex(old_derivation(&key, LATER_ID).as_bytes()),
+            ),
+            ("a forged secret", forged.clone(), token.removal_hash()),
+            ("a forged secret, an older row", forged, secret_hash.clone()),
+            ("another row's secret under this id", swapped.clone(), token.removal_hash()),
+            ("another row's secret under this id, its stored value", swapped, other.removal_hash()),
+            ("upper-case hex", presented(&token), secret_hash.to_uppercase()),
+            ("the stored value with the other id", presented(&token), format!("v2:{LATER_ID}:{secret_hash}")),
+            ("a stored value without the version", presented(&token), format!("{EARLIER_ID}:{secret_hash}")),
+            ("empty", presented(&token), String::new()),
+        ] {
+            assert!(!removal.matches(&stored), "{case}");
+        }
+    }
+
+    #[test]
+    fn stored_values_of_new_rows_sort_after_every_bare_hash_and_in_the_order_of_their_ids() {
+        let key = Secret::from_bytes(vec![1; 32]);
+        let earlier = RemovalToken::derive(&key, EARLIER_ID).removal_hash();
+        let later = RemovalToken::derive(&key, LATER_ID).removal_hash();
+        let highest_bare_hash = "f".repeat(64);
+        assert!(earlier > highest_bare_hash, "{earlier} sorts after every 64-hex value");
+        assert!(later > earlier, "a later row's value lands after an earlier one's, whatever its secret");
+        for _ in 0..100 {
+            let a = uuid::Uuid::now_v7().to_string();
+            let b = uuid::Uuid::now_v7().to_string();
+            assert!(
+                RemovalToken::derive(&key, &b).removal_hash() > RemovalToken::derive(&key, &a).removal_hash(),
+                "ids made one after the other"
+            );
+            assert!(
+                PresentedRemoval::parse(RemovalToken::derive(&key, &a).expose()).is_some(),
+                "uuid writes the canonical form"
+            );
+        }
     }
 }

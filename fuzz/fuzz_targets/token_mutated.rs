@@ -7,7 +7,9 @@ use std::sync::OnceLock;
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use signupd::secrets::Secret;
-use signupd::tokens::{ConfirmToken, Keyring, RemovalToken, TOKEN_LEN, TokenForm, UnsubscribeClaims, is_opaque};
+use signupd::tokens::{
+    ConfirmToken, Keyring, PresentedRemoval, RemovalToken, TOKEN_LEN, TokenForm, UnsubscribeClaims, is_opaque,
+};
 
 /// The longest signed token `verify_unsubscribe` reads.
 const MAX_SIGNED_TOKEN_LEN: usize = 512;
@@ -50,6 +52,8 @@ struct Input {
     list_id: String,
     subscriber_id: String,
     issued_at: i64,
+    /// The id of the row a removal token is derived for, as a UUID.
+    row_id: u128,
     /// Which keyring signs: the current one, or the one before a rotation.
     old_signer: bool,
     mutation: Mutation,
@@ -75,6 +79,12 @@ fn keys() -> &'static Keys {
             hash_key: secret(7),
         }
     })
+}
+
+/// `n` as a canonical UUID, the form of every subscriber id signupd makes.
+fn canonical_uuid(n: u128) -> String {
+    let hex = format!("{n:032x}");
+    format!("{}-{}-{}-{}-{}", &hex[..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..])
 }
 
 fn mutate(token: &str, mutation: &Mutation) -> String {
@@ -144,15 +154,27 @@ fuzz_target!(|input: Input| {
         assert!(verified.is_err(), "a changed token verifies: {:?} -> {verified:?}", input.mutation);
     }
 
-    // Removal: derived from the hash key and the row id; 43 base64url characters.
-    let removal = RemovalToken::derive(&keys.hash_key, &input.subscriber_id);
-    assert!(is_opaque(removal.expose()));
-    assert_eq!(TokenForm::parse(removal.expose(), &keys.current), Ok(TokenForm::Opaque(removal.expose().to_owned())));
+    // Removal: `<row id>.<secret>`, the secret derived from the hash key and the row id; it
+    // matches exactly its own row's stored value, and a changed token matches it no more.
+    let row_id = canonical_uuid(input.row_id);
+    let removal = RemovalToken::derive(&keys.hash_key, &row_id);
+    let stored = removal.removal_hash();
+    let Ok(TokenForm::Removal(presented)) = TokenForm::parse(removal.expose(), &keys.current) else {
+        panic!("a derived removal token is not read as one");
+    };
+    assert_eq!(presented.subscriber_id(), row_id);
+    assert!(presented.matches(&stored), "a derived removal token does not match its row");
     let changed = mutate(removal.expose(), &input.mutation);
     match TokenForm::parse(&changed, &keys.current) {
         Ok(TokenForm::Opaque(opaque)) => assert!(opaque == changed && is_opaque(&changed)),
+        Ok(TokenForm::Removal(parsed)) => {
+            assert_eq!(PresentedRemoval::parse(&changed).as_ref(), Some(&parsed));
+            if changed != removal.expose() {
+                assert!(!parsed.matches(&stored), "a changed removal token matches: {:?}", input.mutation);
+            }
+        }
         Ok(TokenForm::Unsubscribe(claims)) => panic!("a changed removal token verified as signed: {claims:?}"),
-        Err(_) => assert!(!is_opaque(&changed)),
+        Err(_) => assert!(!is_opaque(&changed) && PresentedRemoval::parse(&changed).is_none()),
     }
 
     // Confirm: random, same shape; the mutated form is only ever opaque or refused.

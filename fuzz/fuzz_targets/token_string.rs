@@ -1,13 +1,13 @@
 //! Any string where a token belongs (`?token=` of the confirm, manage and unsubscribe pages and
 //! endpoints): `TokenForm::parse` with a keyring of one signing and two verify-only secrets.
-//! It must never panic, and must accept only the two shapes it promises.
+//! It must never panic, and must accept only the three shapes it promises.
 #![no_main]
 
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use signupd::secrets::Secret;
-use signupd::tokens::{Keyring, TOKEN_LEN, TokenForm, is_opaque};
+use signupd::tokens::{Keyring, PresentedRemoval, SUBSCRIBER_ID_LEN, TOKEN_LEN, TokenForm, is_opaque};
 
 fn keyring() -> &'static Keyring {
     static KEYRING: OnceLock<Keyring> = OnceLock::new();
@@ -28,11 +28,20 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(opaque.len(), TOKEN_LEN);
             assert!(is_opaque(&opaque));
         }
+        Ok(TokenForm::Removal(removal)) => {
+            // `<canonical UUID>.<43 base64url characters>`, nothing else.
+            assert_eq!(token.len(), SUBSCRIBER_ID_LEN + 1 + TOKEN_LEN);
+            let (id, secret) = token.split_once('.').expect("a dot");
+            assert_eq!(id, removal.subscriber_id());
+            assert_eq!(id.len(), SUBSCRIBER_ID_LEN);
+            assert!(id.bytes().all(|b| b == b'-' || b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
+            assert!(is_opaque(secret));
+        }
         Ok(TokenForm::Unsubscribe(claims)) => {
             // Forging a signature by chance is not expected; if it happens, it is a finding.
             panic!("an unsigned input verified: {claims:?}");
         }
-        Err(_) => assert!(!is_opaque(&token)),
+        Err(_) => assert!(!is_opaque(&token) && PresentedRemoval::parse(&token).is_none()),
     }
     let _ = keyring().verify_unsubscribe(&token);
 });

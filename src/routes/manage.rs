@@ -3,8 +3,9 @@
 //! `List-Unsubscribe=One-Click` is RFC 8058 one-click unsubscribe and acts at once; `GET
 //! /api/unsubscribe` only redirects to the manage page.
 //!
-//! Both removal tokens (43 characters, looked up by hash) and signed unsubscribe tokens (verified
-//! by signature, naming list and row) are accepted. Removing deletes the row, its queued mail and
+//! Both removal tokens (`<id>.<secret>`, looked up by primary key and checked against the stored
+//! hash of the secret; or the 43-character form mailed before, looked up by its hash) and signed
+//! unsubscribe tokens (verified by signature, naming list and row) are accepted. Removing deletes the row, its queued mail and
 //! any intake item for the address in one transaction, and records a suppression hash:
 //! `not_me` if the row was still pending, `unsubscribed` if it was confirmed. A repeat, or a
 //! well-formed token that matches nothing, ends the same way: it reveals nothing.
@@ -19,7 +20,7 @@ use crate::presentation::{Chrome, href};
 use crate::routes::form;
 use crate::routes::pages::{self, MessagePage, html};
 use crate::state::AppState;
-use crate::storage::subscribers::{self, Removable};
+use crate::storage::subscribers::Removable;
 use crate::subscription::{RemovalTarget, Remove};
 use crate::tokens::{TokenForm, sha256_hex};
 
@@ -37,34 +38,29 @@ impl std::fmt::Debug for ManagePage<'_> {
     }
 }
 
+/// Which row a token names, and the list id the token itself names (unsubscribe tokens).
+fn target(form: &TokenForm) -> (RemovalTarget, Option<String>) {
+    match form {
+        TokenForm::Opaque(token) => (RemovalTarget::ByLegacyRemovalHash(sha256_hex(token.as_bytes())), None),
+        TokenForm::Removal(token) => (RemovalTarget::ByRemovalToken(token.clone()), None),
+        TokenForm::Unsubscribe(claims) => (
+            RemovalTarget::ById { subscriber_id: claims.subscriber_id.clone(), list_id: claims.list_id.clone() },
+            Some(claims.list_id.clone()),
+        ),
+    }
+}
+
 /// The row a token names, if any, and the list id the token itself names (unsubscribe tokens).
 async fn lookup(state: &AppState, form: &TokenForm) -> anyhow::Result<(Option<Removable>, Option<String>)> {
-    let (by_hash, by_id, claimed_list) = match form {
-        TokenForm::Opaque(token) => (Some(sha256_hex(token.as_bytes())), None, None),
-        TokenForm::Unsubscribe(claims) => (None, Some(claims.subscriber_id.clone()), Some(claims.list_id.clone())),
-    };
-    let expected_list = claimed_list.clone();
-    let row = state
-        .db
-        .run(move |conn| {
-            Ok::<_, anyhow::Error>(subscribers::find_removable(conn, by_hash.as_deref(), by_id.as_deref())?)
-        })
-        .await?
-        // A signed token names its list too; both must agree.
-        .filter(|row| expected_list.as_ref().is_none_or(|list| *list == row.list_id));
+    let (target, claimed_list) = target(form);
+    let row = state.db.run(move |conn| Ok::<_, anyhow::Error>(target.find(conn)?)).await?;
     Ok((row, claimed_list))
 }
 
 /// Removes the row a token names; returns the list id to show, if known. `via` is the metric
 /// label: `manage` or `one_click`.
 async fn remove(state: &AppState, form: &TokenForm, via: &'static str) -> anyhow::Result<Option<String>> {
-    let (target, claimed_list) = match form {
-        TokenForm::Opaque(token) => (RemovalTarget::ByRemovalHash(sha256_hex(token.as_bytes())), None),
-        TokenForm::Unsubscribe(claims) => (
-            RemovalTarget::ById { subscriber_id: claims.subscriber_id.clone(), list_id: claims.list_id.clone() },
-            Some(claims.list_id.clone()),
-        ),
-    };
+    let (target, claimed_list) = target(form);
     let command = Remove {
         hash_key: state.secrets.hash_key.clone(),
         webhooks: state.webhooks.clone(),

@@ -57,7 +57,7 @@ impl Prepared {
         let new_id = uuid::Uuid::now_v7().to_string();
         Self {
             suppression_hash: suppressions::hash(hash_key, &item.list_id, &item.email),
-            new_removal_hash: RemovalToken::derive(hash_key, &new_id).hash(),
+            new_removal_hash: RemovalToken::derive(hash_key, &new_id).removal_hash(),
             new_id,
             item,
         }
@@ -181,6 +181,27 @@ mod tests {
         assert_eq!(f.count("SELECT count(*) FROM subscribers WHERE status = 'pending'"), 1);
         assert_eq!(f.count("SELECT count(*) FROM outbox WHERE kind = 'confirm'"), 1);
         assert_eq!(f.count("SELECT count(*) FROM intake"), 0);
+    }
+
+    #[test]
+    fn new_rows_store_a_removal_hash_that_names_their_id_and_lands_after_the_last_one() {
+        let mut f = fixture();
+        f.submit("ann@example.com", 1_000);
+        f.submit("bob@example.com", 1_001);
+        let rows: Vec<(String, String)> = f
+            .conn
+            .prepare("SELECT id, removal_hash FROM subscribers ORDER BY email")
+            .unwrap()
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        for (id, removal_hash) in &rows {
+            assert_eq!(*removal_hash, RemovalToken::derive(&f.key, id).removal_hash());
+            assert!(removal_hash.starts_with(&format!("v2:{id}:")), "{removal_hash}");
+        }
+        let (ann, bob) = (&rows[0].1, &rows[1].1);
+        assert!(bob > ann, "the later row's entry sorts after the earlier one's in the removal_hash index");
     }
 
     #[test]

@@ -45,6 +45,8 @@ pub struct NewPending<'a> {
     pub email: &'a str,
     pub consent_version: &'a str,
     pub created_at: UnixSeconds,
+    /// `RemovalToken::removal_hash`: `v2:<id>:<SHA-256 hex of the secret>`. Rows created before
+    /// removal tokens carried their row's id hold the bare hash.
     pub removal_hash: &'a str,
 }
 
@@ -227,7 +229,7 @@ pub fn confirm(
     .optional()
 }
 
-/// The row a removal token (by hash) or an unsubscribe token (by id) names.
+/// The row a removal token or an unsubscribe token names.
 pub struct Removable {
     pub id: String,
     pub list_id: String,
@@ -241,19 +243,25 @@ impl std::fmt::Debug for Removable {
     }
 }
 
-pub fn find_removable(
-    conn: &Connection,
-    by_removal_hash: Option<&str>,
-    by_id: Option<&str>,
-) -> rusqlite::Result<Option<Removable>> {
-    conn.prepare_cached(
-        "SELECT id, list_id, email, status FROM subscribers
-         WHERE (?1 IS NOT NULL AND removal_hash = ?1) OR (?2 IS NOT NULL AND id = ?2)",
-    )?
-    .query_row(params![by_removal_hash, by_id], |row| {
-        Ok(Removable { id: row.get(0)?, list_id: row.get(1)?, email: row.get(2)?, status: row.get(3)? })
-    })
-    .optional()
+/// A [`Removable`] from the columns `id, list_id, email, status`, in that order.
+fn removable(row: &rusqlite::Row<'_>) -> rusqlite::Result<Removable> {
+    Ok(Removable { id: row.get(0)?, list_id: row.get(1)?, email: row.get(2)?, status: row.get(3)? })
+}
+
+/// The row whose `removal_hash` is exactly `removal_hash`: how a removal token mailed before
+/// tokens carried their row's id is found (only rows created before store a bare hash).
+pub fn find_removable_by_removal_hash(conn: &Connection, removal_hash: &str) -> rusqlite::Result<Option<Removable>> {
+    conn.prepare_cached("SELECT id, list_id, email, status FROM subscribers WHERE removal_hash = ?1")?
+        .query_row([removal_hash], removable)
+        .optional()
+}
+
+/// The row with this id (by primary key), with its `removal_hash`, for checking a removal token
+/// that names its row, or for a signed unsubscribe token.
+pub fn find_removable_by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<(Removable, String)>> {
+    conn.prepare_cached("SELECT id, list_id, email, status, removal_hash FROM subscribers WHERE id = ?1")?
+        .query_row([id], |row| Ok((removable(row)?, row.get(4)?)))
+        .optional()
 }
 
 /// Deletes a row everywhere at once: the row, its queued mail (by cascade) and any intake item

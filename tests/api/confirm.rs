@@ -14,7 +14,7 @@ use reqwest::Response;
 use rusqlite::OptionalExtension;
 use signupd::mail::{MailOutcome, try_execute_task as send_next_mail};
 
-use crate::helpers::{START, TestApp, spawn_app_with};
+use crate::helpers::{START, TestApp, link_token_at, spawn_app_with};
 use crate::signup::{RAISED_LIMITS, count, db, drain, form_body, header, post_form, strings, valid};
 
 /// The `public_url` the mailed links start with.
@@ -58,31 +58,28 @@ impl SentMail {
         Self { text }
     }
 
-    /// The 43-character token of the `{public_url}{path}?token=` link; every occurrence agrees.
+    /// The token of the `{public_url}{path}?token=` link; every occurrence agrees.
     fn token(&self, path: &str) -> String {
         let needle = format!("{PUBLIC_URL}{path}?token=");
-        let tokens: BTreeSet<String> = self
-            .text
-            .match_indices(&needle)
-            .map(|(at, _)| {
-                self.text[at + needle.len()..]
-                    .chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
-                    .collect()
-            })
-            .collect();
+        let tokens: BTreeSet<String> =
+            self.text.match_indices(&needle).map(|(at, _)| link_token_at(&self.text[at + needle.len()..])).collect();
         assert_eq!(tokens.len(), 1, "one {path} token in the mail, found {tokens:?}");
-        let token = tokens.into_iter().next().unwrap();
-        assert_eq!(token.len(), 43, "a 43-character {path} token: {token:?}");
+        tokens.into_iter().next().unwrap()
+    }
+
+    /// The 43-character token of the confirm link.
+    pub fn confirm_token(&self) -> String {
+        let token = self.token("/confirm");
+        assert_eq!(token.len(), 43, "a 43-character confirm token: {token:?}");
         token
     }
 
-    pub fn confirm_token(&self) -> String {
-        self.token("/confirm")
-    }
-
+    /// The removal token of the manage link: `<subscriber id>.<43-character secret>`.
     pub fn manage_token(&self) -> String {
-        self.token("/manage")
+        let token = self.token("/manage");
+        let (id, secret) = token.split_once('.').unwrap_or_else(|| panic!("<id>.<secret>: {token:?}"));
+        assert_eq!((id.len(), secret.len()), (36, 43), "a UUID and a 43-character secret: {token:?}");
+        token
     }
 
     /// Path and query of the `List-Unsubscribe` header's URL.
@@ -507,17 +504,24 @@ async fn two_concurrent_posts_of_one_token_confirm_once_and_queue_one_welcome() 
 }
 
 #[actix_web::test]
-async fn a_removal_token_posted_to_confirm_gets_410_and_leaves_the_row_pending() {
-    // docs/http-api.md, "Tokens and links": no token works for another purpose.
+async fn a_removal_token_posted_to_confirm_gets_410_in_the_old_form_and_400_in_the_new_and_leaves_the_row_pending() {
+    // docs/http-api.md, "Tokens and links": no token works for another purpose. The old
+    // 43-character form of a removal token (its secret) has a confirm token's shape, so it is
+    // looked up and unknown; the new form `<id>.<secret>` has not, so it is malformed here.
     let app = spawn_app_with(RAISED_LIMITS).await;
     let (_, removal) = signed_up_and_mailed(&app, "jane@example.com").await;
+    let (_, old_form) = removal.split_once('.').unwrap();
     let before = dump(&app);
 
-    let (status, body) = status_and_body(post_token(&app, "/api/confirm", &removal).await).await;
-    let (page_status, _) = status_and_body(get(&app, &with_token("/confirm", &removal)).await).await;
+    let (status, body) = status_and_body(post_token(&app, "/api/confirm", old_form).await).await;
+    let (page_status, _) = status_and_body(get(&app, &with_token("/confirm", old_form)).await).await;
+    let (new_status, new_body) = status_and_body(post_token(&app, "/api/confirm", &removal).await).await;
+    let (new_page_status, _) = status_and_body(get(&app, &with_token("/confirm", &removal)).await).await;
 
     assert_eq!(status, 410, "{body}");
     assert_eq!(page_status, 410, "the confirm page does not take a removal token either");
+    assert_eq!(new_status, 400, "{new_body}");
+    assert_eq!(new_page_status, 400, "the confirm page: not a confirm token's shape");
     assert_eq!(dump(&app), before);
     assert_eq!(status_of(&app, "jane@example.com").as_deref(), Some("pending"));
 }

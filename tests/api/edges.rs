@@ -163,7 +163,7 @@ async fn assert_urls_under_prefix(app: &crate::helpers::TestApp, case: &str, htm
     actions
 }
 
-/// The 43-character token of the mailed `{public_url}{path}?token=` link in the newest mails.
+/// The token of the mailed `{public_url}{path}?token=` link in the newest mails.
 fn mailed_token(app: &crate::helpers::TestApp, path: &str) -> String {
     let needle = format!("{PREFIXED_URL}{path}?token=");
     let mut tokens = std::collections::BTreeSet::new();
@@ -172,11 +172,7 @@ fn mailed_token(app: &crate::helpers::TestApp, path: &str) -> String {
         // Quoted-printable soft line breaks and `=3D`.
         let text = raw.replace("=\r\n", "").replace("=3D", "=");
         for (at, _) in text.match_indices(&needle) {
-            let token: String = text[at + needle.len()..]
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
-                .collect();
-            tokens.insert(token);
+            tokens.insert(crate::helpers::link_token_at(&text[at + needle.len()..]));
         }
     }
     assert_eq!(tokens.len(), 1, "one {path} token under {PREFIXED_URL} in the mail, found {tokens:?}");

@@ -114,3 +114,20 @@ pub fn files_under(dir: &Path) -> Vec<String> {
     found.sort();
     found
 }
+
+/// The token of a mailed link that starts `text`: base64url characters, and the dot inside a
+/// removal token `<subscriber id>.<secret>` — but not a dot that ends the sentence after the link.
+pub fn link_token_at(text: &str) -> String {
+    let token: String =
+        text.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_' || *c == '.').collect();
+    token.trim_end_matches('.').to_owned()
+}
+
+/// Whether `token` is whole: a confirm token (43 base64url characters), or a removal token (a
+/// 36-character subscriber id, a dot and a 43-character secret).
+pub fn is_whole_link_token(token: &str) -> bool {
+    match token.split_once('.') {
+        None => token.len() == 43,
+        Some((id, secret)) => id.len() == 36 && secret.len() == 43,
+    }
+}

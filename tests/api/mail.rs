@@ -19,7 +19,7 @@ use futures_util::future::join_all;
 use signupd::clock::Clock;
 use signupd::mail::{MailOutcome, try_execute_task};
 
-use crate::helpers::{START, TestApp, spawn_app_with};
+use crate::helpers::{START, TestApp, is_whole_link_token, link_token_at, spawn_app_with};
 use crate::signup::{RAISED_LIMITS, count, db, drain, post_form, valid};
 use crate::smtp_server::{SmtpServer, free_port, smtp_config};
 
@@ -177,11 +177,8 @@ fn decode_words(header: &str) -> String {
 fn tokens_after(text: &str, needle: &str) -> Vec<String> {
     text.match_indices(needle)
         .map(|(at, _)| {
-            let token: String = text[at + needle.len()..]
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
-                .collect();
-            assert_eq!(token.len(), 43, "a 43-character base64url token after {needle}: {token:?}");
+            let token = link_token_at(&text[at + needle.len()..]);
+            assert!(is_whole_link_token(&token), "a whole token after {needle}: {token:?}");
             token
         })
         .collect()
@@ -457,10 +454,16 @@ async fn a_signup_sends_one_multipart_confirmation_whose_links_match_only_stored
     assert_eq!(stored.confirm_hash, Some(sha256_hex(&confirm)), "confirm link ↔ confirm_hash");
     assert_eq!(stored.confirm_expires_at, Some(START + CONFIRM_TTL), "confirm_ttl from the send");
     assert_eq!(stored.confirmation_sent_at, Some(START));
-    assert_eq!(stored.removal_hash, sha256_hex(&manage), "manage link ↔ removal_hash");
+    let (subscriber_id, removal_secret) = manage.split_once('.').expect("<id>.<secret>");
+    assert_eq!(
+        stored.removal_hash,
+        format!("v2:{subscriber_id}:{}", sha256_hex(removal_secret)),
+        "manage link ↔ removal_hash"
+    );
     for (place, value) in every_stored_value(&app) {
         assert!(!value.contains(&confirm), "{place} holds the raw confirm token");
         assert!(!value.contains(&manage), "{place} holds the raw removal token");
+        assert!(!value.contains(removal_secret), "{place} holds the removal token's secret");
     }
     assert_eq!(count(&app, "outbox"), 0, "the sent item is gone");
 

@@ -1,7 +1,8 @@
 //! `GET /manage`, `POST /api/manage` and RFC 8058 one-click `POST /api/unsubscribe` over real HTTP (docs/http-api.md,
 //! "Removing and unsubscribing"): the page only reads, removing deletes the address from every table and leaves only a
 //! suppression hash, repeats and unknown tokens reveal nothing, suppressions decide what a later signup does, signed
-//! tokens resist tampering and survive a key rotation while the old secret stays in the verify list.
+//! tokens resist tampering and survive a key rotation while the old secret stays in the verify list, removal tokens name
+//! their row (`<id>.<secret>`) and only their own secret removes it, and removal links mailed before they did still work.
 
 use std::path::Path;
 
@@ -287,6 +288,196 @@ async fn malformed_or_forged_tokens_posted_to_manage_get_400_and_change_nothing(
         assert_eq!(status, 400, "{case}: {body}");
         assert_eq!(dump(&app), before, "{case}: nothing changed");
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Removal tokens: `<id>.<secret>`, and the 43-character form mailed before
+
+/// A row as a database from before removal tokens carried the row id holds it, and the removal
+/// token its mails carried then.
+struct RowFromBeforeTheUpgrade {
+    id: String,
+    /// The 43-character token mailed then: HMAC-SHA256(hash key, "signupd/removal/v1\n" ‖ id),
+    /// base64url.
+    old_form: String,
+}
+
+impl RowFromBeforeTheUpgrade {
+    /// Inserts the row with a random (version 4) id, as ids were once made, and `removal_hash`
+    /// the bare SHA-256 hex of the token, minted here the old way, not by signupd's code.
+    fn insert(app: &TestApp, email: &str, status: &str) -> Self {
+        let id = uuid::Uuid::new_v4().to_string();
+        let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, app.state.secrets.hash_key.expose());
+        let tag = ring::hmac::sign(&key, format!("signupd/removal/v1\n{id}").as_bytes());
+        let old_form = URL_SAFE_NO_PAD.encode(tag.as_ref());
+        assert_eq!(old_form.len(), 43);
+        db(app)
+            .execute(
+                "INSERT INTO subscribers (id, list_id, email, status, consent_version, created_at, removal_hash)
+                 VALUES (?1, 'news', ?2, ?3, 'v1', ?4, ?5)",
+                rusqlite::params![id, email, status, START, sha256_hex(&old_form)],
+            )
+            .unwrap();
+        Self { id, old_form }
+    }
+
+    /// The removal token every mail carries now: `<id>.<secret>`, the secret being the old token.
+    fn new_form(&self) -> String {
+        format!("{}.{}", self.id, self.old_form)
+    }
+}
+
+fn sha256_hex(text: &str) -> String {
+    ring::digest::digest(&ring::digest::SHA256, text.as_bytes()).as_ref().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn removal_hash_of(app: &TestApp, email: &str) -> String {
+    db(app)
+        .query_row("SELECT removal_hash FROM subscribers WHERE email = ?1", [email], |row| row.get(0))
+        .unwrap_or_else(|error| panic!("the removal_hash of {email}: {error}"))
+}
+
+/// The manage page's answer to `token`, with the token (echoed in its hidden field) taken out, so
+/// that the answers to different tokens compare.
+async fn manage_page_without_token(app: &TestApp, token: &str) -> (u16, String) {
+    let (status, body) = status_and_body(get(app, &with_token("/manage", token)).await).await;
+    (status, body.replace(token, "TOKEN"))
+}
+
+#[actix_web::test]
+async fn removal_links_mailed_before_the_upgrade_still_work_and_so_does_the_new_form_for_their_rows() {
+    // Arrange: four rows as a database from before the upgrade holds them
+    let app = spawn_app_with(RAISED_LIMITS).await;
+    let ann = RowFromBeforeTheUpgrade::insert(&app, "ann@example.com", "pending");
+    let bob = RowFromBeforeTheUpgrade::insert(&app, "bob@example.com", "confirmed");
+    let cid = RowFromBeforeTheUpgrade::insert(&app, "cid@example.com", "pending");
+    let dan = RowFromBeforeTheUpgrade::insert(&app, "dan@example.com", "confirmed");
+    let before = dump(&app);
+
+    // Act and assert: the manage page takes both forms for such a row, and writes nothing
+    for (case, token) in [("the old form", ann.old_form.clone()), ("the new form", ann.new_form())] {
+        let (status, body) = status_and_body(get(&app, &with_token("/manage", &token)).await).await;
+        assert_eq!(status, 200, "{case}: {body}");
+        assert!(body.contains("<strong>News</strong>"), "{case}: names the list: {body}");
+        assert!(body.contains(&format!(r#"name="token" value="{token}""#)), "{case}: {body}");
+    }
+    assert_eq!(dump(&app), before, "GET never writes");
+
+    // Act: each row removed by one of the four ways in
+    let ann_removed = location(&post_token(&app, "/api/manage", &ann.old_form).await);
+    let bob_removed = status_and_body(one_click(&app, &with_token("/api/unsubscribe", &bob.old_form)).await).await;
+    let cid_removed = location(&post_token(&app, "/api/manage", &cid.new_form()).await);
+    let dan_removed = status_and_body(one_click(&app, &with_token("/api/unsubscribe", &dan.new_form())).await).await;
+
+    // Assert
+    assert_eq!(ann_removed, "/removed?list=news", "the old form posted to /api/manage");
+    assert_eq!((bob_removed.0, bob_removed.1.as_str()), (200, "Unsubscribed"), "the old form, one-click");
+    assert_eq!(cid_removed, "/removed?list=news", "the new form posted to /api/manage");
+    assert_eq!((dan_removed.0, dan_removed.1.as_str()), (200, "Unsubscribed"), "the new form, one-click");
+    assert_eq!(count(&app, "subscribers"), 0, "every row is gone");
+    assert_eq!(
+        strings(&app, "SELECT reason FROM suppressions ORDER BY reason"),
+        ["not_me", "not_me", "unsubscribed", "unsubscribed"]
+    );
+    for email in ["ann@example.com", "bob@example.com", "cid@example.com", "dan@example.com"] {
+        assert_address_gone(&app, email, "after removal");
+    }
+}
+
+#[actix_web::test]
+async fn a_new_rows_removal_token_names_its_row_and_nothing_but_its_own_secret_removes_it() {
+    // Arrange: two new rows; the answers to an unknown token
+    let app = spawn_app_with(RAISED_LIMITS).await;
+    let (_, jane_token) = signed_up_and_mailed(&app, "jane@example.com").await;
+    let (_, bob_token) = signed_up_and_mailed(&app, "bob@example.com").await;
+    let (jane, bob) = (subscriber_id(&app, "jane@example.com"), subscriber_id(&app, "bob@example.com"));
+    let (id, secret) = jane_token.split_once('.').unwrap();
+    let (_, bob_secret) = bob_token.split_once('.').unwrap();
+    assert_eq!(id, jane, "the token starts with its row's id");
+    assert_eq!(
+        removal_hash_of(&app, "jane@example.com"),
+        format!("v2:{jane}:{}", sha256_hex(secret)),
+        "the row stores its id and the hash of the secret, never the secret"
+    );
+    let unknown = "A".repeat(43);
+    let unknown_page = manage_page_without_token(&app, &unknown).await;
+    let unknown_manage = location(&post_token(&app, "/api/manage", &unknown).await);
+    let unknown_one_click = status_and_body(one_click(&app, &with_token("/api/unsubscribe", &unknown)).await).await;
+    assert_eq!((unknown_page.0, unknown_manage.as_str()), (200, "/removed"));
+    let before = dump(&app);
+    let refused = [
+        ("a forged secret under jane's id", format!("{jane}.{}", "A".repeat(43))),
+        ("bob's secret under jane's id", format!("{jane}.{bob_secret}")),
+        ("jane's secret under bob's id", format!("{bob}.{secret}")),
+        ("jane's secret under an id no row has", format!("{}.{secret}", uuid::Uuid::now_v7())),
+        ("jane's secret alone, the old form: no row stores its bare hash", secret.to_owned()),
+    ];
+
+    for (case, token) in refused {
+        // Act
+        let page = manage_page_without_token(&app, &token).await;
+        let manage = location(&post_token(&app, "/api/manage", &token).await);
+        let unsubscribed = status_and_body(one_click(&app, &with_token("/api/unsubscribe", &token)).await).await;
+
+        // Assert: exactly the answers to an unknown token, and nothing removed
+        assert_eq!(page, unknown_page, "{case}: the manage page");
+        assert_eq!(manage, unknown_manage, "{case}: POST /api/manage");
+        assert_eq!(unsubscribed, unknown_one_click, "{case}: one-click");
+        assert_eq!(dump(&app), before, "{case}: nothing changed");
+    }
+
+    // Act and assert: jane's own token removes jane, and only her
+    let (page, body) = status_and_body(get(&app, &with_token("/manage", &jane_token)).await).await;
+    assert_eq!(page, 200, "{body}");
+    assert!(body.contains("<strong>News</strong>"), "the manage page names the list: {body}");
+    assert_eq!(location(&post_token(&app, "/api/manage", &jane_token).await), "/removed?list=news");
+    assert_eq!(status_of(&app, "jane@example.com"), None);
+    assert_eq!(status_of(&app, "bob@example.com").as_deref(), Some("pending"), "others stay");
+    assert_address_gone(&app, "jane@example.com", "after removal");
+}
+
+#[actix_web::test]
+async fn a_malformed_removal_token_of_the_new_form_gets_400_before_the_database_is_asked() {
+    // Arrange: jane's real token, bent out of shape; another process holds the write lock, so a
+    // token that reached the database for a removal would get 503
+    let app = spawn_app_with(RAISED_LIMITS).await;
+    let (_, removal) = signed_up_and_mailed(&app, "jane@example.com").await;
+    let (id, secret) = removal.split_once('.').unwrap();
+    let cases = [
+        ("the id in upper case", format!("{}.{secret}", id.to_uppercase())),
+        ("the id without hyphens", format!("{}.{secret}", id.replace('-', ""))),
+        ("the id one character short", format!("{}.{secret}", &id[1..])),
+        ("the id in braces", format!("{{{id}}}.{secret}")),
+        ("SQL for the id", format!("{:<36}.{secret}", "' OR '1'='1")),
+        ("the secret one character short", format!("{id}.{}", &secret[1..])),
+        ("the secret one character long", format!("{id}.{secret}A")),
+        ("a '+' in the secret (base64, not base64url)", format!("{id}.+{}", &secret[1..])),
+        ("the dot doubled", format!("{id}..{secret}")),
+        ("an extra part", format!("{id}.{secret}.{secret}")),
+        ("no secret", format!("{id}.")),
+        ("no id", format!(".{secret}")),
+    ];
+    let before = dump(&app);
+    let blocker = db(&app);
+    blocker.execute_batch("BEGIN EXCLUSIVE;").unwrap();
+
+    for (case, token) in cases {
+        // Act
+        let (page, page_body) = status_and_body(get(&app, &with_token("/manage", &token)).await).await;
+        let (manage, _) = status_and_body(post_token(&app, "/api/manage", &token).await).await;
+        let unsubscribed = status_and_body(one_click(&app, &with_token("/api/unsubscribe", &token)).await).await;
+
+        // Assert: the answers to any malformed token
+        assert_eq!(page, 400, "{case}: the manage page");
+        assert!(!page_body.contains("/api/manage"), "{case}: no remove form: {page_body}");
+        assert_eq!(manage, 400, "{case}: POST /api/manage");
+        assert_eq!((unsubscribed.0, unsubscribed.1.as_str()), (400, "Invalid unsubscribe link."), "{case}: one-click");
+    }
+    let well_formed = post_token(&app, "/api/manage", &removal).await;
+    assert_eq!(well_formed.status().as_u16(), 503, "the well-formed token did reach the database");
+    blocker.execute_batch("ROLLBACK").unwrap();
+    assert_eq!(dump(&app), before, "nothing changed");
+    assert_eq!(status_of(&app, "jane@example.com").as_deref(), Some("pending"));
 }
 
 // ---------------------------------------------------------------------------------------------

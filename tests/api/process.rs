@@ -292,17 +292,12 @@ fn recipient(value: &str) -> String {
     address.trim().to_ascii_lowercase()
 }
 
-/// The one complete 43-character token after `needle` in `text`, if any.
+/// The one complete token after `needle` in `text`, if any.
 fn token_after(text: &str, needle: &str, file: &Path) -> Option<String> {
     let tokens: BTreeSet<String> = text
         .match_indices(needle)
-        .map(|(at, _)| {
-            text[at + needle.len()..]
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
-                .collect::<String>()
-        })
-        .filter(|token| token.len() == 43)
+        .map(|(at, _)| crate::helpers::link_token_at(&text[at + needle.len()..]))
+        .filter(|token| crate::helpers::is_whole_link_token(token))
         .collect();
     assert!(tokens.len() <= 1, "{}: the {needle} links disagree: {tokens:?}", file.display());
     tokens.into_iter().next()
