@@ -248,11 +248,12 @@ elif command -v perf >/dev/null && perf record -o /dev/null -- true 2>/dev/null;
     echo "-- a. the writer thread ($WRITER): perf stat -t, 5 s"
     perf stat -x, -t "$WRITER" -e task-clock,syscalls:sys_enter_fsync,syscalls:sys_enter_fdatasync,syscalls:sys_enter_pwrite64,syscalls:sys_enter_pread64 \
         -o "$TMP/writer.stat" -- sleep 5 2>/dev/null
-    echo "-- b. every CPU, 5 s (-F 999), samples by thread and binary (the release binary has no symbols)"
+    echo "-- b. every CPU, 5 s (-F 999), samples by thread and binary, and by function if the binary has symbols"
     perf record -q -F 999 -a -o "$TMP/perf.data" -- sleep 5 2>/dev/null
     echo "-- c. the writer thread with call graphs, 5 s"
     perf record -q -F 999 -g -t "$WRITER" -o "$TMP/writer.data" -- sleep 5 2>/dev/null
     wait "$WRK"
+    SERVED=$PID
     kill -TERM "$PID"; wait "$PID" 2>/dev/null || true; PID=
     RPS=$(awk '/Requests\/sec/ { print $2 }' "$TMP/perf.wrk")
     echo "wrk over the 25 s: $RPS req/s"
@@ -276,6 +277,10 @@ if syncs:
     print(f"at the run's average {rps:.0f} req/s: {rps * secs / syncs:.1f} signups per fsync (a commit is one fsync of the WAL; checkpoints add some)")
 EOF2
     perf report -i "$TMP/perf.data" --stdio --sort comm,dso 2>/dev/null | grep -v '^#' | grep -v '^$' | head -16 || true
+    echo "-- signupd's own threads, by thread and function (self), top 40 (function names need a binary"
+    echo "   built with symbols: CARGO_PROFILE_RELEASE_STRIP=false CARGO_PROFILE_RELEASE_DEBUG=line-tables-only):"
+    perf report -i "$TMP/perf.data" --stdio --no-children --pid "$SERVED" \
+        --sort comm,sym 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40 || true
     echo "-- the writer thread's own time, by symbol (self), top 25:"
     perf report -i "$TMP/writer.data" --stdio --no-children --sort dso,sym -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -25 || true
 else
