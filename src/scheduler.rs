@@ -56,6 +56,8 @@ struct Cleanup {
 
 impl Command for Cleanup {
     type Output = CleanupReport;
+    // Deletes whatever expired since the last run: it commits apart from the requests.
+    const BACKGROUND: bool = true;
 
     fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<CleanupReport> {
         let conn = batch.conn();

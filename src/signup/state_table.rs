@@ -75,6 +75,8 @@ pub struct ApplyIntake {
 
 impl Command for ApplyIntake {
     type Output = Vec<Action>;
+    // Applying a chunk costs a few milliseconds; no request should wait for it in its commit.
+    const BACKGROUND: bool = true;
 
     fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<Vec<Action>> {
         let conn = batch.conn();

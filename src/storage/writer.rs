@@ -47,6 +47,7 @@
 //! Keep `execute` short and free of crypto or I/O the caller could do first: the writer thread
 //! is the one place every write waits for.
 
+use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
 use std::path::Path;
 use std::sync::Arc;
@@ -81,6 +82,12 @@ const _: () = assert!(LOCK_WAIT.as_nanos() >= READY_PROBE_INTERVAL.as_nanos());
 /// A write, executed on the writer thread inside the batch transaction, under its own savepoint.
 pub trait Command: Send + 'static {
     type Output: Send + 'static;
+
+    /// Background work (applying intake, the cleanup) commits apart from the requests' commands:
+    /// one such command at a time, in a commit of its own, between two batches of the others.
+    /// So a request never waits in its own commit for a chunk of work that is not its own, and
+    /// the background work still gets a turn after every batch, however busy the writer is.
+    const BACKGROUND: bool = false;
 
     /// Does the write, through `batch.conn()` and the batch's counters. An error rolls back what
     /// this command did, and only that.
@@ -272,6 +279,8 @@ trait Queued: Send {
     /// Answers the caller once the batch's fate is known.
     fn answer(self: Box<Self>, batch: Result<(), &Arc<anyhow::Error>>);
     fn queued_at(&self) -> Instant;
+    /// [`Command::BACKGROUND`].
+    fn is_background(&self) -> bool;
 }
 
 impl std::fmt::Debug for dyn Queued {
@@ -290,6 +299,10 @@ struct Envelope<C: Command> {
 impl<C: Command> Queued for Envelope<C> {
     fn queued_at(&self) -> Instant {
         self.queued_at
+    }
+
+    fn is_background(&self) -> bool {
+        C::BACKGROUND
     }
 
     fn execute(&mut self, batch: &mut Batch<'_>) -> bool {
@@ -375,70 +388,43 @@ enum BatchError {
 
 /// Runs batches until a handle asks to close or every handle is gone; returns who asked to
 /// close, to answer once the connections are closed. Commands still in the channel after a
-/// close are dropped, so their callers see [`WriteError::Stopped`].
+/// close are dropped, so their callers see [`WriteError::Stopped`]; background commands received
+/// before it still run.
 fn run(
     conn: &Connection,
     mut receiver: mpsc::Receiver<Message>,
     batches: &AtomicU64,
 ) -> Vec<oneshot::Sender<anyhow::Result<()>>> {
-    let mut batch: Vec<Box<dyn Queued>> = Vec::with_capacity(MAX_BATCH);
-    let mut carried: Option<Box<dyn Queued>> = None;
+    let mut queue = Queue { batch: Vec::with_capacity(MAX_BATCH), background: VecDeque::new(), carried: None };
     let mut close = None;
-    while close.is_none() {
-        let first = match carried.take() {
-            Some(job) => job,
-            None => match receiver.blocking_recv() {
-                Some(Message::Write(job)) => job,
-                Some(Message::Close(reply)) => {
-                    close = Some(reply);
-                    break;
+    let mut senders_gone = false;
+    while !(close.is_some() || senders_gone) || !queue.background.is_empty() {
+        if let Some(job) = queue.carried.take() {
+            queue.sort(job);
+        }
+        if close.is_none() && !senders_gone {
+            if queue.is_empty() {
+                match receiver.blocking_recv() {
+                    Some(Message::Write(job)) => queue.sort(job),
+                    Some(Message::Close(reply)) => close = Some(reply),
+                    None => senders_gone = true,
                 }
-                None => break,
-            },
-        };
-        batch.push(first);
-        while batch.len() < MAX_BATCH && close.is_none() {
-            match receiver.try_recv() {
-                Ok(Message::Write(job)) => batch.push(job),
-                Ok(Message::Close(reply)) => close = Some(reply),
-                Err(_) => break,
+            }
+            while queue.batch.len() < MAX_BATCH && close.is_none() {
+                match receiver.try_recv() {
+                    Ok(Message::Write(job)) => queue.sort(job),
+                    Ok(Message::Close(reply)) => close = Some(reply),
+                    Err(_) => break,
+                }
             }
         }
-        match execute_batch(conn, &mut batch) {
-            Ok(()) => {
-                batches.fetch_add(1, Ordering::SeqCst);
-                for job in batch.drain(..) {
-                    job.answer(Ok(()));
-                }
-            }
-            Err(failure) => {
-                let (error, lock_wait_failed) = match failure {
-                    BatchError::Begin(error) => (error, true),
-                    BatchError::Commit(error) => (error, false),
-                };
-                tracing::error!(error = %error, commands = batch.len(), "cannot write to the database");
-                let error = Arc::new(anyhow::Error::new(error).context("the write transaction failed"));
-                let failed_at = Instant::now();
-                for job in batch.drain(..) {
-                    job.answer(Err(&error));
-                }
-                // What arrived while the writer waited for the lock in vain would wait as long
-                // again: it fails now, so a locked database answers within one wait. What
-                // arrives after the failure gets a fresh try.
-                if lock_wait_failed {
-                    while close.is_none() {
-                        match receiver.try_recv() {
-                            Ok(Message::Write(job)) if job.queued_at() > failed_at => {
-                                carried = Some(job);
-                                break;
-                            }
-                            Ok(Message::Write(job)) => job.answer(Err(&error)),
-                            Ok(Message::Close(reply)) => close = Some(reply),
-                            Err(_) => break,
-                        }
-                    }
-                }
-            }
+        // The requests' commands first, in one commit; then one background command alone.
+        if !queue.batch.is_empty() {
+            commit(conn, &mut queue, &mut receiver, &mut close, batches);
+        }
+        if let Some(job) = queue.background.pop_front() {
+            queue.batch.push(job);
+            commit(conn, &mut queue, &mut receiver, &mut close, batches);
         }
     }
     receiver.close();
@@ -449,6 +435,71 @@ fn run(
         }
     }
     closers
+}
+
+/// What the writer thread holds between commits.
+struct Queue {
+    /// The next batch: commands that commit together.
+    batch: Vec<Box<dyn Queued>>,
+    /// Background commands, each waiting for a commit of its own ([`Command::BACKGROUND`]).
+    background: VecDeque<Box<dyn Queued>>,
+    /// A command that arrived after a failed wait for the lock, for the next batch.
+    carried: Option<Box<dyn Queued>>,
+}
+
+impl Queue {
+    fn sort(&mut self, job: Box<dyn Queued>) {
+        if job.is_background() { self.background.push_back(job) } else { self.batch.push(job) }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.batch.is_empty() && self.background.is_empty() && self.carried.is_none()
+    }
+}
+
+/// Runs `queue.batch` in one transaction and answers its commands. When the transaction could
+/// not even begin (another process held the lock for the whole wait), what arrived meanwhile
+/// fails too, as it would wait as long again; what arrives after the failure gets a fresh try.
+fn commit(
+    conn: &Connection,
+    queue: &mut Queue,
+    receiver: &mut mpsc::Receiver<Message>,
+    close: &mut Option<oneshot::Sender<anyhow::Result<()>>>,
+    batches: &AtomicU64,
+) {
+    match execute_batch(conn, &mut queue.batch) {
+        Ok(()) => {
+            batches.fetch_add(1, Ordering::SeqCst);
+            for job in queue.batch.drain(..) {
+                job.answer(Ok(()));
+            }
+        }
+        Err(failure) => {
+            let (error, lock_wait_failed) = match failure {
+                BatchError::Begin(error) => (error, true),
+                BatchError::Commit(error) => (error, false),
+            };
+            tracing::error!(error = %error, commands = queue.batch.len(), "cannot write to the database");
+            let error = Arc::new(anyhow::Error::new(error).context("the write transaction failed"));
+            let failed_at = Instant::now();
+            for job in queue.batch.drain(..) {
+                job.answer(Err(&error));
+            }
+            if lock_wait_failed {
+                while close.is_none() {
+                    match receiver.try_recv() {
+                        Ok(Message::Write(job)) if job.queued_at() > failed_at => {
+                            queue.carried = Some(job);
+                            break;
+                        }
+                        Ok(Message::Write(job)) => job.answer(Err(&error)),
+                        Ok(Message::Close(reply)) => *close = Some(reply),
+                        Err(_) => break,
+                    }
+                }
+            }
+        }
+    }
 }
 
 fn execute_batch(conn: &Connection, batch: &mut [Box<dyn Queued>]) -> Result<(), BatchError> {
@@ -558,6 +609,19 @@ mod tests {
         }
     }
 
+    /// Inserts a value as background work.
+    struct Background(&'static str);
+
+    impl Command for Background {
+        type Output = ();
+        const BACKGROUND: bool = true;
+
+        fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<()> {
+            batch.conn().execute("INSERT INTO t (value) VALUES (?1)", [self.0])?;
+            Ok(())
+        }
+    }
+
     struct Panics;
 
     impl Command for Panics {
@@ -623,6 +687,59 @@ mod tests {
         assert_eq!(values(&path), ["first", "last"], "the failed commands' writes are rolled back, only theirs");
         assert_eq!(writer.batches_committed() - before, 2, "the held batch, then one commit for all four");
         assert!(writer.execute(Insert { value: "after", fail: false }).await.is_ok(), "the writer lives on");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn background_commands_commit_alone_one_between_each_batch_and_after_a_close() {
+        // Arrange: hold the writer, so background and request commands queue up together
+        let (_dir, path, writer) = writer_with_table();
+        let (release_writer, release) = std::sync::mpsc::channel();
+        let (started, writer_held) = tokio::sync::oneshot::channel();
+        let hold = tokio::spawn({
+            let writer = writer.clone();
+            async move { writer.execute(Hold { started, release }).await }
+        });
+        writer_held.await.unwrap();
+        let before = writer.batches_committed();
+
+        // Act
+        let background = [enqueue(&writer, Background("background 1")), enqueue(&writer, Background("background 2"))];
+        let requests = [
+            enqueue(&writer, Insert { value: "request 1", fail: false }),
+            enqueue(&writer, Insert { value: "request 2", fail: false }),
+        ];
+        release_writer.send(()).unwrap();
+        hold.await.unwrap().unwrap();
+        for answer in requests {
+            answer.await.unwrap().unwrap();
+        }
+        for answer in background {
+            answer.await.unwrap().unwrap();
+        }
+
+        // Assert: the requests' commit carried no background work; each background command
+        // committed alone, after them
+        assert_eq!(values(&path), ["request 1", "request 2", "background 1", "background 2"]);
+        assert_eq!(writer.batches_committed() - before, 4, "the held batch, the requests, then one each");
+
+        // Act: background work queued when the writer is asked to close still runs
+        let (release_writer, release) = std::sync::mpsc::channel();
+        let (started, writer_held) = tokio::sync::oneshot::channel();
+        let hold = tokio::spawn({
+            let writer = writer.clone();
+            async move { writer.execute(Hold { started, release }).await }
+        });
+        writer_held.await.unwrap();
+        let last = enqueue(&writer, Background("before the close"));
+        let closing = tokio::spawn({
+            let writer = writer.clone();
+            async move { writer.close().await }
+        });
+        release_writer.send(()).unwrap();
+        hold.await.unwrap().unwrap();
+        closing.await.unwrap().unwrap();
+        assert!(last.await.unwrap().is_ok());
+        assert_eq!(values(&path).last().map(String::as_str), Some("before the close"));
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
