@@ -211,6 +211,10 @@ pub async fn prepare(config: Config, options: BuildOptions) -> anyhow::Result<Ap
     let secrets =
         tokio::task::spawn_blocking(move || plan.materialize()).await.context("secret generation was cancelled")??;
     let writer = start_writer(path.clone(), config.storage.cache_mib).await?;
+    writer
+        .execute(signup::RecordConsentTexts::of(&config, options.clock.now()))
+        .await
+        .context("cannot record the lists' consent texts")?;
     let db = Db::open_readers(&path)?;
     let config = Arc::new(config);
     let limiter = Arc::new(RateLimiter::new(&config.signup, &secrets.hash_key));

@@ -4,8 +4,17 @@
 //! `intake` and counts it for the list's surge alert, in the writer's next group commit; the
 //! answer is sent only after that commit. The surge alert, if this request crossed the
 //! threshold, is posted in the background, after the answer.
+//!
+//! The counting is done in the batch's memory ([`crate::storage::Batch`]), so the command's only
+//! statement is the append: one statement is atomic by itself, and the command runs without a
+//! savepoint of its own ([`Command::ATOMIC`]).
+//!
+//! The consent text each list shows is recorded once, when `serve` starts ([`RecordConsentTexts`]),
+//! not with every signup: from that moment the form shows it, so that is when it is first used,
+//! and a signup's row names it by list and version.
 
 use crate::clock::UnixSeconds;
+use crate::config::Config;
 use crate::domain::{EmailAddress, ListId};
 use crate::ratelimit::{self, ClientNet, Counter, Decision, Neighbourhood};
 use crate::state::AppState;
@@ -50,7 +59,7 @@ pub async fn record(state: &AppState, request: SignupRequest) -> Result<IntakeOu
         surge_window_secs: surge.map(|rule| i64::try_from(rule.window.as_secs()).unwrap_or(i64::MAX)),
         list_id: request.list_id,
         email: request.email,
-        consent: ConsentText::new(&list.consent_version, &list.consent_text),
+        consent_version: list.consent_version.clone(),
         now,
     };
     let recorded = state.writer.execute(command).await.map_err(IntakeError::Storage)?;
@@ -64,7 +73,7 @@ pub async fn record(state: &AppState, request: SignupRequest) -> Result<IntakeOu
 }
 
 /// Counts the client and its neighbourhood against their limits and, if both have room,
-/// appends the request to `intake`, records the consent text the first time it is used, and
+/// appends the request to `intake` and
 /// counts the list's accepted signups in the surge window.
 struct RecordSignup {
     counters: Vec<Counter>,
@@ -73,7 +82,7 @@ struct RecordSignup {
     surge_window_secs: Option<i64>,
     list_id: ListId,
     email: EmailAddress,
-    consent: ConsentText,
+    consent_version: String,
     now: UnixSeconds,
 }
 
@@ -85,6 +94,8 @@ struct Recorded {
 
 impl Command for RecordSignup {
     type Output = Recorded;
+    // One statement (the append); the counters are the batch's, dropped if it fails.
+    const ATOMIC: bool = true;
 
     fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<Recorded> {
         if let Decision::Limited { retry_after_secs } = ratelimit::check_and_count(batch, &self.counters, self.now)? {
@@ -94,15 +105,44 @@ impl Command for RecordSignup {
         let item = NewItem {
             list_id,
             email: self.email.as_ref(),
-            consent_version: &self.consent.version,
+            consent_version: &self.consent_version,
             network: &self.network_tag,
         };
         intake::append(batch.conn(), &item, self.now)?;
-        intake::record_consent_text(batch.conn(), list_id, &self.consent, self.now)?;
         let signups_in_window = self
             .surge_window_secs
             .map(|window| counters::count_signup(batch, list_id, window, self.now))
             .transpose()?;
         Ok(Recorded { outcome: IntakeOutcome::Accepted, signups_in_window })
+    }
+}
+
+/// Records the consent text of every list, each (list, version, text) the first time it is
+/// shown: run once as `serve` starts, before the first signup can be answered.
+#[derive(Debug)]
+pub struct RecordConsentTexts {
+    texts: Vec<(String, ConsentText)>,
+    now: UnixSeconds,
+}
+
+impl RecordConsentTexts {
+    pub fn of(config: &Config, now: UnixSeconds) -> Self {
+        let texts = config
+            .lists
+            .iter()
+            .map(|list| (list.id.as_ref().to_owned(), ConsentText::new(&list.consent_version, &list.consent_text)))
+            .collect();
+        Self { texts, now }
+    }
+}
+
+impl Command for RecordConsentTexts {
+    type Output = ();
+
+    fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<()> {
+        for (list_id, consent) in &self.texts {
+            intake::record_consent_text(batch.conn(), list_id, consent, self.now)?;
+        }
+        Ok(())
     }
 }

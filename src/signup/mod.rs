@@ -20,7 +20,7 @@ mod surge;
 use std::future::Future;
 use std::time::Duration;
 
-pub use intake::{IntakeError, IntakeOutcome, SignupRequest, record};
+pub use intake::{IntakeError, IntakeOutcome, RecordConsentTexts, SignupRequest, record};
 pub use state_table::{Action, ApplyIntake, Prepared};
 
 use crate::clock::jittered;
