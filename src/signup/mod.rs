@@ -10,14 +10,16 @@
 //! about [`INTAKE_TICK`] and applies everything that arrived since, in chunks. An unknown
 //! address costs more to apply than a confirmed one (a new row and a queued mail), and if that
 //! work ran right after each request, the *next* request would wait for it, and its timing would
-//! tell what the previous address was. On the tick, the cost lands on whichever request happens
-//! to share a commit with a chunk of a few hundred mixed items: it is not tied to any one.
+//! tell what the previous address was. On the tick, the work is applied in chunks of mixed items,
+//! each in a commit of its own between two batches of requests: its cost is not tied to any one
+//! request, and no request waits for it inside its own commit.
 
 mod intake;
 mod state_table;
 mod surge;
 
 use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
 
 pub use intake::{IntakeError, IntakeOutcome, RecordConsentTexts, SignupRequest, record};
@@ -30,10 +32,14 @@ use crate::storage::intake as intake_table;
 /// How often, on average, the worker applies new intake items (±50 % jitter). A confirmation
 /// mail still leaves within a second or two of the signup.
 pub const INTAKE_TICK: Duration = Duration::from_millis(250);
-/// Most items one command applies: small enough that the requests sharing its commit wait a
-/// millisecond or two for it (applying an unknown address is a handful of index inserts); the
-/// worker sends the next chunk as soon as one is done, so a backlog still drains at once.
+/// Most items the first command of a tick applies. Each chunk commits alone, between two
+/// batches of requests (`Command::BACKGROUND`), so its size is how long a request that arrives
+/// meanwhile may wait for it: 64 items are a millisecond or two.
 const CHUNK: usize = 64;
+/// While every read fills its chunk (a backlog), each chunk is twice the last, up to this: the
+/// writer gives background work one commit between two batches of requests, and a wave must not
+/// outgrow what those commits apply.
+const MAX_CHUNK: usize = 256;
 
 /// What one call of [`try_execute_task`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,46 +51,50 @@ pub enum ExecutionOutcome {
 /// Applies the state table to the oldest chunk of intake items. Tests call this directly (with
 /// the background worker off) so they never race background work.
 pub async fn try_execute_task(state: &AppState) -> anyhow::Result<ExecutionOutcome> {
-    Ok(if apply_chunk(state).await? == 0 { ExecutionOutcome::EmptyQueue } else { ExecutionOutcome::TaskCompleted })
+    let items = read_chunk(state, 0, CHUNK).await?;
+    if items.is_empty() {
+        return Ok(ExecutionOutcome::EmptyQueue);
+    }
+    apply(state, items).await?;
+    Ok(ExecutionOutcome::TaskCompleted)
 }
 
-/// Reads the oldest items through a reader, prepares their hashes off the writer thread, and
-/// applies them in one command. Returns how many items were read.
-async fn apply_chunk(state: &AppState) -> anyhow::Result<usize> {
+/// Reads the oldest `size` items after item `after` through a reader, and prepares their hashes
+/// off the writer thread.
+async fn read_chunk(state: &AppState, after: i64, size: usize) -> anyhow::Result<Vec<Prepared>> {
     let hash_key = state.secrets.hash_key.clone();
-    let items = state
+    state
         .db
         .run(move |conn| {
-            let items = intake_table::oldest(conn, CHUNK)?;
+            let items = intake_table::oldest(conn, after, size)?;
             Ok::<_, anyhow::Error>(items.into_iter().map(|item| Prepared::new(item, &hash_key)).collect::<Vec<_>>())
         })
-        .await?;
-    let read = items.len();
-    if read > 0 {
-        let resend_cooldown = i64::try_from(state.config.signup.resend_cooldown.as_secs()).unwrap_or(i64::MAX);
-        state.writer.execute(ApplyIntake { items, resend_cooldown, now: state.clock.now() }).await?;
+        .await
+}
+
+/// Applies `items` in one command.
+async fn apply(state: &AppState, items: Vec<Prepared>) -> anyhow::Result<()> {
+    if items.is_empty() {
+        return Ok(());
     }
-    Ok(read)
+    let resend_cooldown = i64::try_from(state.config.signup.resend_cooldown.as_secs()).unwrap_or(i64::MAX);
+    state.writer.execute(ApplyIntake { items, resend_cooldown, now: state.clock.now() }).await?;
+    Ok(())
 }
 
 /// The background intake worker: on every tick, applies what is waiting, chunk after chunk,
-/// until `shutdown` completes. It checks for shutdown between chunks, so a stop never waits
-/// for a backlog: what is not applied stays in `intake` for the next start. Errors are logged
-/// and retried on the next tick.
+/// until `shutdown` completes. It reads the next chunk while the writer applies the one before
+/// (in order: a chunk is sent only once the one before is applied), and checks for shutdown
+/// between chunks, so a stop never waits for a backlog: what is not applied stays in `intake`
+/// for the next start. Errors are logged and retried on the next tick.
 pub async fn run_worker(state: AppState, shutdown: impl Future<Output = ()>) {
     tokio::pin!(shutdown);
     loop {
-        loop {
-            match apply_chunk(&state).await {
-                Ok(read) if read == CHUNK => {}
-                Ok(_) => break,
-                Err(error) => {
-                    tracing::error!(error = format!("{error:#}"), "intake worker: cannot apply signups; retrying");
-                    break;
-                }
-            }
-            if futures_util::poll!(&mut shutdown).is_ready() {
-                return;
+        match apply_waiting(&state, &mut shutdown).await {
+            Ok(Waiting::Applied) => {}
+            Ok(Waiting::ShutDown) => return,
+            Err(error) => {
+                tracing::error!(error = format!("{error:#}"), "intake worker: cannot apply signups; retrying");
             }
         }
         tokio::select! {
@@ -92,4 +102,33 @@ pub async fn run_worker(state: AppState, shutdown: impl Future<Output = ()>) {
             () = &mut shutdown => return,
         }
     }
+}
+
+/// How [`apply_waiting`] ended.
+enum Waiting {
+    Applied,
+    /// `shutdown` completed (and must not be polled again).
+    ShutDown,
+}
+
+/// Applies every item waiting now, or until `shutdown` is ready.
+async fn apply_waiting(state: &AppState, shutdown: &mut Pin<&mut impl Future<Output = ()>>) -> anyhow::Result<Waiting> {
+    let mut size = CHUNK;
+    let mut chunk = read_chunk(state, 0, size).await?;
+    while !chunk.is_empty() {
+        let full = chunk.len() == size;
+        let after = chunk.last().map_or(0, Prepared::intake_id);
+        size = if full { (size * 2).min(MAX_CHUNK) } else { CHUNK };
+        if !full {
+            apply(state, chunk).await?;
+            return Ok(Waiting::Applied);
+        }
+        let (applied, next) = tokio::join!(apply(state, chunk), read_chunk(state, after, size));
+        applied?;
+        if futures_util::poll!(&mut *shutdown).is_ready() {
+            return Ok(Waiting::ShutDown);
+        }
+        chunk = next?;
+    }
+    Ok(Waiting::Applied)
 }

@@ -49,6 +49,11 @@ impl std::fmt::Debug for Prepared {
 }
 
 impl Prepared {
+    /// The intake item's id: the order items are applied in.
+    pub fn intake_id(&self) -> i64 {
+        self.item.id
+    }
+
     pub fn new(item: IntakeItem, hash_key: &Secret) -> Self {
         // Time-ordered (UUIDv7): a new row's id lands at the end of the primary key and of the
         // outbox's subscriber index instead of on a random page of each, which roughly halves
@@ -142,7 +147,7 @@ mod tests {
 
     /// What the intake worker does: read the oldest items, prepare them, apply them.
     fn apply_oldest(conn: &mut Connection, key: &Secret, now: UnixSeconds, limit: usize) -> Vec<Action> {
-        let items = intake::oldest(conn, limit).unwrap().into_iter().map(|item| Prepared::new(item, key)).collect();
+        let items = intake::oldest(conn, 0, limit).unwrap().into_iter().map(|item| Prepared::new(item, key)).collect();
         let tx = conn.transaction().unwrap();
         let actions = crate::storage::batch::run_alone(&tx, |batch| {
             ApplyIntake { items, resend_cooldown: 600, now }.execute(batch)

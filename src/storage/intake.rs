@@ -36,13 +36,14 @@ pub fn append(conn: &Connection, item: &NewItem<'_>, now: UnixSeconds) -> rusqli
     Ok(())
 }
 
-/// The oldest `limit` items.
-pub fn oldest(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<IntakeItem>> {
+/// The oldest `limit` items after the item `after` (0: from the first).
+pub fn oldest(conn: &Connection, after: i64, limit: usize) -> rusqlite::Result<Vec<IntakeItem>> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     conn.prepare_cached(
-        "SELECT id, list_id, email, consent_version, received_at, network FROM intake ORDER BY id LIMIT ?1",
+        "SELECT id, list_id, email, consent_version, received_at, network FROM intake
+         WHERE id > ?1 ORDER BY id LIMIT ?2",
     )?
-    .query_map([limit], |row| {
+    .query_map([after, limit], |row| {
         Ok(IntakeItem {
             id: row.get(0)?,
             list_id: row.get(1)?,
