@@ -32,14 +32,13 @@ use crate::storage::intake as intake_table;
 /// How often, on average, the worker applies new intake items (±50 % jitter). A confirmation
 /// mail still leaves within a second or two of the signup.
 pub const INTAKE_TICK: Duration = Duration::from_millis(250);
-/// Most items the first command of a tick applies. Each chunk commits alone, between two
-/// batches of requests (`Command::BACKGROUND`), so its size is how long a request that arrives
-/// meanwhile may wait for it: 64 items are a millisecond or two.
+/// Most items one command applies. Each chunk commits alone, between two batches of requests
+/// (`Command::BACKGROUND`), so its size is how long a request that arrives meanwhile may wait
+/// for it: its statements, and the fsync of the pages it dirtied (about one random page of the
+/// address index per new row). Measured (BENCHMARKS.md): chunks of up to 256 applied a wave
+/// faster, but their commits (~1 MiB of WAL each) took the p99 at half the maximum rate from
+/// 10 to 24–42 ms; 64 keeps up with the maximum rate all the same.
 const CHUNK: usize = 64;
-/// While every read fills its chunk (a backlog), each chunk is twice the last, up to this: the
-/// writer gives background work one commit between two batches of requests, and a wave must not
-/// outgrow what those commits apply.
-const MAX_CHUNK: usize = 256;
 
 /// What one call of [`try_execute_task`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,7 +83,8 @@ async fn apply(state: &AppState, items: Vec<Prepared>) -> anyhow::Result<()> {
 
 /// The background intake worker: on every tick, applies what is waiting, chunk after chunk,
 /// until `shutdown` completes. It reads the next chunk while the writer applies the one before
-/// (in order: a chunk is sent only once the one before is applied), and checks for shutdown
+/// (in order: a chunk is sent only once the one before is applied), so the writer has the next
+/// chunk at hand when its turn comes between two batches of requests; it checks for shutdown
 /// between chunks, so a stop never waits for a backlog: what is not applied stays in `intake`
 /// for the next start. Errors are logged and retried on the next tick.
 pub async fn run_worker(state: AppState, shutdown: impl Future<Output = ()>) {
@@ -113,17 +113,14 @@ enum Waiting {
 
 /// Applies every item waiting now, or until `shutdown` is ready.
 async fn apply_waiting(state: &AppState, shutdown: &mut Pin<&mut impl Future<Output = ()>>) -> anyhow::Result<Waiting> {
-    let mut size = CHUNK;
-    let mut chunk = read_chunk(state, 0, size).await?;
+    let mut chunk = read_chunk(state, 0, CHUNK).await?;
     while !chunk.is_empty() {
-        let full = chunk.len() == size;
-        let after = chunk.last().map_or(0, Prepared::intake_id);
-        size = if full { (size * 2).min(MAX_CHUNK) } else { CHUNK };
-        if !full {
+        if chunk.len() < CHUNK {
             apply(state, chunk).await?;
             return Ok(Waiting::Applied);
         }
-        let (applied, next) = tokio::join!(apply(state, chunk), read_chunk(state, after, size));
+        let after = chunk.last().map_or(0, Prepared::intake_id);
+        let (applied, next) = tokio::join!(apply(state, chunk), read_chunk(state, after, CHUNK));
         applied?;
         if futures_util::poll!(&mut *shutdown).is_ready() {
             return Ok(Waiting::ShutDown);
