@@ -5,10 +5,11 @@
 //!
 //! Both removal tokens (`<id>.<secret>`, looked up by primary key and checked against the stored
 //! hash of the secret; or the 43-character form mailed before, looked up by its hash) and signed
-//! unsubscribe tokens (verified by signature, naming list and row) are accepted. Removing deletes the row, its queued mail and
-//! any intake item for the address in one transaction, and records a suppression hash:
-//! `not_me` if the row was still pending, `unsubscribed` if it was confirmed. A repeat, or a
-//! well-formed token that matches nothing, ends the same way: it reveals nothing.
+//! unsubscribe tokens (verified by signature, naming list and row) are accepted. Removing
+//! deletes the row, its queued mail and any intake item for the address in one transaction,
+//! and records a suppression hash: `not_me` if the row was still pending, `unsubscribed` if it
+//! was confirmed. A repeat, or a well-formed token that matches nothing, ends the same way: it
+//! reveals nothing.
 
 use actix_web::http::StatusCode;
 use actix_web::http::header;
