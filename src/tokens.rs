@@ -193,8 +193,9 @@ fn equal_in_constant_time(a: &[u8], b: &[u8]) -> bool {
     hmac::verify(&key, b, hmac::sign(&key, a).as_ref()).is_ok()
 }
 
-/// What a token string looks like, decided without any database access.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What a token string looks like, decided without any database access. Its `Debug` names the
+/// form and never the raw token.
+#[derive(Clone, PartialEq, Eq)]
 pub enum TokenForm {
     /// 43 base64url characters: a confirm token, or a removal token mailed before removal tokens
     /// carried their row's id; only a hash lookup tells which.
@@ -203,6 +204,16 @@ pub enum TokenForm {
     Removal(PresentedRemoval),
     /// A signed unsubscribe token whose signature verified.
     Unsubscribe(UnsubscribeClaims),
+}
+
+impl fmt::Debug for TokenForm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Opaque(_) => write!(f, "Opaque({REDACTED})"),
+            Self::Removal(removal) => f.debug_tuple("Removal").field(removal).finish(),
+            Self::Unsubscribe(claims) => f.debug_tuple("Unsubscribe").field(claims).finish(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -376,6 +387,14 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(a.hash(), sha256_hex(a.expose().as_bytes()));
         assert!(!format!("{a:?}").contains(a.expose()));
+    }
+
+    #[test]
+    fn a_token_form_never_shows_its_raw_token_in_debug() {
+        let raw = "A".repeat(TOKEN_LEN);
+        let keyring = Keyring::new(&Secret::from_bytes(vec![3; 32]), &[]);
+        let form = TokenForm::parse(&raw, &keyring).unwrap();
+        assert!(!format!("{form:?}").contains(&raw), "{form:?}");
     }
 
     /// Two canonical UUIDv7 ids, the second created a millisecond after the first.
