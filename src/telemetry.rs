@@ -7,7 +7,7 @@
 //! Lines are written by a thread of their own (`tracing-appender`'s non-blocking writer): under
 //! load the access log is one line per request, and a `write` to the pipe journald reads, made
 //! on the worker that answers, would put that pipe's speed into every request. The queue holds
-//! [`QUEUED_LINES`]; when it is full, the logging thread waits for room (it is not lossy), so no
+//! `QUEUED_LINES`; when it is full, the logging thread waits for room (it is not lossy), so no
 //! line is dropped, silently or otherwise. [`flush`] writes what is queued before the process
 //! exits; only a crash (`kill -9`, a power cut) can lose the last queued lines, as it would lose
 //! lines in any buffer of journald's side of the pipe.
