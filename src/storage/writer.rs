@@ -673,6 +673,33 @@ mod tests {
         }
     }
 
+    /// The writer held inside a [`Hold`] command.
+    struct Held {
+        release: std::sync::mpsc::Sender<()>,
+        hold: tokio::task::JoinHandle<Result<(), WriteError>>,
+    }
+
+    impl Held {
+        /// Lets the writer go on and waits until the held batch is committed.
+        async fn release(self) {
+            self.release.send(()).unwrap();
+            self.hold.await.unwrap().unwrap();
+        }
+    }
+
+    /// Holds the writer thread inside a batch, so the commands sent meanwhile queue up for the
+    /// next one; returns once it is held.
+    async fn hold(writer: &Writer) -> Held {
+        let (release, held) = std::sync::mpsc::channel();
+        let (started, writer_held) = tokio::sync::oneshot::channel();
+        let hold = tokio::spawn({
+            let writer = writer.clone();
+            async move { writer.execute(Hold { started, release: held }).await }
+        });
+        writer_held.await.unwrap();
+        Held { release, hold }
+    }
+
     struct Panics;
 
     impl Command for Panics {
@@ -711,13 +738,7 @@ mod tests {
     async fn a_failing_command_does_not_fail_its_neighbours_in_the_batch() {
         // Arrange: hold the writer, so the next commands queue up and share one batch
         let (_dir, path, writer) = writer_with_table();
-        let (release_writer, release) = std::sync::mpsc::channel();
-        let (started, writer_held) = tokio::sync::oneshot::channel();
-        let hold = tokio::spawn({
-            let writer = writer.clone();
-            async move { writer.execute(Hold { started, release }).await }
-        });
-        writer_held.await.unwrap();
+        let held = hold(&writer).await;
         let before = writer.batches_committed();
 
         // Act: queued synchronously while the writer is held, so all four are waiting when it
@@ -726,8 +747,7 @@ mod tests {
         let failing = enqueue(&writer, Insert { value: "failing", fail: true });
         let panicking = enqueue(&writer, Panics);
         let last = enqueue(&writer, Insert { value: "last", fail: false });
-        release_writer.send(()).unwrap();
-        hold.await.unwrap().unwrap();
+        held.release().await;
 
         // Assert
         assert!(first.await.unwrap().is_ok());
@@ -744,13 +764,7 @@ mod tests {
     async fn background_commands_commit_alone_one_between_each_batch_and_after_a_close() {
         // Arrange: hold the writer, so background and request commands queue up together
         let (_dir, path, writer) = writer_with_table();
-        let (release_writer, release) = std::sync::mpsc::channel();
-        let (started, writer_held) = tokio::sync::oneshot::channel();
-        let hold = tokio::spawn({
-            let writer = writer.clone();
-            async move { writer.execute(Hold { started, release }).await }
-        });
-        writer_held.await.unwrap();
+        let held = hold(&writer).await;
         let before = writer.batches_committed();
 
         // Act
@@ -759,8 +773,7 @@ mod tests {
             enqueue(&writer, Insert { value: "request 1", fail: false }),
             enqueue(&writer, Insert { value: "request 2", fail: false }),
         ];
-        release_writer.send(()).unwrap();
-        hold.await.unwrap().unwrap();
+        held.release().await;
         for answer in requests {
             answer.await.unwrap().unwrap();
         }
@@ -774,21 +787,13 @@ mod tests {
         assert_eq!(writer.batches_committed() - before, 4, "the held batch, the requests, then one each");
 
         // Act: background work queued when the writer is asked to close still runs
-        let (release_writer, release) = std::sync::mpsc::channel();
-        let (started, writer_held) = tokio::sync::oneshot::channel();
-        let hold = tokio::spawn({
-            let writer = writer.clone();
-            async move { writer.execute(Hold { started, release }).await }
-        });
-        writer_held.await.unwrap();
+        let held = hold(&writer).await;
         let last = enqueue(&writer, Background("before the close"));
-        let closing = tokio::spawn({
-            let writer = writer.clone();
-            async move { writer.close().await }
-        });
-        release_writer.send(()).unwrap();
-        hold.await.unwrap().unwrap();
-        closing.await.unwrap().unwrap();
+        // Queued at once, like `close` does, so the writer finds it beside the background command.
+        let (reply, closed) = oneshot::channel();
+        writer.sender.try_send(Message::Close(reply)).unwrap();
+        held.release().await;
+        closed.await.unwrap().unwrap();
         assert!(last.await.unwrap().is_ok());
         assert_eq!(values(&path).last().map(String::as_str), Some("before the close"));
     }
@@ -798,21 +803,14 @@ mod tests {
         // Arrange: a row with id 2, and the writer held so the next commands share a batch
         let (_dir, path, writer) = writer_with_table();
         writer.execute(AtomicInsert { id: 2, value: "existing" }).await.unwrap();
-        let (release_writer, release) = std::sync::mpsc::channel();
-        let (started, writer_held) = tokio::sync::oneshot::channel();
-        let hold = tokio::spawn({
-            let writer = writer.clone();
-            async move { writer.execute(Hold { started, release }).await }
-        });
-        writer_held.await.unwrap();
+        let held = hold(&writer).await;
         let before = writer.batches_committed();
 
         // Act: the second insert breaks the primary key
         let first = enqueue(&writer, AtomicInsert { id: 1, value: "first" });
         let conflicting = enqueue(&writer, AtomicInsert { id: 2, value: "conflicting" });
         let last = enqueue(&writer, AtomicInsert { id: 3, value: "last" });
-        release_writer.send(()).unwrap();
-        hold.await.unwrap().unwrap();
+        held.release().await;
 
         // Assert
         assert!(first.await.unwrap().is_ok());

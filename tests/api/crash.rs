@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rusqlite::Connection;
 
-use crate::process::{Tokens, client, config, count, read_only, serve, strings, tokens_by_recipient, unix_now};
+use crate::process::{Served, Tokens, client, config, count, read_only, serve, strings, tokens_by_recipient, unix_now};
 
 // ---------------------------------------------------------------------------------------------
 // Test 1: kill -9 in the middle of a burst, ten times
@@ -121,6 +121,32 @@ impl Ledger {
     }
 }
 
+/// Sends every request at a random moment of a burst of `BURST_MS`; with `kill`, kills the
+/// server with `kill -9` in the middle of it. Records what was acknowledged.
+async fn burst(server: &mut Served, rng: &mut Rng, requests: Vec<Request>, kill: bool, ledger: &mut Ledger) {
+    let (client, base) = (client(), server.url(""));
+    let tasks: Vec<_> = requests
+        .into_iter()
+        .map(|request| {
+            let (client, base) = (client.clone(), base.clone());
+            let delay = Duration::from_millis(rng.between(0..BURST_MS));
+            tokio::spawn(async move {
+                tokio::time::sleep(delay).await;
+                let acknowledged = request.acknowledged(&client, &base).await;
+                (request, acknowledged)
+            })
+        })
+        .collect();
+    if kill {
+        tokio::time::sleep(Duration::from_millis(rng.between(BURST_MS / 4..BURST_MS * 3 / 4))).await;
+        server.kill_9();
+    }
+    for task in tasks {
+        let (request, acknowledged) = task.await.unwrap();
+        ledger.record(&request, acknowledged);
+    }
+}
+
 /// Waits until the workers of a fresh start have applied all intake and sent every mail that is
 /// not held by a lease the killed process took (those wait for their lease to end).
 async fn wait_for_workers(database: &Path, leased_before_start: &BTreeSet<i64>) {
@@ -201,26 +227,7 @@ async fn every_acknowledged_signup_confirm_and_removal_survives_kill_9_across_te
         }
 
         // Act: every request at a random moment of the burst, and kill -9 in the middle of it
-        let client = client();
-        let base = server.url("");
-        let tasks: Vec<_> = requests
-            .into_iter()
-            .map(|request| {
-                let (client, base) = (client.clone(), base.clone());
-                let delay = Duration::from_millis(rng.between(0..BURST_MS));
-                tokio::spawn(async move {
-                    tokio::time::sleep(delay).await;
-                    let acknowledged = request.acknowledged(&client, &base).await;
-                    (request, acknowledged)
-                })
-            })
-            .collect();
-        tokio::time::sleep(Duration::from_millis(rng.between(BURST_MS / 4..BURST_MS * 3 / 4))).await;
-        server.kill_9();
-        for task in tasks {
-            let (request, acknowledged) = task.await.unwrap();
-            ledger.record(&request, acknowledged);
-        }
+        burst(&mut server, &mut rng, requests, true, &mut ledger).await;
 
         // Assert: every acknowledgement is in the file the killed process left
         let violations = ledger.violations(&database);
@@ -339,30 +346,10 @@ fn recorded_signups(database: &Path) -> i64 {
     count(&conn, "SELECT (SELECT count(*) FROM intake) + (SELECT count(*) FROM subscribers)")
 }
 
-/// Sends `SIGNUPS_PER_RUN` signups from one client at random moments of a burst; with `kill`,
-/// kills the server in the middle of it. Records what was acknowledged.
-async fn signup_burst(server: &mut crate::process::Served, rng: &mut Rng, run: &str, kill: bool, ledger: &mut Ledger) {
-    let (client, base) = (client(), server.url(""));
-    let tasks: Vec<_> = (0..SIGNUPS_PER_RUN)
-        .map(|i| {
-            let request = Request::Signup { email: format!("{run}-{i}@example.com") };
-            let (client, base) = (client.clone(), base.clone());
-            let delay = Duration::from_millis(rng.between(0..BURST_MS));
-            tokio::spawn(async move {
-                tokio::time::sleep(delay).await;
-                let acknowledged = request.acknowledged(&client, &base).await;
-                (request, acknowledged)
-            })
-        })
-        .collect();
-    if kill {
-        tokio::time::sleep(Duration::from_millis(rng.between(BURST_MS / 4..BURST_MS * 3 / 4))).await;
-        server.kill_9();
-    }
-    for task in tasks {
-        let (request, acknowledged) = task.await.unwrap();
-        ledger.record(&request, acknowledged);
-    }
+/// Sends `SIGNUPS_PER_RUN` signups from one client in a burst (see [`burst`]).
+async fn signup_burst(server: &mut Served, rng: &mut Rng, run: &str, kill: bool, ledger: &mut Ledger) {
+    let requests = (0..SIGNUPS_PER_RUN).map(|i| Request::Signup { email: format!("{run}-{i}@example.com") }).collect();
+    burst(server, rng, requests, kill, ledger).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
