@@ -52,14 +52,9 @@ for value in $CACHE_SWEEP; do
     [[ $value == default || $value =~ ^[0-9]+$ ]] || { echo "bench: CACHE_SWEEP: '$value' is neither a number of MiB nor 'default'" >&2; exit 2; }
 done
 
-missing=()
-for tool in wrk sqlite3 curl; do command -v "$tool" >/dev/null || missing+=("$tool"); done
-if ((${#missing[@]} > 0)); then
-    echo "== installing ${missing[*]} (apt-get)" >&2
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
-
 source "$REPO/bench/common.sh"
+require_tools wrk sqlite3 curl
+
 bench_setup cache
 
 cache_for() { # SWEEP-VALUE -> CACHE_MIB (empty for `default`)

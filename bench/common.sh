@@ -37,6 +37,16 @@ bench_cleanup() {
 
 log() { echo "== $*" >&2; }
 
+# Installs with apt-get whichever of the named commands is missing.
+require_tools() { # TOOL...
+    local tool missing=()
+    for tool in "$@"; do command -v "$tool" >/dev/null || missing+=("$tool"); done
+    if ((${#missing[@]} > 0)); then
+        echo "== installing ${missing[*]} (apt-get)" >&2
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    fi
+}
+
 # The `[storage]` line for CACHE_MIB, or nothing when it is unset.
 cache_mib_toml() {
     if [[ -n ${CACHE_MIB:-} ]]; then echo "cache_mib = $CACHE_MIB"; fi

@@ -58,14 +58,9 @@ PORT=18085
 URL=http://127.0.0.1:$PORT
 TOOL=(python3 "$REPO/bench/seed_tool.py")
 
-missing=()
-for tool in wrk sqlite3 curl; do command -v "$tool" >/dev/null || missing+=("$tool"); done
-if ((${#missing[@]} > 0)); then
-    echo "== installing ${missing[*]} (apt-get)" >&2
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
-
 source "$REPO/bench/common.sh"
+require_tools wrk sqlite3 curl
+
 bench_setup growth
 
 # --- templates ----------------------------------------------------------------------------------

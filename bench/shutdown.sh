@@ -30,14 +30,9 @@ RUST_LOG_SERVE=${RUST_LOG_SERVE:-info}
 PORT=18084
 TOOL=(python3 "$REPO/bench/seed_tool.py")
 
-missing=()
-for tool in sqlite3 curl; do command -v "$tool" >/dev/null || missing+=("$tool"); done
-if ((${#missing[@]} > 0)); then
-    echo "== installing ${missing[*]} (apt-get)" >&2
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
-
 source "$REPO/bench/common.sh"
+require_tools sqlite3 curl
+
 bench_setup shutdown
 
 

@@ -84,12 +84,7 @@ NEED_CEILING=0; if has ceiling || has paced; then NEED_CEILING=1; fi
 NEED_LOADGEN=0; if has paced || has sweep; then NEED_LOADGEN=1; fi
 
 # Debian packages for the tools (wrk 4.1.0 on bookworm; there is no wrk2).
-missing=()
-for tool in wrk sqlite3 curl; do command -v "$tool" >/dev/null || missing+=("$tool"); done
-if ((${#missing[@]} > 0)); then
-    echo "== installing ${missing[*]} (apt-get)" >&2
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+require_tools wrk sqlite3 curl
 for tool in wrk python3 sqlite3 curl cargo; do
     command -v "$tool" >/dev/null || { echo "bench: $tool is required" >&2; exit 1; }
 done
