@@ -76,6 +76,20 @@ pub fn backoff_secs(base: Duration, attempt: i64) -> i64 {
     secs
 }
 
+/// A Unix time that has no calendar date: beyond the years chrono can represent (±262,000).
+/// Never a real clock's reading, so it means a corrupt value, and it is an error rather than an
+/// empty string in an export, a webhook payload or `stats`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the Unix time {0} has no calendar date")]
+pub struct TimeOutOfRange(pub UnixSeconds);
+
+/// A Unix time as RFC 3339 (UTC, whole seconds, `Z`): `2026-12-01T18:42:12Z`.
+pub fn rfc3339(time: UnixSeconds) -> Result<String, TimeOutOfRange> {
+    chrono::DateTime::from_timestamp(time, 0)
+        .map(|time| time.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        .ok_or(TimeOutOfRange(time))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,6 +109,13 @@ mod tests {
         let samples: Vec<Duration> = (0..200).map(|_| jittered(period)).collect();
         assert!(samples.iter().all(|d| *d >= period / 2 && *d <= period * 3 / 2), "{samples:?}");
         assert!(samples.iter().any(|d| *d != samples[0]), "jitter varies");
+    }
+
+    #[test]
+    fn rfc3339_is_utc_whole_seconds_and_refuses_a_time_without_a_date() {
+        assert_eq!(rfc3339(0), Ok("1970-01-01T00:00:00Z".to_owned()));
+        assert_eq!(rfc3339(1_796_150_532), Ok("2026-12-01T18:42:12Z".to_owned()));
+        assert_eq!(rfc3339(i64::MAX), Err(TimeOutOfRange(i64::MAX)));
     }
 
     #[test]

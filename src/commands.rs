@@ -204,7 +204,8 @@ pub async fn send_test_webhook(config_path: Option<&Path>, name: Option<&str>) -
     for endpoint in chosen {
         let now = crate::clock::Clock::now(&crate::clock::SystemClock);
         let event_id = format!("evt_test_{}", uuid::Uuid::now_v7().simple());
-        let body = serde_json::json!({ "type": "test", "timestamp": operator::rfc3339(now), "data": {} }).to_string();
+        let body =
+            serde_json::json!({ "type": "test", "timestamp": crate::clock::rfc3339(now)?, "data": {} }).to_string();
         let started = std::time::Instant::now();
         let answer = webhooks::send(&client, endpoint, &event_id, &body, now, timeout).await;
         let elapsed = started.elapsed().as_millis();

@@ -54,6 +54,7 @@ pub mod commands;
 pub mod config;
 pub mod domain;
 pub mod domain_policy;
+pub mod frame;
 pub mod mail;
 pub mod metrics;
 pub mod middleware;

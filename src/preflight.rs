@@ -19,8 +19,8 @@ use std::sync::Arc;
 
 use crate::config::Config;
 use crate::domain_policy::DomainPolicy;
+use crate::frame::Stylesheets;
 use crate::mail::Transport;
-use crate::presentation::Stylesheets;
 use crate::secrets::SecretsPlan;
 use crate::webhooks::{self, Endpoint};
 

@@ -31,8 +31,8 @@ use lettre::message::Mailbox;
 use url::Url;
 
 use crate::domain::ListId;
+use crate::domain::TrustedProxies;
 use crate::presentation::{Language, Rgb};
-use crate::ratelimit::TrustedProxies;
 pub use raw::RawConfig;
 use raw::RawList;
 
@@ -67,7 +67,7 @@ pub struct ServerConfig {
     pub metrics_listen: Option<SocketAddr>,
     pub log_format: LogFormat,
     /// The operator's stylesheet, served after the built-in one; read at start
-    /// ([`crate::presentation::Stylesheets`]).
+    /// ([`crate::frame::Stylesheets`]).
     pub custom_css_file: Option<PathBuf>,
 }
 

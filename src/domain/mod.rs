@@ -1,8 +1,11 @@
 //! Types that are valid by construction: every string from outside becomes one of these through
 //! a fallible `parse`, so code that holds one never checks it again.
 
+pub mod cloudflare;
 mod email_address;
 mod list_id;
+mod trusted_proxies;
 
 pub use email_address::{EmailAddress, EmailAddressError};
 pub use list_id::{ListId, ListIdError};
+pub use trusted_proxies::TrustedProxies;

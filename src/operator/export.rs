@@ -25,7 +25,8 @@ use anyhow::Context;
 use rusqlite::params;
 use serde::Serialize;
 
-use super::{Beside, rfc3339};
+use super::Beside;
+use crate::clock::rfc3339;
 use crate::clock::{Clock, SystemClock, UnixSeconds};
 use crate::mail::message::Links;
 use crate::tokens::Keyring;
@@ -169,8 +170,8 @@ fn write_records(
             email: row.get(1)?,
             list,
             status,
-            created_at: rfc3339(row.get(4)?),
-            confirmed_at: row.get::<_, Option<i64>>(5)?.map(rfc3339),
+            created_at: rfc3339(row.get(4)?)?,
+            confirmed_at: row.get::<_, Option<i64>>(5)?.map(rfc3339).transpose()?,
             confirm_method: row.get(6)?,
             consent_version: row.get(7)?,
             consent_text: row.get(8)?,

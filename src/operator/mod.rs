@@ -87,10 +87,3 @@ impl Beside {
         self.db.conn().context("cannot open the database for reading")
     }
 }
-
-/// A Unix time as RFC 3339 (UTC, seconds).
-pub fn rfc3339(time: crate::clock::UnixSeconds) -> String {
-    chrono::DateTime::from_timestamp(time, 0)
-        .map(|time| time.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
-        .unwrap_or_default()
-}

@@ -18,7 +18,8 @@ use anyhow::Context;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
-use super::{Beside, rfc3339};
+use super::Beside;
+use crate::clock::rfc3339;
 use crate::clock::{Clock, SystemClock, UnixSeconds};
 use crate::storage::outbox;
 
@@ -91,7 +92,13 @@ pub fn gather(beside: &Beside, now: UnixSeconds) -> anyhow::Result<Stats> {
     };
     let last_cleanup_at: Option<i64> =
         tx.query_row("SELECT last_run_at FROM service_runs WHERE name = 'cleanup'", [], |row| row.get(0)).optional()?;
-    Ok(Stats { generated_at: rfc3339(now), lists, queues, mail_budget, last_cleanup_at: last_cleanup_at.map(rfc3339) })
+    Ok(Stats {
+        generated_at: rfc3339(now)?,
+        lists,
+        queues,
+        mail_budget,
+        last_cleanup_at: last_cleanup_at.map(rfc3339).transpose()?,
+    })
 }
 
 fn count(conn: &Connection, sql: &str, list: &str, since: i64) -> rusqlite::Result<i64> {

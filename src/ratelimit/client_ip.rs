@@ -33,8 +33,8 @@ use std::net::IpAddr;
 use actix_web::http::header::{self, HeaderMap};
 use ipnet::IpNet;
 
-use super::TrustedProxies;
 use crate::config::ServerConfig;
+use crate::domain::TrustedProxies;
 
 /// The client's IP address as the rate limit sees it.
 pub fn client_ip(peer: IpAddr, headers: &HeaderMap, server: &ServerConfig) -> IpAddr {

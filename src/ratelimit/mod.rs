@@ -3,12 +3,11 @@
 //! persistent counters.
 
 mod client_ip;
-pub mod cloudflare;
 mod limiter;
+mod loopback;
 mod neighbourhood;
-mod trusted_proxies;
 
 pub use client_ip::{ClientNet, client_ip};
 pub use limiter::{Counter, Decision, RateLimiter, check_and_count, delete_expired};
+pub use loopback::loopback_warning;
 pub use neighbourhood::Neighbourhood;
-pub use trusted_proxies::{TrustedProxies, loopback_warning};

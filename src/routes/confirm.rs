@@ -17,7 +17,7 @@ use askama::Template;
 use crate::clock::UnixSeconds;
 use crate::config::{Config, ConfirmMode, ListConfig};
 use crate::domain::EmailAddress;
-use crate::presentation::{Chrome, href};
+use crate::frame::{Chrome, href};
 use crate::routes::form;
 use crate::routes::pages::{self, MessagePage, html};
 use crate::state::AppState;

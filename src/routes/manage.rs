@@ -17,7 +17,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 
 use super::confirm::{malformed, storage_error};
-use crate::presentation::{Chrome, href};
+use crate::frame::{Chrome, href};
 use crate::routes::form;
 use crate::routes::pages::{self, MessagePage, html};
 use crate::state::AppState;

@@ -8,7 +8,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 
 use crate::config::{Config, ListConfig};
-use crate::presentation::{Chrome, href};
+use crate::frame::{Chrome, href};
 use crate::state::AppState;
 
 const STYLESHEET: &str = include_str!("../../static/style.css");

@@ -8,7 +8,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 
 use crate::config::{Config, ListConfig, WebhookEvent};
-use crate::presentation::Chrome;
+use crate::frame::Chrome;
 use crate::routes::pages::{self, html};
 use crate::state::AppState;
 

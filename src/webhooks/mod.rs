@@ -30,7 +30,7 @@ use ring::hmac;
 use rusqlite::Connection;
 use serde_json::json;
 
-use crate::clock::UnixSeconds;
+use crate::clock::{UnixSeconds, rfc3339};
 use crate::config::{Config, WebhookConfig, WebhookEvent};
 use crate::mail::message::Links;
 use crate::storage::webhooks::{self, NewDelivery};
@@ -178,8 +178,8 @@ impl Webhooks {
             "list": confirmed.list,
             "email": confirmed.email,
             "subscriber_id": confirmed.subscriber_id,
-            "created_at": crate::operator::rfc3339(confirmed.created_at),
-            "confirmed_at": crate::operator::rfc3339(confirmed.now),
+            "created_at": rfc3339(confirmed.created_at)?,
+            "confirmed_at": rfc3339(confirmed.now)?,
             "confirm_method": confirmed.method,
             "consent_version": confirmed.consent_version,
             "consent_text": consent_text,
@@ -218,8 +218,7 @@ impl Webhooks {
         now: UnixSeconds,
     ) -> anyhow::Result<()> {
         let event_id = format!("evt_{}", uuid::Uuid::now_v7().simple());
-        let payload =
-            json!({ "type": event.as_str(), "timestamp": crate::operator::rfc3339(now), "data": data }).to_string();
+        let payload = json!({ "type": event.as_str(), "timestamp": rfc3339(now)?, "data": data }).to_string();
         for endpoint in self.inner.endpoints.iter().filter(|endpoint| endpoint.config.wants(event, list)) {
             webhooks::insert(
                 conn,

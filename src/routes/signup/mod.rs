@@ -27,7 +27,8 @@ use url::Url;
 use crate::config::{Config, ListConfig};
 use crate::domain::EmailAddress;
 use crate::domain_policy::Verdict;
-use crate::presentation::{Chrome, Language, Messages, Text};
+use crate::frame::Chrome;
+use crate::presentation::{Language, Messages, Text};
 use crate::ratelimit::{ClientNet, Neighbourhood, client_ip};
 use crate::routes::form::{self as body, BodyError, BodyKind};
 use crate::routes::pages::{self, SignupPage};
@@ -155,8 +156,8 @@ impl Answer<'_> {
         let location = match &self.return_to {
             Some(url) => with_query(url, &[("signup", "check-inbox")]),
             None => match self.list {
-                Some(list) => crate::presentation::href(self.config, &format!("/check-inbox?list={}", list.id)),
-                None => crate::presentation::href(self.config, "/check-inbox"),
+                Some(list) => crate::frame::href(self.config, &format!("/check-inbox?list={}", list.id)),
+                None => crate::frame::href(self.config, "/check-inbox"),
             },
         };
         self.builder(StatusCode::SEE_OTHER).insert_header((header::LOCATION, location)).finish()
