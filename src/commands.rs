@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::app::{self, Application};
+use crate::app::Application;
 use crate::config::{Config, SmtpSecurity};
 use crate::domain::EmailAddress;
 use crate::mail::{self, Delivered, SendError, Transport};
@@ -17,6 +17,7 @@ use crate::preflight::preflight;
 use crate::secrets;
 use crate::telemetry;
 use crate::webhooks;
+use crate::webhooks::worker::DeliveryFailure;
 
 /// `signupd serve`: start, tell systemd we are ready, serve until SIGTERM or SIGINT.
 pub async fn serve(config_path: Option<&Path>) -> anyhow::Result<()> {
@@ -81,8 +82,8 @@ pub fn check_config(config_path: Option<&Path>) -> anyhow::Result<()> {
 pub async fn migrate(config_path: Option<&Path>) -> anyhow::Result<()> {
     let config = load_config(config_path)?;
     telemetry::init(config.server.log_format);
-    let path = app::prepare_database_file(&config).await?;
-    let writer = app::start_writer(path, config.storage.cache_mib).await?;
+    let path = crate::storage::prepare_database_file(&config).await?;
+    let writer = crate::storage::start_writer(path, config.storage.cache_mib).await?;
     let applied = writer.migrations_applied();
     writer.close().await?;
     writeln!(std::io::stdout(), "applied {applied} migration(s); schema version {}", crate::storage::LATEST_VERSION)?;
@@ -210,30 +211,18 @@ pub async fn send_test_webhook(config_path: Option<&Path>, name: Option<&str>) -
         let answer = webhooks::send(&client, endpoint, &event_id, &body, now, timeout).await;
         let elapsed = started.elapsed().as_millis();
         let name = &endpoint.config.name;
-        match answer {
-            Ok(status) if status.is_success() => writeln!(out, "{name}: {} in {elapsed} ms", status.as_u16())?,
-            Ok(status) => {
-                failed += 1;
-                let hint = if status.is_redirection() {
-                    "signupd does not follow redirects: configure the final URL"
-                } else if matches!(status.as_u16(), 401 | 403) {
-                    "the receiver refused the signature: check that it uses the same whsec_ secret"
-                } else {
-                    "the receiver answered, but not with 2xx: check its logs"
-                };
-                writeln!(out, "{name}: {} in {elapsed} ms (hint: {hint})", status.as_u16())?;
-            }
+        let (answered, failure) = match answer {
+            Ok(status) => (format!("{} in {elapsed} ms", status.as_u16()), DeliveryFailure::from_status(status)),
             Err(error) => {
+                let failure = DeliveryFailure::from_error(&error, timeout);
+                (format!("failed: {failure}"), Some(failure))
+            }
+        };
+        match failure {
+            None => writeln!(out, "{name}: {answered}")?,
+            Some(failure) => {
                 failed += 1;
-                let detail = webhooks::worker::describe(&error, timeout);
-                let hint = if detail.contains("refused") {
-                    "is the receiver listening on that host and port?"
-                } else if detail.contains("within") {
-                    "the receiver is too slow: it should answer at once and work afterwards"
-                } else {
-                    "check the host name (DNS) and, for https, the certificate"
-                };
-                writeln!(out, "{name}: failed: {detail} (hint: {hint})")?;
+                writeln!(out, "{name}: {answered} (hint: {})", failure.hint())?;
             }
         }
     }

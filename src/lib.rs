@@ -48,6 +48,7 @@
 //! - [`telemetry`]: tracing setup, text or JSON lines.
 
 pub mod app;
+pub mod background;
 pub mod cli;
 pub mod clock;
 pub mod commands;

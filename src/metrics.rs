@@ -5,20 +5,16 @@
 //! Labels only ever hold configured names and fixed words — a configured list id, an outcome,
 //! a route pattern — never an address, a subscriber's domain, an IP, a token or a raw path.
 //! Gauges that need a query (subscribers per list and status, queue depth and age) are read at
-//! scrape time, through a reader, not on any request path.
+//! scrape time, through a reader, not on any request path: the listener and that refresh live
+//! beside the assembly (`app::metrics_server`); this module only names and records.
 //!
 //! The recorder is process-wide (the `metrics` crate's model), installed once by the first
 //! application that asks for a listener; a second one in the same process shares it.
 
-use std::net::TcpListener;
 use std::sync::OnceLock;
 
-use actix_web::dev::Server;
-use actix_web::{App, HttpResponse, HttpServer, web};
 use anyhow::Context;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
-
-use crate::state::AppState;
 
 pub const SIGNUPS: &str = "signupd_signups_total";
 pub const CONFIRMATIONS: &str = "signupd_confirmations_total";
@@ -34,19 +30,6 @@ pub const TIME_TO_CONFIRM: &str = "signupd_time_to_confirm_seconds";
 pub const SURGE_ALERTS: &str = "signupd_surge_alerts_total";
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
-
-/// Each queue and the query for its depth and oldest item, shared with `signupd stats`.
-pub const QUEUES: [(&str, &str); 3] = [
-    ("intake", "SELECT count(*), min(received_at) FROM intake"),
-    ("mail", "SELECT count(*), min(created_at) FROM outbox"),
-    ("webhook", "SELECT count(*), min(created_at) FROM webhook_deliveries"),
-];
-
-/// The list label: a configured list id, or `none` when the request named no configured list
-/// (a visitor's free text must not become a label).
-pub fn list_label(state: &AppState, list: Option<&str>) -> String {
-    list.and_then(|id| state.config.list(id)).map_or_else(|| "none".to_owned(), |list| list.id.as_ref().to_owned())
-}
 
 pub fn signup(list: String, outcome: &'static str) {
     metrics::counter!(SIGNUPS, "list" => list, "outcome" => outcome).increment(1);
@@ -86,7 +69,7 @@ pub fn http_request(route: String, duration: std::time::Duration) {
 }
 
 /// Installs the recorder (once per process) and returns its handle.
-fn recorder() -> anyhow::Result<PrometheusHandle> {
+pub fn recorder() -> anyhow::Result<PrometheusHandle> {
     if let Some(handle) = HANDLE.get() {
         return Ok(handle.clone());
     }
@@ -110,73 +93,4 @@ fn recorder() -> anyhow::Result<PrometheusHandle> {
         Err(_) => HANDLE.get().cloned().context("cannot install the metrics recorder")?,
     };
     Ok(HANDLE.get_or_init(|| handle).clone())
-}
-
-/// Binds `server.metrics_listen` (if set) and returns the metrics server, not yet running.
-pub fn server(state: &AppState) -> anyhow::Result<Option<(Server, u16)>> {
-    let Some(listen) = state.config.server.metrics_listen else {
-        return Ok(None);
-    };
-    let listener =
-        TcpListener::bind(listen).with_context(|| format!("cannot listen on {listen} (server.metrics_listen)"))?;
-    let port = listener.local_addr().context("cannot read the metrics address")?.port();
-    let handle = recorder()?;
-    let data = web::Data::new((state.clone(), handle));
-    let server = HttpServer::new(move || App::new().app_data(data.clone()).route("/metrics", web::get().to(scrape)))
-        .workers(1)
-        .disable_signals()
-        .shutdown_timeout(1)
-        .listen(listener)
-        .context("cannot serve metrics on the bound socket")?
-        .run();
-    Ok(Some((server, port)))
-}
-
-/// `GET /metrics`: refreshes the gauges that need a query, then renders every metric.
-async fn scrape(data: web::Data<(AppState, PrometheusHandle)>) -> HttpResponse {
-    let (state, handle) = data.get_ref();
-    if let Err(error) = refresh_gauges(state).await {
-        tracing::warn!(error = format!("{error:#}"), "metrics: cannot read the database for the gauges");
-    }
-    handle.run_upkeep();
-    HttpResponse::Ok().content_type("text/plain; version=0.0.4; charset=utf-8").body(handle.render())
-}
-
-async fn refresh_gauges(state: &AppState) -> anyhow::Result<()> {
-    let now = state.clock.now();
-    let lists: Vec<String> = state.config.lists.iter().map(|list| list.id.as_ref().to_owned()).collect();
-    let (subscribers, queues) = state
-        .db
-        .run(move |conn| {
-            let mut subscribers = Vec::new();
-            for list in &lists {
-                for status in ["pending", "confirmed"] {
-                    let count: i64 = conn.query_row(
-                        "SELECT count(*) FROM subscribers WHERE list_id = ?1 AND status = ?2",
-                        [list.as_str(), status],
-                        |row| row.get(0),
-                    )?;
-                    subscribers.push((list.clone(), status, count));
-                }
-            }
-            let mut queues = Vec::new();
-            for (queue, sql) in QUEUES {
-                let (depth, oldest): (i64, Option<i64>) =
-                    conn.query_row(sql, [], |row| Ok((row.get(0)?, row.get(1)?)))?;
-                queues.push((queue, depth, oldest.map_or(0, |oldest| (now - oldest).max(0))));
-            }
-            Ok::<_, anyhow::Error>((subscribers, queues))
-        })
-        .await?;
-    #[allow(clippy::cast_precision_loss, reason = "counts far below 2^52")]
-    {
-        for (list, status, count) in subscribers {
-            metrics::gauge!(SUBSCRIBERS, "list" => list, "status" => status).set(count as f64);
-        }
-        for (queue, depth, oldest) in queues {
-            metrics::gauge!(QUEUE_DEPTH, "queue" => queue).set(depth as f64);
-            metrics::gauge!(QUEUE_OLDEST, "queue" => queue).set(oldest as f64);
-        }
-    }
-    Ok(())
 }

@@ -12,7 +12,7 @@
 //!
 //! What cannot be known without writing is checked by `serve` right after, still before any
 //! migration: that the data directory can be created and written, and that the database is not
-//! from a newer signupd (`app::prepare_database_file`). `check-config` does not check those.
+//! from a newer signupd (`storage::prepare_database_file`). `check-config` does not check those.
 
 use std::path::Path;
 use std::sync::Arc;

@@ -20,7 +20,7 @@ use tokio_cron_scheduler::{Job, JobScheduler};
 
 use crate::clock::UnixSeconds;
 use crate::state::AppState;
-use crate::storage::{Batch, Command};
+use crate::storage::{Batch, Command, address_mails, counters, service_runs, subscribers};
 
 /// What one cleanup run removed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -66,34 +66,15 @@ impl Command for Cleanup {
 }
 
 fn cleanup(conn: &rusqlite::Connection, now: UnixSeconds, confirm_ttl: i64) -> anyhow::Result<CleanupReport> {
-    let expired_pending =
-        conn.execute("DELETE FROM subscribers WHERE status = 'pending' AND confirm_expires_at < ?1", [now])?;
-    // Their queued mail goes by cascade. The condition repeats the index's, so the partial
-    // index `subscribers_never_mailed` finds them.
-    let expired_never_mailed = conn.execute(
-        "DELETE FROM subscribers
-         WHERE status = 'pending' AND confirmation_sent_at IS NULL AND created_at < ?1",
-        [now.saturating_sub(confirm_ttl)],
-    )?;
-    let cleared_confirm_hashes = conn.execute(
-        "UPDATE subscribers SET confirm_hash = NULL, confirm_expires_at = NULL
-         WHERE status = 'confirmed' AND confirm_expires_at < ?1",
-        [now],
-    )?;
-    let expired_counters = crate::ratelimit::delete_expired(conn, now)?;
-    let expired_address_mails = crate::storage::address_mails::delete_expired(conn, now)?;
-    conn.prepare_cached(
-        "INSERT INTO service_runs (name, last_run_at) VALUES ('cleanup', ?1)
-         ON CONFLICT (name) DO UPDATE SET last_run_at = excluded.last_run_at",
-    )?
-    .execute([now])?;
-    Ok(CleanupReport {
-        expired_pending,
-        expired_never_mailed,
-        cleared_confirm_hashes,
-        expired_counters,
-        expired_address_mails,
-    })
+    let report = CleanupReport {
+        expired_pending: subscribers::delete_expired_pending(conn, now)?,
+        expired_never_mailed: subscribers::delete_never_mailed_before(conn, now.saturating_sub(confirm_ttl))?,
+        cleared_confirm_hashes: subscribers::clear_spent_confirm_hashes(conn, now)?,
+        expired_counters: counters::delete_expired(conn, now)?,
+        expired_address_mails: address_mails::delete_expired(conn, now)?,
+    };
+    service_runs::record_cleanup(conn, now)?;
+    Ok(report)
 }
 
 /// Starts the scheduler with the cleanup job. Stop it with `shutdown`.

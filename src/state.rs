@@ -3,6 +3,11 @@
 //! else receives it, so nothing depends on the assembly module.
 //!
 //! [`AppState::writer`] is the only way to write to SQLite; [`AppState::db`] only reads.
+//!
+//! The background workers do not receive the whole state: each takes the parts it needs
+//! ([`AppState::mailer`], [`AppState::deliverer`], and `AppState::intake`, which `signup`
+//! defines, as it reads this state on the request path too), so the mail and webhook modules
+//! do not depend on this one.
 
 use std::sync::Arc;
 
@@ -10,12 +15,13 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::domain_policy::DomainPolicy;
 use crate::frame::Stylesheets;
-use crate::mail::Transport;
+use crate::mail::{Mailer, Transport};
 use crate::ratelimit::RateLimiter;
 use crate::secrets::Secrets;
 use crate::storage::{Db, Writer};
 use crate::tokens::Keyring;
-use crate::webhooks::Webhooks;
+use crate::webhooks::worker::Deliverer;
+use crate::webhooks::{Endpoint, Webhooks};
 
 /// Everything a request handler or background task needs; built once, cloned cheaply.
 #[derive(Debug, Clone)]
@@ -42,4 +48,33 @@ pub struct AppState {
     /// Blocked domains (reloaded on SIGHUP) and the MX check, asked at the end of step 4 of a
     /// signup.
     pub domains: DomainPolicy,
+}
+
+impl AppState {
+    /// What a mail worker needs.
+    pub fn mailer(&self) -> Mailer {
+        Mailer {
+            config: self.config.clone(),
+            db: self.db.clone(),
+            writer: self.writer.clone(),
+            secrets: self.secrets.clone(),
+            clock: self.clock.clone(),
+            transport: self.transport.clone(),
+            http_client: self.http_client.clone(),
+            keyring: self.keyring.clone(),
+        }
+    }
+
+    /// What the webhook worker of `endpoint` needs.
+    pub fn deliverer(&self, endpoint: Arc<Endpoint>) -> Deliverer {
+        Deliverer {
+            config: self.config.clone(),
+            db: self.db.clone(),
+            writer: self.writer.clone(),
+            clock: self.clock.clone(),
+            webhooks: self.webhooks.clone(),
+            http_client: self.http_client.clone(),
+            endpoint,
+        }
+    }
 }

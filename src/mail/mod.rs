@@ -12,4 +12,4 @@ pub mod transport;
 pub mod worker;
 
 pub use transport::{Delivered, SendError, Transport};
-pub use worker::{MailOutcome, WORKERS, run_worker, try_execute_batch, try_execute_task};
+pub use worker::{MailOutcome, Mailer, WORKERS, run_worker, try_execute_batch, try_execute_task};

@@ -29,6 +29,7 @@
 //! more than the budget however many workers race. A crash between send and settle sends the
 //! mail again after the lease ends (at least once), never zero times.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ring::hmac;
@@ -36,12 +37,15 @@ use ring::hmac;
 use super::alert::{self, Alert};
 use super::message;
 use super::queue::{ClaimMail, ReadyKind, SettleMail, Settlement, Undo, secs};
-use super::transport::{Delivered, SendError};
-use crate::clock::{UnixSeconds, backoff_secs, jittered};
-use crate::state::AppState;
+use super::transport::{Delivered, SendError, Transport};
+use crate::background::{self, Round, Shutdown, Worker};
+use crate::clock::{Clock, UnixSeconds, backoff_secs};
+use crate::config::{Config, ListConfig};
+use crate::secrets::Secrets;
 use crate::storage::outbox;
 use crate::storage::subscribers::MailTarget;
-use crate::tokens::{ConfirmToken, RemovalToken};
+use crate::storage::{Db, Writer};
+use crate::tokens::{ConfirmToken, Keyring, RemovalToken};
 
 /// Mail workers run side by side by `serve`, each with its own SMTP connection. With
 /// `TCP_NODELAY` a mail to a local relay takes well under a millisecond of waiting, so a few
@@ -51,6 +55,24 @@ pub const WORKERS: usize = 4;
 pub const CLAIM_BATCH: usize = 32;
 /// How often, on average, an idle worker looks for due mail (±50 % jitter).
 pub const MAIL_TICK: Duration = Duration::from_secs(1);
+
+/// What a mail worker works with: the parts of the running service it needs, and no more.
+#[derive(Debug, Clone)]
+pub struct Mailer {
+    pub config: Arc<Config>,
+    /// Reads whether anything is due, and the budget.
+    pub db: Db,
+    /// Claims and settles.
+    pub writer: Writer,
+    /// The hash key, for addresses' daily caps and the removal tokens in the mails.
+    pub secrets: Arc<Secrets>,
+    pub clock: Arc<dyn Clock>,
+    pub transport: Transport,
+    /// For the alert webhook.
+    pub http_client: reqwest::Client,
+    /// Signs the one-click unsubscribe links in welcome mails.
+    pub keyring: Arc<Keyring>,
+}
 
 /// What happened to one mail (or, for the last two, why nothing happened).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,32 +102,32 @@ impl MailOutcome {
 
 /// Sends the next due mail, if any: a batch of one. Tests call this directly, with the
 /// background workers off.
-pub async fn try_execute_task(state: &AppState) -> anyhow::Result<MailOutcome> {
-    let outcomes = try_execute_batch(state, 1).await?;
+pub async fn try_execute_task(mailer: &Mailer) -> anyhow::Result<MailOutcome> {
+    let outcomes = try_execute_batch(mailer, 1).await?;
     Ok(outcomes.into_iter().next().unwrap_or(MailOutcome::EmptyQueue))
 }
 
 /// Claims up to `limit` due mails, sends them and settles them; one outcome per claimed item,
 /// or a single `EmptyQueue` / `BudgetExhausted`.
-pub async fn try_execute_batch(state: &AppState, limit: usize) -> anyhow::Result<Vec<MailOutcome>> {
-    let now = state.clock.now();
-    let fair_order = match look(state, now, limit).await? {
+pub async fn try_execute_batch(mailer: &Mailer, limit: usize) -> anyhow::Result<Vec<MailOutcome>> {
+    let now = mailer.clock.now();
+    let fair_order = match look(mailer, now, limit).await? {
         Look::Idle(idle) => return Ok(vec![idle]),
         Look::Claim { fair_order } => fair_order,
     };
     // Minted before the claim; each is used only if its item is a confirmation that wins its
     // compare-and-set, otherwise dropped unseen.
     let tokens = (0..limit).map(|_| ConfirmToken::mint()).collect::<Result<Vec<_>, _>>()?;
-    let lease_for = batch_bound(state, limit);
+    let lease_for = batch_bound(mailer, limit);
     let claim = ClaimMail {
-        config: state.config.clone(),
+        config: mailer.config.clone(),
         now,
         lease_until: now.saturating_add(secs(lease_for)),
         tokens,
-        address_key: hmac::Key::new(hmac::HMAC_SHA256, state.secrets.hash_key.expose()),
+        address_key: hmac::Key::new(hmac::HMAC_SHA256, mailer.secrets.hash_key.expose()),
         fair_order,
     };
-    let claim = state.writer.execute(claim).await?;
+    let claim = mailer.writer.execute(claim).await?;
     for _ in 0..claim.capped {
         crate::metrics::mail("confirmation", "capped");
     }
@@ -120,7 +142,7 @@ pub async fn try_execute_batch(state: &AppState, limit: usize) -> anyhow::Result
 
     // Sending: one mail after another. Past the deadline, or once the relay is unreachable,
     // the rest goes back to the queue unsent.
-    let deadline = Instant::now() + lease_for.saturating_sub(state.transport.send_bound());
+    let deadline = Instant::now() + lease_for.saturating_sub(mailer.transport.send_bound());
     let mut settlements = Vec::with_capacity(claim.ready.len());
     let mut targets = Vec::with_capacity(claim.ready.len());
     let mut unreachable: Option<SendError> = None;
@@ -140,7 +162,7 @@ pub async fn try_execute_batch(state: &AppState, limit: usize) -> anyhow::Result
             (None, true) => Err(SendError { permanent: false, code: None, detail: "not attempted in time".into() }),
             (None, false) => {
                 let started = Instant::now();
-                let sent = send(state, &ready.target, &ready.kind, now).await;
+                let sent = send(mailer, &ready.target, &ready.kind, now).await;
                 crate::metrics::smtp_send(started.elapsed());
                 sent
             }
@@ -156,7 +178,7 @@ pub async fn try_execute_batch(state: &AppState, limit: usize) -> anyhow::Result
                 }
                 let code = error.code;
                 let (settlement, outcome) =
-                    failed(state, &ready.item, &ready.target, error, now, undo, ready.reserved_at);
+                    failed(mailer, &ready.item, &ready.target, error, now, undo, ready.reserved_at);
                 (settlement, outcome, code)
             }
         };
@@ -171,10 +193,10 @@ pub async fn try_execute_batch(state: &AppState, limit: usize) -> anyhow::Result
         targets.push((ready.target, code));
     }
 
-    let deleted_rows = state.writer.execute(SettleMail(settlements)).await?;
+    let deleted_rows = mailer.writer.execute(SettleMail(settlements)).await?;
     let unsent = claim.skipped + claim.capped;
     for ((outcome, (target, code)), deleted_row) in outcomes.iter().skip(unsent).zip(&targets).zip(deleted_rows) {
-        report(state, outcome, target, *code, deleted_row).await;
+        report(mailer, outcome, target, *code, deleted_row).await;
     }
     Ok(outcomes)
 }
@@ -192,9 +214,9 @@ enum Look {
 /// Through a reader, without a write transaction: whether there is anything to claim, and if
 /// more is due than the hour's budget allows, the fair order to claim it in. Reading the order
 /// here keeps its sort off the writer; the claim re-checks each item.
-async fn look(state: &AppState, now: UnixSeconds, limit: usize) -> anyhow::Result<Look> {
-    let budget = i64::from(state.config.mail.max_mails_per_hour);
-    state
+async fn look(mailer: &Mailer, now: UnixSeconds, limit: usize) -> anyhow::Result<Look> {
+    let budget = i64::from(mailer.config.mail.max_mails_per_hour);
+    mailer
         .db
         .run(move |conn| {
             if !outbox::any_due(conn, now)? {
@@ -213,75 +235,71 @@ async fn look(state: &AppState, now: UnixSeconds, limit: usize) -> anyhow::Resul
 
 /// How long a batch of `mails` may take to send, one after another, with a minute to spare:
 /// its lease. No send starts later than one send bound before the lease ends.
-fn batch_bound(state: &AppState, mails: usize) -> Duration {
-    let sends = state.transport.send_bound().saturating_mul(u32::try_from(mails).unwrap_or(u32::MAX));
+fn batch_bound(mailer: &Mailer, mails: usize) -> Duration {
+    let sends = mailer.transport.send_bound().saturating_mul(u32::try_from(mails).unwrap_or(u32::MAX));
     sends.saturating_add(Duration::from_secs(60))
 }
 
 async fn send(
-    state: &AppState,
+    mailer: &Mailer,
     target: &MailTarget,
     kind: &ReadyKind,
     now: UnixSeconds,
 ) -> Result<Delivered, SendError> {
     let message = match kind {
-        ReadyKind::Confirm { token, expires_at } => confirmation_mail(state, target, token, *expires_at),
-        ReadyKind::Welcome => welcome_mail(state, target, now),
+        ReadyKind::Confirm { token, expires_at } => confirmation_mail(mailer, target, token, *expires_at),
+        ReadyKind::Welcome => welcome_mail(mailer, target, now),
     };
     let message = message.map_err(|error| SendError {
         permanent: true,
         code: None,
         detail: format!("the mail could not be built: {error:#}"),
     })?;
-    state.transport.send(message).await
+    mailer.transport.send(message).await
 }
 
 /// Runs until `shutdown`; the batch in flight is finished (sent and settled) first.
-pub async fn run_worker(state: AppState, shutdown: impl std::future::Future<Output = ()>) {
-    tokio::pin!(shutdown);
-    loop {
-        let moved = match try_execute_batch(&state, CLAIM_BATCH).await {
-            Ok(outcomes) => outcomes.iter().any(MailOutcome::moved_the_queue),
-            Err(error) => {
-                tracing::error!(error = format!("{error:#}"), "mail worker: cannot read the queue; retrying");
-                false
-            }
-        };
-        if moved {
-            if futures_util::poll!(&mut shutdown).is_ready() {
-                return;
-            }
-            continue;
-        }
-        tokio::select! {
-            () = tokio::time::sleep(jittered(MAIL_TICK)) => {}
-            () = &mut shutdown => return,
-        }
+pub async fn run_worker(mailer: Mailer, shutdown: impl std::future::Future<Output = ()> + Send + 'static) {
+    background::run(mailer, shutdown).await;
+}
+
+impl Worker for Mailer {
+    fn name(&self) -> &str {
+        "mail"
+    }
+
+    fn tick(&self) -> Duration {
+        MAIL_TICK
+    }
+
+    async fn round(&mut self, _: &mut Shutdown) -> anyhow::Result<Round> {
+        let outcomes = try_execute_batch(self, CLAIM_BATCH).await?;
+        Ok(if outcomes.iter().any(MailOutcome::moved_the_queue) { Round::Moved } else { Round::Idle })
     }
 }
 
 /// The mail for a prepared confirmation: a new confirm link and the manage link.
 fn confirmation_mail(
-    state: &AppState,
+    mailer: &Mailer,
     target: &MailTarget,
     token: &ConfirmToken,
     expires_at: UnixSeconds,
 ) -> anyhow::Result<lettre::Message> {
-    let list = configured_list(state, target)?;
-    let removal = RemovalToken::derive(&state.secrets.hash_key, &target.id);
-    message::confirmation(&state.config, list, &target.email, token.expose(), removal.expose(), expires_at)
+    let list = configured_list(mailer, target)?;
+    let removal = RemovalToken::derive(&mailer.secrets.hash_key, &target.id);
+    message::confirmation(&mailer.config, list, &target.email, token.expose(), removal.expose(), expires_at)
 }
 
 /// The mail for a prepared welcome: the manage link and a signed one-click unsubscribe link.
-fn welcome_mail(state: &AppState, target: &MailTarget, now: UnixSeconds) -> anyhow::Result<lettre::Message> {
-    let list = configured_list(state, target)?;
-    let removal = RemovalToken::derive(&state.secrets.hash_key, &target.id);
-    let unsubscribe = state.keyring.sign_unsubscribe(&target.list_id, &target.id, now);
-    message::welcome(&state.config, list, &target.email, removal.expose(), &unsubscribe)
+fn welcome_mail(mailer: &Mailer, target: &MailTarget, now: UnixSeconds) -> anyhow::Result<lettre::Message> {
+    let list = configured_list(mailer, target)?;
+    let removal = RemovalToken::derive(&mailer.secrets.hash_key, &target.id);
+    let unsubscribe = mailer.keyring.sign_unsubscribe(&target.list_id, &target.id, now);
+    message::welcome(&mailer.config, list, &target.email, removal.expose(), &unsubscribe)
 }
 
-fn configured_list<'a>(state: &'a AppState, target: &MailTarget) -> anyhow::Result<&'a crate::config::ListConfig> {
-    state
+fn configured_list<'a>(mailer: &'a Mailer, target: &MailTarget) -> anyhow::Result<&'a ListConfig> {
+    mailer
         .config
         .list(&target.list_id)
         .ok_or_else(|| anyhow::anyhow!("list {} vanished from the configuration", target.list_id))
@@ -302,7 +320,7 @@ fn log_delivered(delivered: &Delivered, kind: &str, target: &MailTarget) {
 /// After a failed send: retry later, or give up for good (permanent failure, or the confirm
 /// window would end first).
 fn failed(
-    state: &AppState,
+    mailer: &Mailer,
     item: &outbox::Claimed,
     target: &MailTarget,
     error: SendError,
@@ -310,8 +328,8 @@ fn failed(
     undo: Option<Undo>,
     reserved_at: UnixSeconds,
 ) -> (Settlement, MailOutcome) {
-    let window_ends = item.created_at.saturating_add(secs(state.config.signup.confirm_ttl));
-    let next = now.saturating_add(backoff_secs(state.config.mail.retry_base, item.attempts));
+    let window_ends = item.created_at.saturating_add(secs(mailer.config.signup.confirm_ttl));
+    let next = now.saturating_add(backoff_secs(mailer.config.mail.retry_base, item.attempts));
     if !error.permanent && next < window_ends {
         let settlement = Settlement::Retry {
             item_id: item.id,
@@ -330,7 +348,7 @@ fn failed(
 /// After the settlement committed: a warning for a retry, an alert for a confirmation that never
 /// reached anyone, an error for any other mail given up.
 async fn report(
-    state: &AppState,
+    mailer: &Mailer,
     outcome: &MailOutcome,
     target: &MailTarget,
     smtp_code: Option<u16>,
@@ -349,7 +367,7 @@ async fn report(
                 recipient_domain: domain,
                 detail: detail.clone(),
             };
-            alert::send(&state.config, &state.http_client, &alert).await;
+            alert::send(&mailer.config, &mailer.http_client, &alert).await;
         }
         MailOutcome::GaveUp { detail } => {
             tracing::error!(list = %target.list_id, recipient_domain = %domain, detail = %detail, "mail could not be delivered; giving up");

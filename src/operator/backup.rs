@@ -2,8 +2,7 @@
 //! writes, through SQLite's backup API.
 //!
 //! The copy is read inside one read transaction on the source, so every step sees the same
-//! snapshot (in WAL mode a reader never holds up the server's writer, and the backup does not
-//! restart when the server commits meanwhile). It is written 0600 to a temporary file beside
+//! snapshot (`storage::backup`). It is written 0600 to a temporary file beside
 //! DEST, checked with `PRAGMA integrity_check`, and only then moved into place: DEST is either
 //! the old file or a complete, checked copy, never half of one. Without `--force` an existing
 //! DEST is refused. The hash key is not in the database: back it up with the copy, or every
@@ -15,17 +14,11 @@
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use anyhow::Context;
-use rusqlite::Connection;
-use rusqlite::backup::Backup;
 
 use super::Beside;
-
-/// Pages copied per step (4 MiB with 4 KiB pages), and the pause between steps.
-const PAGES_PER_STEP: std::os::raw::c_int = 1024;
-const PAUSE: Duration = Duration::from_millis(1);
+use crate::storage::backup::copy_checked;
 
 /// What a finished backup holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,30 +107,9 @@ fn temporary_beside(dest: &Path) -> anyhow::Result<PathBuf> {
 
 fn copy_and_check(beside: &Beside, temporary: &Path) -> anyhow::Result<Summary> {
     let mut source = beside.reader()?;
-    let snapshot = source.transaction().context("cannot start a read transaction")?;
-    // The first read pins the snapshot every step of the copy sees.
-    snapshot.query_row("SELECT count(*) FROM sqlite_master", [], |row| row.get::<_, i64>(0))?;
-    {
-        let mut copy = Connection::open(temporary).with_context(|| format!("cannot open {}", temporary.display()))?;
-        let backup = Backup::new(&snapshot, &mut copy).context("cannot start the backup")?;
-        backup.run_to_completion(PAGES_PER_STEP, PAUSE, None).context("the backup failed")?;
-    }
-    drop(snapshot);
-
-    let copy = Connection::open(temporary)?;
-    let verdict: String = copy.query_row("PRAGMA integrity_check", [], |row| row.get(0))?;
-    anyhow::ensure!(verdict == "ok", "the copy failed its integrity check: {verdict}");
-    let count = |sql: &str| copy.query_row(sql, [], |row| row.get::<_, i64>(0));
-    let summary = Summary {
-        bytes: 0,
-        pending: count("SELECT count(*) FROM subscribers WHERE status = 'pending'")?,
-        confirmed: count("SELECT count(*) FROM subscribers WHERE status = 'confirmed'")?,
-        suppressions: count("SELECT count(*) FROM suppressions")?,
-    };
-    // Folds the copy's own WAL, if any, into the file, so DEST is one self-contained file.
-    copy.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")?;
-    drop(copy);
+    let copied = copy_checked(&mut source, temporary)?;
     let file = std::fs::File::open(temporary)?;
     file.sync_all().with_context(|| format!("cannot write {}", temporary.display()))?;
-    Ok(Summary { bytes: file.metadata()?.len(), ..summary })
+    let bytes = file.metadata()?.len();
+    Ok(Summary { bytes, pending: copied.pending, confirmed: copied.confirmed, suppressions: copied.suppressions })
 }

@@ -22,13 +22,12 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use rusqlite::params;
 use serde::Serialize;
 
 use super::Beside;
-use crate::clock::rfc3339;
-use crate::clock::{Clock, SystemClock, UnixSeconds};
+use crate::clock::{Clock, SystemClock, UnixSeconds, rfc3339};
 use crate::mail::message::Links;
+use crate::storage::subscribers::{self, ExportFilter, Status};
 use crate::tokens::Keyring;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -142,44 +141,35 @@ fn write_records(
     let mut conn = beside.reader()?;
     // One read transaction: every row comes from the same snapshot.
     let tx = conn.transaction().context("cannot start a read transaction")?;
-    let status = match request.status {
-        StatusFilter::Confirmed => "confirmed",
-        StatusFilter::Pending => "pending",
-        StatusFilter::All => "all",
+    let filter = ExportFilter {
+        list_id: request.list.as_deref(),
+        status: match request.status {
+            StatusFilter::Confirmed => Some(Status::Confirmed),
+            StatusFilter::Pending => Some(Status::Pending),
+            StatusFilter::All => None,
+        },
+        created_since: request.since,
     };
     let now = SystemClock.now();
-    let mut statement = tx.prepare(
-        "SELECT s.id, s.email, s.list_id, s.status, s.created_at, s.confirmed_at, s.confirm_method, s.consent_version,
-                (SELECT c.consent_text FROM consent_texts c
-                 WHERE c.list_id = s.list_id AND c.consent_version = s.consent_version
-                 ORDER BY c.first_used_at <= s.created_at DESC, c.first_used_at DESC LIMIT 1)
-         FROM subscribers s
-         WHERE (?1 IS NULL OR s.list_id = ?1) AND (?2 = 'all' OR s.status = ?2) AND (?3 IS NULL OR s.created_at >= ?3)
-         ORDER BY s.rowid",
-    )?;
-    let mut rows = statement.query(params![request.list, status, request.since])?;
     let mut sink = Sink::new(request.format, out)?;
     let mut count = 0;
-    while let Some(row) = rows.next()? {
-        let id: String = row.get(0)?;
-        let list: String = row.get(2)?;
-        let status: String = row.get(3)?;
-        let unsubscribe_url =
-            (status == "confirmed").then(|| links.unsubscribe(&keyring.sign_unsubscribe(&list, &id, now)));
-        let record = Record {
-            email: row.get(1)?,
-            list,
-            status,
-            created_at: rfc3339(row.get(4)?)?,
-            confirmed_at: row.get::<_, Option<i64>>(5)?.map(rfc3339).transpose()?,
-            confirm_method: row.get(6)?,
-            consent_version: row.get(7)?,
-            consent_text: row.get(8)?,
+    subscribers::for_each_exported(&tx, filter, |row| {
+        let unsubscribe_url = (row.status == Status::Confirmed)
+            .then(|| links.unsubscribe(&keyring.sign_unsubscribe(&row.list_id, &row.id, now)));
+        sink.write(&Record {
+            email: row.email,
+            list: row.list_id,
+            status: row.status.as_str().to_owned(),
+            created_at: rfc3339(row.created_at)?,
+            confirmed_at: row.confirmed_at.map(rfc3339).transpose()?,
+            confirm_method: row.confirm_method,
+            consent_version: row.consent_version,
+            consent_text: row.consent_text,
             unsubscribe_url,
-        };
-        sink.write(&record)?;
+        })?;
         count += 1;
-    }
+        Ok(())
+    })?;
     sink.finish()?;
     Ok(count)
 }

@@ -15,13 +15,14 @@
 use std::io::Write;
 
 use anyhow::Context;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::Connection;
 use serde::Serialize;
 
 use super::Beside;
-use crate::clock::rfc3339;
-use crate::clock::{Clock, SystemClock, UnixSeconds};
-use crate::storage::outbox;
+use crate::clock::{Clock, SystemClock, UnixSeconds, rfc3339};
+use crate::storage::subscribers::Status;
+use crate::storage::suppressions::Reason;
+use crate::storage::{figures, outbox, service_runs};
 
 const DAY: i64 = 86_400;
 
@@ -84,14 +85,15 @@ pub fn gather(beside: &Beside, now: UnixSeconds) -> anyhow::Result<Stats> {
         .iter()
         .map(|list| list_stats(&tx, list.id.as_ref(), now))
         .collect::<rusqlite::Result<Vec<_>>>()?;
-    let queues =
-        crate::metrics::QUEUES.iter().map(|(name, sql)| queue(&tx, name, sql, now)).collect::<rusqlite::Result<_>>()?;
+    let queues = figures::queue_depths(&tx)?
+        .into_iter()
+        .map(|queue| QueueStats { name: queue.name, depth: queue.depth, oldest_age_secs: queue.oldest_age(now) })
+        .collect();
     let mail_budget = MailBudget {
         used_this_hour: outbox::reserved_this_hour(&tx, now)?,
         max_per_hour: beside.config.mail.max_mails_per_hour,
     };
-    let last_cleanup_at: Option<i64> =
-        tx.query_row("SELECT last_run_at FROM service_runs WHERE name = 'cleanup'", [], |row| row.get(0)).optional()?;
+    let last_cleanup_at = service_runs::last_cleanup_at(&tx)?;
     Ok(Stats {
         generated_at: rfc3339(now)?,
         lists,
@@ -101,68 +103,27 @@ pub fn gather(beside: &Beside, now: UnixSeconds) -> anyhow::Result<Stats> {
     })
 }
 
-fn count(conn: &Connection, sql: &str, list: &str, since: i64) -> rusqlite::Result<i64> {
-    conn.query_row(sql, params![list, since], |row| row.get(0))
-}
-
 fn list_stats(conn: &Connection, list: &str, now: UnixSeconds) -> rusqlite::Result<ListStats> {
-    let by_status = |status: &str| {
-        conn.query_row("SELECT count(*) FROM subscribers WHERE list_id = ?1 AND status = ?2", [list, status], |row| {
-            row.get(0)
-        })
-    };
-    let by_reason = |reason: &str| {
-        conn.query_row("SELECT count(*) FROM suppressions WHERE list_id = ?1 AND reason = ?2", [list, reason], |row| {
-            row.get(0)
-        })
-    };
-    let created = "SELECT count(*) FROM subscribers WHERE list_id = ?1 AND created_at >= ?2";
-    let confirmed = "SELECT count(*) FROM subscribers WHERE list_id = ?1 AND confirmed_at >= ?2";
-    let week = now - 7 * DAY;
-    let created_7d = count(conn, created, list, week)?;
-    let confirmed_of_created_7d = count(
-        conn,
-        "SELECT count(*) FROM subscribers WHERE list_id = ?1 AND created_at >= ?2 AND status = 'confirmed'",
-        list,
-        week,
-    )?;
-    let delays = count(
-        conn,
-        "SELECT count(*) FROM subscribers WHERE list_id = ?1 AND confirmed_at >= ?2 AND confirm_delay_secs IS NOT NULL",
-        list,
-        week,
-    )?;
-    let median = if delays == 0 {
-        None
-    } else {
-        conn.query_row(
-            "SELECT confirm_delay_secs FROM subscribers
-             WHERE list_id = ?1 AND confirmed_at >= ?2 AND confirm_delay_secs IS NOT NULL
-             ORDER BY confirm_delay_secs LIMIT 1 OFFSET ?3",
-            params![list, week, delays / 2],
-            |row| row.get(0),
-        )
-        .optional()?
-    };
+    let (day, week) = (now - DAY, now - 7 * DAY);
+    let created_7d = figures::created_since(conn, list, week)?;
+    let confirmed_of_created_7d = figures::confirmed_of_created_since(conn, list, week)?;
     Ok(ListStats {
         id: list.to_owned(),
-        pending: by_status("pending")?,
-        confirmed: by_status("confirmed")?,
-        suppressed: Suppressed { unsubscribed: by_reason("unsubscribed")?, not_me: by_reason("not_me")? },
-        signups: Recent { last_24h: count(conn, created, list, now - DAY)?, last_7d: created_7d },
+        pending: figures::subscribers(conn, list, Status::Pending)?,
+        confirmed: figures::subscribers(conn, list, Status::Confirmed)?,
+        suppressed: Suppressed {
+            unsubscribed: figures::suppressions(conn, list, Reason::Unsubscribed)?,
+            not_me: figures::suppressions(conn, list, Reason::NotMe)?,
+        },
+        signups: Recent { last_24h: figures::created_since(conn, list, day)?, last_7d: created_7d },
         confirmations: Recent {
-            last_24h: count(conn, confirmed, list, now - DAY)?,
-            last_7d: count(conn, confirmed, list, week)?,
+            last_24h: figures::confirmed_since(conn, list, day)?,
+            last_7d: figures::confirmed_since(conn, list, week)?,
         },
         #[allow(clippy::cast_precision_loss, reason = "counts far below 2^52")]
         confirmation_rate_7d: (created_7d > 0).then(|| confirmed_of_created_7d as f64 / created_7d as f64),
-        median_time_to_confirm_secs_7d: median,
+        median_time_to_confirm_secs_7d: figures::median_confirm_delay_since(conn, list, week)?,
     })
-}
-
-fn queue(conn: &Connection, name: &'static str, sql: &str, now: UnixSeconds) -> rusqlite::Result<QueueStats> {
-    let (depth, oldest): (i64, Option<i64>) = conn.query_row(sql, [], |row| Ok((row.get(0)?, row.get(1)?)))?;
-    Ok(QueueStats { name, depth, oldest_age_secs: oldest.map(|oldest| (now - oldest).max(0)) })
 }
 
 /// Prints the figures as a table, or as JSON.

@@ -107,11 +107,6 @@ pub fn check_and_count(batch: &mut Batch<'_>, counters: &[Counter], now: UnixSec
     Ok(Decision::Allowed)
 }
 
-/// Deletes counters whose window has ended (the hourly cleanup).
-pub fn delete_expired(conn: &rusqlite::Connection, now: UnixSeconds) -> rusqlite::Result<usize> {
-    conn.execute("DELETE FROM rate_limits WHERE expires_at <= ?1", [now])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,6 +241,6 @@ mod tests {
             .unwrap();
         assert_eq!(keys.len(), 2);
         assert!(keys.iter().all(|key| key.len() == 64 && !key.contains("203.0.113")));
-        assert_eq!(delete_expired(&conn, 1_000_000_000).unwrap(), 2);
+        assert_eq!(crate::storage::counters::delete_expired(&conn, 1_000_000_000).unwrap(), 2);
     }
 }

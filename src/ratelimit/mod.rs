@@ -8,6 +8,6 @@ mod loopback;
 mod neighbourhood;
 
 pub use client_ip::{ClientNet, client_ip};
-pub use limiter::{Counter, Decision, RateLimiter, check_and_count, delete_expired};
+pub use limiter::{Counter, Decision, RateLimiter, check_and_count};
 pub use loopback::loopback_warning;
 pub use neighbourhood::Neighbourhood;

@@ -19,15 +19,18 @@ mod state_table;
 mod surge;
 
 use std::future::Future;
-use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use intake::{IntakeError, IntakeOutcome, RecordConsentTexts, SignupRequest, record};
 pub use state_table::{Action, ApplyIntake, Prepared};
 
-use crate::clock::jittered;
+use crate::background::{self, Round, Shutdown, Worker};
+use crate::clock::Clock;
+use crate::secrets::Secrets;
 use crate::state::AppState;
 use crate::storage::intake as intake_table;
+use crate::storage::{Db, Writer};
 
 /// How often, on average, the worker applies new intake items (±50 % jitter). A confirmation
 /// mail still leaves within a second or two of the signup.
@@ -40,6 +43,35 @@ pub const INTAKE_TICK: Duration = Duration::from_millis(250);
 /// 10 to 24–42 ms; 64 keeps up with the maximum rate all the same.
 const CHUNK: usize = 64;
 
+/// What the intake worker works with: the parts of the running service it needs, and no more.
+#[derive(Debug, Clone)]
+pub struct Intake {
+    /// Reads the waiting items.
+    pub db: Db,
+    /// Applies them.
+    pub writer: Writer,
+    /// The hash key, for the addresses' hashes (made off the writer thread).
+    pub secrets: Arc<Secrets>,
+    pub clock: Arc<dyn Clock>,
+    /// `signup.resend_cooldown`.
+    pub resend_cooldown: Duration,
+}
+
+// Here rather than in `state`, which would otherwise depend on this module while this module
+// depends on it (the request path, [`record`], reads the whole state).
+impl AppState {
+    /// What the intake worker needs.
+    pub fn intake(&self) -> Intake {
+        Intake {
+            db: self.db.clone(),
+            writer: self.writer.clone(),
+            secrets: self.secrets.clone(),
+            clock: self.clock.clone(),
+            resend_cooldown: self.config.signup.resend_cooldown,
+        }
+    }
+}
+
 /// What one call of [`try_execute_task`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExecutionOutcome {
@@ -49,20 +81,20 @@ pub enum ExecutionOutcome {
 
 /// Applies the state table to the oldest chunk of intake items. Tests call this directly (with
 /// the background worker off) so they never race background work.
-pub async fn try_execute_task(state: &AppState) -> anyhow::Result<ExecutionOutcome> {
-    let items = read_chunk(state, 0, CHUNK).await?;
+pub async fn try_execute_task(intake: &Intake) -> anyhow::Result<ExecutionOutcome> {
+    let items = read_chunk(intake, 0, CHUNK).await?;
     if items.is_empty() {
         return Ok(ExecutionOutcome::EmptyQueue);
     }
-    apply(state, items).await?;
+    apply(intake, items).await?;
     Ok(ExecutionOutcome::TaskCompleted)
 }
 
 /// Reads the oldest `size` items after item `after` through a reader, and prepares their hashes
 /// off the writer thread.
-async fn read_chunk(state: &AppState, after: i64, size: usize) -> anyhow::Result<Vec<Prepared>> {
-    let hash_key = state.secrets.hash_key.clone();
-    state
+async fn read_chunk(intake: &Intake, after: i64, size: usize) -> anyhow::Result<Vec<Prepared>> {
+    let hash_key = intake.secrets.hash_key.clone();
+    intake
         .db
         .run(move |conn| {
             let items = intake_table::oldest(conn, after, size)?;
@@ -72,12 +104,12 @@ async fn read_chunk(state: &AppState, after: i64, size: usize) -> anyhow::Result
 }
 
 /// Applies `items` in one command.
-async fn apply(state: &AppState, items: Vec<Prepared>) -> anyhow::Result<()> {
+async fn apply(intake: &Intake, items: Vec<Prepared>) -> anyhow::Result<()> {
     if items.is_empty() {
         return Ok(());
     }
-    let resend_cooldown = i64::try_from(state.config.signup.resend_cooldown.as_secs()).unwrap_or(i64::MAX);
-    state.writer.execute(ApplyIntake { items, resend_cooldown, now: state.clock.now() }).await?;
+    let resend_cooldown = i64::try_from(intake.resend_cooldown.as_secs()).unwrap_or(i64::MAX);
+    intake.writer.execute(ApplyIntake { items, resend_cooldown, now: intake.clock.now() }).await?;
     Ok(())
 }
 
@@ -87,45 +119,34 @@ async fn apply(state: &AppState, items: Vec<Prepared>) -> anyhow::Result<()> {
 /// chunk at hand when its turn comes between two batches of requests; it checks for shutdown
 /// between chunks, so a stop never waits for a backlog: what is not applied stays in `intake`
 /// for the next start. Errors are logged and retried on the next tick.
-pub async fn run_worker(state: AppState, shutdown: impl Future<Output = ()>) {
-    tokio::pin!(shutdown);
-    loop {
-        match apply_waiting(&state, &mut shutdown).await {
-            Ok(Waiting::Applied) => {}
-            Ok(Waiting::ShutDown) => return,
-            Err(error) => {
-                tracing::error!(error = format!("{error:#}"), "intake worker: cannot apply signups; retrying");
+pub async fn run_worker(intake: Intake, shutdown: impl Future<Output = ()> + Send + 'static) {
+    background::run(intake, shutdown).await;
+}
+
+impl Worker for Intake {
+    fn name(&self) -> &str {
+        "intake"
+    }
+
+    fn tick(&self) -> Duration {
+        INTAKE_TICK
+    }
+
+    /// Applies every item waiting now, or until `shutdown` comes. Either way the queue is left
+    /// to the next tick: what arrives meanwhile waits for it, so its cost is not tied to the
+    /// request that brought it.
+    async fn round(&mut self, shutdown: &mut Shutdown) -> anyhow::Result<Round> {
+        let mut chunk = read_chunk(self, 0, CHUNK).await?;
+        while chunk.len() == CHUNK {
+            let after = chunk.last().map_or(0, Prepared::intake_id);
+            let (applied, next) = tokio::join!(apply(self, chunk), read_chunk(self, after, CHUNK));
+            applied?;
+            if shutdown.is_stopping() {
+                return Ok(Round::Idle);
             }
+            chunk = next?;
         }
-        tokio::select! {
-            () = tokio::time::sleep(jittered(INTAKE_TICK)) => {}
-            () = &mut shutdown => return,
-        }
+        apply(self, chunk).await?;
+        Ok(Round::Idle)
     }
-}
-
-/// How [`apply_waiting`] ended.
-enum Waiting {
-    Applied,
-    /// `shutdown` completed (and must not be polled again).
-    ShutDown,
-}
-
-/// Applies every item waiting now, or until `shutdown` is ready.
-async fn apply_waiting(state: &AppState, shutdown: &mut Pin<&mut impl Future<Output = ()>>) -> anyhow::Result<Waiting> {
-    let mut chunk = read_chunk(state, 0, CHUNK).await?;
-    while !chunk.is_empty() {
-        if chunk.len() < CHUNK {
-            apply(state, chunk).await?;
-            return Ok(Waiting::Applied);
-        }
-        let after = chunk.last().map_or(0, Prepared::intake_id);
-        let (applied, next) = tokio::join!(apply(state, chunk), read_chunk(state, after, CHUNK));
-        applied?;
-        if futures_util::poll!(&mut *shutdown).is_ready() {
-            return Ok(Waiting::ShutDown);
-        }
-        chunk = next?;
-    }
-    Ok(Waiting::Applied)
 }

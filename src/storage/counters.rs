@@ -46,3 +46,9 @@ fn bump(conn: &Connection, key: &str, expires_at: UnixSeconds, by: i64) -> rusql
     )?
     .query_row(params![key, expires_at, by], |row| row.get(0))
 }
+
+/// Deletes every counter of `rate_limits` whose window has ended — the limiter's and these —
+/// for the hourly cleanup.
+pub fn delete_expired(conn: &Connection, now: UnixSeconds) -> rusqlite::Result<usize> {
+    conn.prepare_cached("DELETE FROM rate_limits WHERE expires_at <= ?1")?.execute([now])
+}

@@ -2,7 +2,7 @@
 //! Appending is the whole of a signup's synchronous work, the same for every address.
 //! Items are read in order by the intake worker and deleted by the command that applies them.
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::clock::UnixSeconds;
 
@@ -94,4 +94,21 @@ pub fn record_consent_text(
     )?
     .execute(params![list_id, consent.version, consent.sha256, consent.text, now])?;
     Ok(())
+}
+
+/// The consent text a row of `list_id` agreed to: of the texts recorded for its consent
+/// version, the one last first used at or before the row was created (`created_at`); for a
+/// row older than every recorded text, the newest. `None` when the version has no text.
+pub fn consent_text_agreed(
+    conn: &Connection,
+    list_id: &str,
+    consent_version: &str,
+    created_at: UnixSeconds,
+) -> rusqlite::Result<Option<String>> {
+    conn.prepare_cached(
+        "SELECT consent_text FROM consent_texts WHERE list_id = ?1 AND consent_version = ?2
+         ORDER BY first_used_at <= ?3 DESC, first_used_at DESC LIMIT 1",
+    )?
+    .query_row(params![list_id, consent_version, created_at], |row| row.get(0))
+    .optional()
 }

@@ -20,11 +20,15 @@
 //! limiter.
 
 pub mod address_mails;
+pub mod backup;
 pub mod batch;
 pub mod counters;
+pub mod figures;
+mod file;
 pub mod intake;
 pub mod migrations;
 pub mod outbox;
+pub mod service_runs;
 pub mod subscribers;
 pub mod suppressions;
 pub mod webhooks;
@@ -40,6 +44,7 @@ use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::{Connection, OpenFlags};
 
 pub use batch::Batch;
+pub use file::{create_private_file, ensure_file_not_newer, prepare_database_file, start_writer};
 pub use migrations::{LATEST_VERSION, MigrationError};
 pub use writer::{Command, WriteError, Writer};
 
@@ -123,24 +128,6 @@ impl Db {
         })
         .await
         .map_err(|_| E::from(StorageError::Cancelled))?
-    }
-}
-
-/// Refuses a database file written by a newer signupd. Opens it read-only, so it changes nothing.
-pub fn ensure_file_not_newer(path: &Path) -> anyhow::Result<usize> {
-    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .with_context(|| format!("cannot open database {}", path.display()))?;
-    migrations::ensure_not_newer(&conn).with_context(|| format!("database {}", path.display()))
-}
-
-/// Creates the database file 0600 if missing: it holds addresses, and SQLite gives the `-wal`
-/// and `-shm` files the database file's permissions.
-pub fn create_private_file(path: &Path) -> anyhow::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path) {
-        Ok(_) => Ok(()),
-        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(error) => Err(error).with_context(|| format!("cannot create database {}", path.display())),
     }
 }
 

@@ -10,6 +10,15 @@ pub enum Status {
     Confirmed,
 }
 
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Confirmed => "confirmed",
+        }
+    }
+}
+
 impl rusqlite::types::FromSql for Status {
     fn column_result(value: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
         match value.as_str()? {
@@ -269,5 +278,91 @@ pub fn find_removable_by_id(conn: &Connection, id: &str) -> rusqlite::Result<Opt
 pub fn delete_everywhere(conn: &Connection, row: &Removable) -> rusqlite::Result<()> {
     conn.prepare_cached("DELETE FROM subscribers WHERE id = ?1")?.execute([&row.id])?;
     super::intake::delete_address(conn, &row.list_id, &row.email)?;
+    Ok(())
+}
+
+/// The hourly cleanup: deletes pending rows whose confirm link expired before `now`; their
+/// queued mail goes by cascade.
+pub fn delete_expired_pending(conn: &Connection, now: UnixSeconds) -> rusqlite::Result<usize> {
+    conn.prepare_cached("DELETE FROM subscribers WHERE status = 'pending' AND confirm_expires_at < ?1")?.execute([now])
+}
+
+/// The hourly cleanup: deletes pending rows created before `created_before` that never got a
+/// mail, with their queued mail (by cascade).
+pub fn delete_never_mailed_before(conn: &Connection, created_before: UnixSeconds) -> rusqlite::Result<usize> {
+    // The condition repeats the index's, so the partial index `subscribers_never_mailed` finds
+    // them.
+    conn.prepare_cached(
+        "DELETE FROM subscribers
+         WHERE status = 'pending' AND confirmation_sent_at IS NULL AND created_at < ?1",
+    )?
+    .execute([created_before])
+}
+
+/// The hourly cleanup: forgets the confirm hash of confirmed rows whose link's lifetime ended
+/// before `now` (kept until then so a repeated confirm POST is idempotent).
+pub fn clear_spent_confirm_hashes(conn: &Connection, now: UnixSeconds) -> rusqlite::Result<usize> {
+    conn.prepare_cached(
+        "UPDATE subscribers SET confirm_hash = NULL, confirm_expires_at = NULL
+         WHERE status = 'confirmed' AND confirm_expires_at < ?1",
+    )?
+    .execute([now])
+}
+
+/// Which rows `signupd export` writes.
+#[derive(Debug, Clone, Copy)]
+pub struct ExportFilter<'a> {
+    pub list_id: Option<&'a str>,
+    /// `None`: both.
+    pub status: Option<Status>,
+    pub created_since: Option<UnixSeconds>,
+}
+
+/// A row as `signupd export` writes it. No `Debug`: it holds an address.
+#[allow(missing_debug_implementations)]
+pub struct Exported {
+    pub id: String,
+    pub email: String,
+    pub list_id: String,
+    pub status: Status,
+    pub created_at: UnixSeconds,
+    pub confirmed_at: Option<UnixSeconds>,
+    pub confirm_method: Option<String>,
+    pub consent_version: String,
+    /// The text the row agreed to ([`super::intake::consent_text_agreed`]).
+    pub consent_text: Option<String>,
+}
+
+/// Calls `each` with every row `filter` selects, in the order they were created. Run it inside
+/// a read transaction, so every row comes from one snapshot.
+pub fn for_each_exported(
+    conn: &Connection,
+    filter: ExportFilter<'_>,
+    mut each: impl FnMut(Exported) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let mut statement = conn.prepare(
+        "SELECT id, email, list_id, status, created_at, confirmed_at, confirm_method, consent_version
+         FROM subscribers
+         WHERE (?1 IS NULL OR list_id = ?1) AND (?2 IS NULL OR status = ?2) AND (?3 IS NULL OR created_at >= ?3)
+         ORDER BY rowid",
+    )?;
+    let status = filter.status.map(Status::as_str);
+    let mut rows = statement.query(params![filter.list_id, status, filter.created_since])?;
+    while let Some(row) = rows.next()? {
+        let (list_id, consent_version, created_at): (String, String, UnixSeconds) =
+            (row.get(2)?, row.get(7)?, row.get(4)?);
+        let consent_text = super::intake::consent_text_agreed(conn, &list_id, &consent_version, created_at)?;
+        each(Exported {
+            id: row.get(0)?,
+            email: row.get(1)?,
+            list_id,
+            status: row.get(3)?,
+            created_at,
+            confirmed_at: row.get(5)?,
+            confirm_method: row.get(6)?,
+            consent_version,
+            consent_text,
+        })?;
+    }
     Ok(())
 }

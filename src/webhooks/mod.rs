@@ -33,6 +33,7 @@ use serde_json::json;
 use crate::clock::{UnixSeconds, rfc3339};
 use crate::config::{Config, WebhookConfig, WebhookEvent};
 use crate::mail::message::Links;
+use crate::storage::intake;
 use crate::storage::webhooks::{self, NewDelivery};
 use crate::tokens::Keyring;
 
@@ -164,15 +165,8 @@ impl Webhooks {
         if !self.any_wants(WebhookEvent::Confirmed, confirmed.list) {
             return Ok(());
         }
-        let consent_text: Option<String> = conn
-            .prepare_cached(
-                "SELECT consent_text FROM consent_texts WHERE list_id = ?1 AND consent_version = ?2
-                 ORDER BY first_used_at <= ?3 DESC, first_used_at DESC LIMIT 1",
-            )?
-            .query_row(rusqlite::params![confirmed.list, confirmed.consent_version, confirmed.created_at], |row| {
-                row.get(0)
-            })
-            .ok();
+        let consent_text =
+            intake::consent_text_agreed(conn, confirmed.list, confirmed.consent_version, confirmed.created_at)?;
         let token = self.inner.keyring.sign_unsubscribe(confirmed.list, confirmed.subscriber_id, confirmed.now);
         let data = json!({
             "list": confirmed.list,

@@ -17,16 +17,106 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::Endpoint;
-use crate::clock::{Clock, SystemClock, UnixSeconds, backoff_secs, jittered};
-use crate::state::AppState;
+use super::{Endpoint, Webhooks};
+use crate::background::{self, Round, Shutdown, Worker};
+use crate::clock::{Clock, SystemClock, UnixSeconds, backoff_secs};
+use crate::config::Config;
 use crate::storage::webhooks::{self, Claimed};
 use crate::storage::{Batch, Command};
+use crate::storage::{Db, Writer};
 
 /// Most events one worker claims (and settles) in one command.
 pub const BATCH: usize = 64;
 /// How often, on average, an idle worker looks for events (±50 % jitter).
 pub const TICK: Duration = Duration::from_secs(1);
+
+/// What a webhook worker works with: the parts of the running service it needs, and its
+/// endpoint.
+#[derive(Debug, Clone)]
+pub struct Deliverer {
+    pub config: Arc<Config>,
+    /// Reads whether anything is due.
+    pub db: Db,
+    /// Claims and settles.
+    pub writer: Writer,
+    pub clock: Arc<dyn Clock>,
+    /// The HTTP client and timeout the endpoints share.
+    pub webhooks: Webhooks,
+    /// For the alert webhook.
+    pub http_client: reqwest::Client,
+    pub endpoint: Arc<Endpoint>,
+}
+
+/// Why an event was not delivered, in words without the address or the URL's query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeliveryFailure {
+    /// The receiver answered a redirect, which is not followed.
+    Redirect(u16),
+    /// The receiver answered, with another status than 2xx.
+    Status(u16),
+    /// No answer within the timeout.
+    Timeout(Duration),
+    /// Nothing listens on that host and port.
+    Refused,
+    /// DNS, TLS or the network failed before a connection stood.
+    Connect,
+    /// The connection closed before an answer.
+    Closed,
+}
+
+impl DeliveryFailure {
+    /// The failure a status is, or `None` for a 2xx.
+    pub fn from_status(status: reqwest::StatusCode) -> Option<Self> {
+        if status.is_success() {
+            None
+        } else if status.is_redirection() {
+            Some(Self::Redirect(status.as_u16()))
+        } else {
+            Some(Self::Status(status.as_u16()))
+        }
+    }
+
+    /// What a request error was; `timeout` is the one the request was sent with.
+    pub fn from_error(error: &reqwest::Error, timeout: Duration) -> Self {
+        let refused = std::iter::successors(std::error::Error::source(error), |cause| cause.source()).any(|cause| {
+            cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
+        });
+        if error.is_timeout() {
+            Self::Timeout(timeout)
+        } else if refused {
+            Self::Refused
+        } else if error.is_connect() {
+            Self::Connect
+        } else {
+            Self::Closed
+        }
+    }
+
+    /// What the operator can do about it (`signupd send-test-webhook`).
+    pub fn hint(&self) -> &'static str {
+        match self {
+            Self::Redirect(_) => "signupd does not follow redirects: configure the final URL",
+            Self::Status(401 | 403) => "the receiver refused the signature: check that it uses the same whsec_ secret",
+            Self::Status(_) => "the receiver answered, but not with 2xx: check its logs",
+            Self::Timeout(_) => "the receiver is too slow: it should answer at once and work afterwards",
+            Self::Refused => "is the receiver listening on that host and port?",
+            Self::Connect | Self::Closed => "check the host name (DNS) and, for https, the certificate",
+        }
+    }
+}
+
+impl std::fmt::Display for DeliveryFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Redirect(status) => write!(f, "HTTP {status} (redirects are not followed)"),
+            Self::Status(status) => write!(f, "HTTP {status}"),
+            Self::Timeout(timeout) => write!(f, "no answer within {}s", timeout.as_secs()),
+            Self::Refused => f.write_str("connection refused"),
+            Self::Connect => f.write_str("could not connect (DNS, TLS or the network)"),
+            Self::Closed => f.write_str("the connection closed before an answer"),
+        }
+    }
+}
 
 /// What happened to one event (or why nothing happened).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,21 +133,21 @@ pub enum DeliveryOutcome {
     EmptyQueue,
 }
 
-/// Claims up to `limit` events of `endpoint`, posts them and settles them. Tests call this
-/// directly with the background workers off.
+/// Claims up to `limit` events of the deliverer's endpoint, posts them and settles them. Tests
+/// call this directly with the background workers off.
 pub async fn try_deliver_batch(
-    state: &AppState,
-    endpoint: &Endpoint,
+    deliverer: &Deliverer,
     limit: usize,
-    mut stopping: impl FnMut() -> bool,
+    mut stopping: impl FnMut() -> bool + Send,
 ) -> anyhow::Result<Vec<DeliveryOutcome>> {
-    let now = state.clock.now();
+    let endpoint = &*deliverer.endpoint;
+    let now = deliverer.clock.now();
     let name = endpoint.config.name.clone();
-    let due = state.db.run(move |conn| Ok::<_, anyhow::Error>(webhooks::any_due(conn, &name, now)?)).await?;
+    let due = deliverer.db.run(move |conn| Ok::<_, anyhow::Error>(webhooks::any_due(conn, &name, now)?)).await?;
     if !due {
         return Ok(vec![DeliveryOutcome::EmptyQueue]);
     }
-    let timeout = state.webhooks.timeout();
+    let timeout = deliverer.webhooks.timeout();
     let lease = timeout.saturating_mul(u32::try_from(limit).unwrap_or(u32::MAX)) + Duration::from_secs(60);
     let claim = ClaimDeliveries {
         endpoint: endpoint.config.name.clone(),
@@ -65,11 +155,11 @@ pub async fn try_deliver_batch(
         lease_until: now.saturating_add(i64::try_from(lease.as_secs()).unwrap_or(i64::MAX)),
         limit,
     };
-    let claimed = state.writer.execute(claim).await?;
+    let claimed = deliverer.writer.execute(claim).await?;
     if claimed.is_empty() {
         return Ok(vec![DeliveryOutcome::EmptyQueue]);
     }
-    let max_age = i64::try_from(state.config.mail.webhook_max_age.as_secs()).unwrap_or(i64::MAX);
+    let max_age = i64::try_from(deliverer.config.mail.webhook_max_age.as_secs()).unwrap_or(i64::MAX);
     let mut settlements = Vec::with_capacity(claimed.len());
     let mut outcomes = Vec::with_capacity(claimed.len());
     for event in &claimed {
@@ -78,11 +168,12 @@ pub async fn try_deliver_batch(
             outcomes.push(DeliveryOutcome::Released);
             continue;
         }
-        let (settle, outcome) = match post(state, endpoint, event).await {
+        let (settle, outcome) = match post(deliverer, event).await {
             Ok(()) => (Settle::Delivered, DeliveryOutcome::Delivered),
-            Err(detail) => {
-                let now = state.clock.now();
-                let next = now.saturating_add(backoff_secs(state.config.mail.retry_base, event.attempts));
+            Err(failure) => {
+                let detail = failure.to_string();
+                let now = deliverer.clock.now();
+                let next = now.saturating_add(backoff_secs(deliverer.config.mail.retry_base, event.attempts));
                 if next > event.created_at.saturating_add(max_age) {
                     (Settle::Drop, DeliveryOutcome::Dropped { detail })
                 } else {
@@ -93,47 +184,28 @@ pub async fn try_deliver_batch(
         settlements.push((event.id, settle));
         outcomes.push(outcome);
     }
-    state.writer.execute(SettleDeliveries(settlements)).await?;
+    deliverer.writer.execute(SettleDeliveries(settlements)).await?;
     for (event, outcome) in claimed.iter().zip(&outcomes) {
-        report(state, endpoint, event, outcome).await;
+        report(deliverer, event, outcome).await;
     }
     Ok(outcomes)
 }
 
-/// One signed POST; `Err` carries what went wrong in words without the address.
-async fn post(state: &AppState, endpoint: &Endpoint, event: &Claimed) -> Result<(), String> {
-    let timeout = state.webhooks.timeout();
+/// One signed POST.
+async fn post(deliverer: &Deliverer, event: &Claimed) -> Result<(), DeliveryFailure> {
+    let timeout = deliverer.webhooks.timeout();
     // Receivers compare `webhook-timestamp` with their own clock (replay protection): it is the
     // wall-clock time of this attempt, not the injected clock.
     let timestamp = SystemClock.now();
-    let sent =
-        super::send(state.webhooks.client(), endpoint, &event.event_id, &event.payload, timestamp, timeout).await;
-    match sent {
-        Ok(status) if status.is_success() => Ok(()),
-        Ok(status) if status.is_redirection() => Err(format!("HTTP {} (redirects are not followed)", status.as_u16())),
-        Ok(status) => Err(format!("HTTP {}", status.as_u16())),
-        Err(error) => Err(describe(&error, timeout)),
+    let client = deliverer.webhooks.client();
+    match super::send(client, &deliverer.endpoint, &event.event_id, &event.payload, timestamp, timeout).await {
+        Ok(status) => DeliveryFailure::from_status(status).map_or(Ok(()), Err),
+        Err(error) => Err(DeliveryFailure::from_error(&error, timeout)),
     }
 }
 
-/// A request error in words; never the URL's query or anything from the payload.
-pub fn describe(error: &reqwest::Error, timeout: Duration) -> String {
-    if error.is_timeout() {
-        return format!("no answer within {}s", timeout.as_secs());
-    }
-    let refused = std::iter::successors(std::error::Error::source(error), |cause| cause.source()).any(|cause| {
-        cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
-    });
-    if refused {
-        "connection refused".to_owned()
-    } else if error.is_connect() {
-        "could not connect (DNS, TLS or the network)".to_owned()
-    } else {
-        "the connection closed before an answer".to_owned()
-    }
-}
-
-async fn report(state: &AppState, endpoint: &Endpoint, event: &Claimed, outcome: &DeliveryOutcome) {
+async fn report(deliverer: &Deliverer, event: &Claimed, outcome: &DeliveryOutcome) {
+    let endpoint = &deliverer.endpoint;
     let name = endpoint.config.name.as_str();
     match outcome {
         DeliveryOutcome::Delivered => crate::metrics::webhook("delivered"),
@@ -143,43 +215,37 @@ async fn report(state: &AppState, endpoint: &Endpoint, event: &Claimed, outcome:
         }
         DeliveryOutcome::Dropped { detail } => {
             crate::metrics::webhook("dropped");
-            crate::mail::alert::webhook_dropped(&state.config, &state.http_client, name, &event.event_type, detail)
-                .await;
+            crate::mail::alert::webhook_dropped(
+                &deliverer.config,
+                &deliverer.http_client,
+                name,
+                &event.event_type,
+                detail,
+            )
+            .await;
         }
         DeliveryOutcome::Released | DeliveryOutcome::EmptyQueue => {}
     }
 }
 
 /// The background worker of one endpoint; stops between deliveries when `shutdown` completes.
-pub async fn run_worker(state: AppState, endpoint: Arc<Endpoint>, shutdown: impl Future<Output = ()>) {
-    tokio::pin!(shutdown);
-    // Set once the shutdown future completed; a completed future is never polled again.
-    let mut stopped = false;
-    loop {
-        let stopping = || {
-            stopped = stopped || futures_util::FutureExt::now_or_never(&mut shutdown).is_some();
-            stopped
-        };
-        let moved = match try_deliver_batch(&state, &endpoint, BATCH, stopping).await {
-            Ok(outcomes) => outcomes.iter().any(|outcome| *outcome != DeliveryOutcome::EmptyQueue),
-            Err(error) => {
-                tracing::error!(endpoint = %endpoint.config.name, error = format!("{error:#}"), "webhook worker: cannot read the queue; retrying");
-                false
-            }
-        };
-        if stopped {
-            return;
-        }
-        if moved {
-            if futures_util::poll!(&mut shutdown).is_ready() {
-                return;
-            }
-            continue;
-        }
-        tokio::select! {
-            () = tokio::time::sleep(jittered(TICK)) => {}
-            () = &mut shutdown => return,
-        }
+pub async fn run_worker(deliverer: Deliverer, shutdown: impl Future<Output = ()> + Send + 'static) {
+    background::run(deliverer, shutdown).await;
+}
+
+impl Worker for Deliverer {
+    fn name(&self) -> &str {
+        &self.endpoint.config.name
+    }
+
+    fn tick(&self) -> Duration {
+        TICK
+    }
+
+    async fn round(&mut self, shutdown: &mut Shutdown) -> anyhow::Result<Round> {
+        let outcomes = try_deliver_batch(self, BATCH, || shutdown.is_stopping()).await?;
+        let moved = outcomes.iter().any(|outcome| *outcome != DeliveryOutcome::EmptyQueue);
+        Ok(if moved { Round::Moved } else { Round::Idle })
     }
 }
 

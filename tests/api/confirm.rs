@@ -113,7 +113,7 @@ fn mail_files(app: &TestApp) -> BTreeSet<PathBuf> {
 pub async fn deliver(app: &TestApp) -> Vec<SentMail> {
     let before = mail_files(app);
     for _ in 0..1_000 {
-        match send_next_mail(&app.state).await.unwrap() {
+        match send_next_mail(&app.state.mailer()).await.unwrap() {
             MailOutcome::EmptyQueue => {
                 // File names are UUIDv7: sorted by name is sorted by time.
                 return mail_files(app).difference(&before).map(SentMail::read).collect();

@@ -31,7 +31,7 @@ async fn signup_as(app: &TestApp, ip: &str, email: &str, list: &str) -> u16 {
 async fn run_mail(app: &TestApp) -> Vec<MailOutcome> {
     let mut outcomes = Vec::new();
     for _ in 0..1_000 {
-        match try_execute_task(&app.state).await.unwrap() {
+        match try_execute_task(&app.state.mailer()).await.unwrap() {
             MailOutcome::EmptyQueue => return outcomes,
             MailOutcome::BudgetExhausted => {
                 outcomes.push(MailOutcome::BudgetExhausted);
@@ -166,9 +166,9 @@ async fn a_failed_send_does_not_count_against_the_cap() {
     drain(&app).await;
 
     // Act
-    let first = try_execute_task(&app.state).await.unwrap();
+    let first = try_execute_task(&app.state.mailer()).await.unwrap();
     app.clock.advance(Duration::from_secs(120));
-    let second = try_execute_task(&app.state).await.unwrap();
+    let second = try_execute_task(&app.state.mailer()).await.unwrap();
 
     // Assert
     assert!(matches!(first, MailOutcome::Retrying { .. }), "{first:?}");

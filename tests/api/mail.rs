@@ -36,7 +36,7 @@ const PAST_BACKOFF: Duration = Duration::from_secs(120);
 async fn run_mail(app: &TestApp) -> Vec<MailOutcome> {
     let mut outcomes = Vec::new();
     for _ in 0..1_000 {
-        match try_execute_task(&app.state).await.unwrap() {
+        match try_execute_task(&app.state.mailer()).await.unwrap() {
             MailOutcome::EmptyQueue => return outcomes,
             MailOutcome::BudgetExhausted => {
                 outcomes.push(MailOutcome::BudgetExhausted);
@@ -75,7 +75,7 @@ pub async fn race_mail_workers(app: &TestApp, done: impl Fn() -> bool) {
             let shutdown = async move {
                 let _ = stopped.wait_for(|stop| *stop).await;
             };
-            actix_web::rt::spawn(signupd::mail::run_worker(app.state.clone(), shutdown))
+            actix_web::rt::spawn(signupd::mail::run_worker(app.state.mailer(), shutdown))
         })
         .collect();
     for _ in 0..300 {
@@ -585,7 +585,8 @@ async fn fifty_concurrent_signups_of_one_address_send_one_mail() {
     // Act: concurrent requests, then two mail workers at once
     let statuses: Vec<u16> = join_all(requests).await.iter().map(|r| r.status().as_u16()).collect();
     drain(&app).await;
-    let (a, b) = futures_util::join!(try_execute_task(&app.state), try_execute_task(&app.state));
+    let (first, second) = (app.state.mailer(), app.state.mailer());
+    let (a, b) = futures_util::join!(try_execute_task(&first), try_execute_task(&second));
     let mut outcomes = vec![a.unwrap(), b.unwrap()];
     outcomes.extend(run_mail(&app).await);
 
@@ -609,12 +610,16 @@ async fn temporary_smtp_failures_are_retried_with_backoff_until_the_mail_is_sent
     sign_up(&app, "jane@example.com").await;
 
     // Act + Assert, attempt by attempt
-    let first = try_execute_task(&app.state).await.unwrap();
+    let first = try_execute_task(&app.state.mailer()).await.unwrap();
     assert!(matches!(&first, MailOutcome::Retrying { detail } if detail.contains("451")), "first attempt: {first:?}");
-    assert_eq!(try_execute_task(&app.state).await.unwrap(), MailOutcome::EmptyQueue, "the retry waits for its backoff");
+    assert_eq!(
+        try_execute_task(&app.state.mailer()).await.unwrap(),
+        MailOutcome::EmptyQueue,
+        "the retry waits for its backoff"
+    );
     assert_eq!(row(&app, "jane@example.com").confirmation_sent_at, None, "a failed send is not a sent mail");
     app.clock.advance(PAST_BACKOFF);
-    let second = try_execute_task(&app.state).await.unwrap();
+    let second = try_execute_task(&app.state.mailer()).await.unwrap();
     assert!(
         matches!(&second, MailOutcome::Retrying { detail } if detail.contains("451")),
         "second attempt: {second:?}"
@@ -646,7 +651,7 @@ async fn a_failed_resend_leaves_the_link_already_mailed_working() {
     smtp.answer_data_with(&[451]);
 
     // Act
-    let outcome = try_execute_task(&app.state).await.unwrap();
+    let outcome = try_execute_task(&app.state.mailer()).await.unwrap();
 
     // Assert: no new mail was sent, so the old one still confirms (docs/http-api.md: the old token
     // stops working when a new one is sent)
@@ -667,7 +672,7 @@ async fn a_relay_that_stops_answering_is_a_temporary_failure_after_the_smtp_time
     sign_up(&app, "jane@example.com").await;
 
     // Act: bounded from outside, so a hang fails the test instead of stalling the suite
-    let outcome = tokio::time::timeout(Duration::from_secs(20), try_execute_task(&app.state)).await;
+    let outcome = tokio::time::timeout(Duration::from_secs(20), try_execute_task(&app.state.mailer())).await;
 
     // Assert
     let outcome = outcome
@@ -689,7 +694,7 @@ async fn a_permanent_smtp_failure_deletes_the_pending_row_and_alerts_without_the
     sign_up(&app, "zelda.unique@mail.example.org").await;
 
     // Act
-    let outcome = try_execute_task(&app.state).await.unwrap();
+    let outcome = try_execute_task(&app.state.mailer()).await.unwrap();
 
     // Assert
     assert!(
@@ -775,7 +780,7 @@ async fn a_mail_that_cannot_be_sent_within_the_confirm_window_is_given_up_and_it
     let mut retries = 0;
     let mut gave_up = None;
     for _ in 0..1_000 {
-        match try_execute_task(&app.state).await.unwrap() {
+        match try_execute_task(&app.state.mailer()).await.unwrap() {
             MailOutcome::Retrying { .. } => retries += 1,
             MailOutcome::EmptyQueue => app.clock.advance(Duration::from_secs(60)),
             MailOutcome::GaveUp { detail } => {
@@ -813,7 +818,7 @@ async fn the_stored_smtp_error_never_contains_the_address() {
         sign_up(&app, "zelda.unique@mail.example.org").await;
 
         // Act
-        let outcome = try_execute_task(&app.state).await.unwrap();
+        let outcome = try_execute_task(&app.state.mailer()).await.unwrap();
 
         // Assert
         let MailOutcome::Retrying { detail } = outcome else {

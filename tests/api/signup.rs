@@ -177,7 +177,7 @@ pub fn assert_nothing_saved(app: &TestApp, counted: bool, case: &str) {
 /// Applies every queued signup, the way the background worker does.
 pub async fn drain(app: &TestApp) {
     for _ in 0..10_000 {
-        let outcome = try_execute_task(&app.state).await.unwrap();
+        let outcome = try_execute_task(&app.state.intake()).await.unwrap();
         if matches!(outcome, ExecutionOutcome::EmptyQueue) {
             return;
         }

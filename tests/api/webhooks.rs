@@ -96,7 +96,8 @@ async fn deliver(app: &TestApp, name: &str) -> Vec<DeliveryOutcome> {
         .find(|endpoint| endpoint.config.name == name)
         .unwrap_or_else(|| panic!("no endpoint {name}"))
         .clone();
-    let batch = try_deliver_batch(&app.state, &endpoint, 64, || false);
+    let deliverer = app.state.deliverer(endpoint);
+    let batch = try_deliver_batch(&deliverer, 64, || false);
     tokio::time::timeout(Duration::from_secs(30), batch).await.expect("a delivery batch hung").unwrap()
 }
 

@@ -11,6 +11,8 @@
 //! (`reload_on_hangup`); the handler is installed by `build`, so a `SIGHUP` that arrives once
 //! the server is bound never takes the signal's default action (ending the process).
 
+mod metrics_server;
+
 use std::future::Future;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -34,7 +36,7 @@ use crate::scheduler;
 use crate::secrets;
 use crate::signup;
 use crate::state::AppState;
-use crate::storage::{self, Db, Writer};
+use crate::storage::{self, Db};
 use crate::tokens::Keyring;
 use crate::webhooks::{self, Webhooks};
 
@@ -102,7 +104,7 @@ impl Application {
             TcpListener::bind(listen).with_context(|| format!("cannot listen on {listen} (server.listen)"))?;
         let port = listener.local_addr().context("cannot read the bound address")?.port();
         let server = http_server(listener, state.clone())?;
-        let metrics = crate::metrics::server(&state)?;
+        let metrics = metrics_server::server(&state)?;
         let hangup = signal(SignalKind::hangup()).context("cannot handle SIGHUP")?;
         Ok(Self { port, server, metrics, state, background_workers, hangup })
     }
@@ -132,18 +134,15 @@ impl Application {
         let reloads = reload_on_hangup(self.state.clone(), self.hangup, until_stopped(workers_stopped.clone()));
         workers.push(("SIGHUP listener", tokio::spawn(reloads)));
         if self.background_workers {
-            let intake = signup::run_worker(self.state.clone(), until_stopped(workers_stopped.clone()));
+            let intake = signup::run_worker(self.state.intake(), until_stopped(workers_stopped.clone()));
             workers.push(("intake worker", tokio::spawn(intake)));
             for _ in 0..mail::WORKERS {
-                let mail = mail::run_worker(self.state.clone(), until_stopped(workers_stopped.clone()));
+                let mail = mail::run_worker(self.state.mailer(), until_stopped(workers_stopped.clone()));
                 workers.push(("mail worker", tokio::spawn(mail)));
             }
             for endpoint in self.state.webhooks.endpoints() {
-                let deliveries = webhooks::worker::run_worker(
-                    self.state.clone(),
-                    endpoint.clone(),
-                    until_stopped(workers_stopped.clone()),
-                );
+                let deliverer = self.state.deliverer(endpoint.clone());
+                let deliveries = webhooks::worker::run_worker(deliverer, until_stopped(workers_stopped.clone()));
                 workers.push(("webhook worker", tokio::spawn(deliveries)));
             }
         }
@@ -207,10 +206,10 @@ pub async fn prepare(config: Config, options: BuildOptions) -> anyhow::Result<Ap
     // the very checks `check-config` runs.
     let Checked { stylesheets, domains, secrets: plan, transport, webhooks: endpoints } =
         preflight(&config, options.credentials_dir.as_deref())?;
-    let path = prepare_database_file(&config).await?;
+    let path = storage::prepare_database_file(&config).await?;
     let secrets =
         tokio::task::spawn_blocking(move || plan.materialize()).await.context("secret generation was cancelled")??;
-    let writer = start_writer(path.clone(), config.storage.cache_mib).await?;
+    let writer = storage::start_writer(path.clone(), config.storage.cache_mib).await?;
     writer
         .execute(signup::RecordConsentTexts::of(&config, options.clock.now()))
         .await
@@ -262,46 +261,6 @@ async fn reload_on_hangup(state: AppState, mut hangup: Signal, shutdown: impl Fu
             ),
         }
     }
-}
-
-/// Starts the writer (which migrates) on the blocking pool; logs what it applied.
-pub async fn start_writer(path: PathBuf, cache_mib: u32) -> anyhow::Result<Writer> {
-    let writer = tokio::task::spawn_blocking(move || Writer::start(&path, cache_mib))
-        .await
-        .context("opening the database was cancelled")??;
-    if writer.migrations_applied() > 0 {
-        tracing::info!(applied = writer.migrations_applied(), "applied database migrations");
-    }
-    Ok(writer)
-}
-
-/// Creates the data directory if needed, checks it is writable, refuses a database from a newer
-/// signupd, and creates the database file 0600 if missing. Returns its path.
-pub async fn prepare_database_file(config: &Config) -> anyhow::Result<PathBuf> {
-    let data_dir = config.storage.data_dir.clone();
-    let path = config.storage.database_path();
-    tokio::task::spawn_blocking(move || {
-        ensure_writable_dir(&data_dir).context("storage.data_dir")?;
-        // Check the version through a read-only connection first: the writer switches the file
-        // to WAL, which is already a write.
-        if path.exists() {
-            storage::ensure_file_not_newer(&path)?;
-        }
-        storage::create_private_file(&path)?;
-        Ok(path)
-    })
-    .await
-    .context("opening the database was cancelled")?
-}
-
-/// Creates `dir` (0700) if missing and proves it writable by creating and removing a file, so a
-/// read-only or misowned directory fails at start with its path, not at the first signup.
-fn ensure_writable_dir(dir: &Path) -> anyhow::Result<()> {
-    secrets::create_private_dir(dir)?;
-    let probe = dir.join(format!(".signupd-write-test-{}", std::process::id()));
-    std::fs::write(&probe, b"").with_context(|| format!("{} is not writable", dir.display()))?;
-    std::fs::remove_file(&probe).with_context(|| format!("cannot remove {}", probe.display()))?;
-    Ok(())
 }
 
 fn http_server(listener: TcpListener, state: AppState) -> anyhow::Result<Server> {

@@ -1,0 +1,73 @@
+//! The metrics listener (`server.metrics_listen`): `GET /metrics` on a socket of its own, never
+//! on the public listener. At each scrape it refreshes the gauges that need a query through a
+//! reader, then renders everything `crate::metrics` recorded.
+
+use std::net::TcpListener;
+
+use actix_web::dev::Server;
+use actix_web::{App, HttpResponse, HttpServer, web};
+use anyhow::Context;
+use metrics_exporter_prometheus::PrometheusHandle;
+
+use crate::metrics::{QUEUE_DEPTH, QUEUE_OLDEST, SUBSCRIBERS};
+use crate::state::AppState;
+use crate::storage::figures;
+use crate::storage::subscribers::Status;
+
+/// Binds `server.metrics_listen` (if set) and returns the metrics server, not yet running.
+pub fn server(state: &AppState) -> anyhow::Result<Option<(Server, u16)>> {
+    let Some(listen) = state.config.server.metrics_listen else {
+        return Ok(None);
+    };
+    let listener =
+        TcpListener::bind(listen).with_context(|| format!("cannot listen on {listen} (server.metrics_listen)"))?;
+    let port = listener.local_addr().context("cannot read the metrics address")?.port();
+    let handle = crate::metrics::recorder()?;
+    let data = web::Data::new((state.clone(), handle));
+    let server = HttpServer::new(move || App::new().app_data(data.clone()).route("/metrics", web::get().to(scrape)))
+        .workers(1)
+        .disable_signals()
+        .shutdown_timeout(1)
+        .listen(listener)
+        .context("cannot serve metrics on the bound socket")?
+        .run();
+    Ok(Some((server, port)))
+}
+
+/// `GET /metrics`: refreshes the gauges that need a query, then renders every metric.
+async fn scrape(data: web::Data<(AppState, PrometheusHandle)>) -> HttpResponse {
+    let (state, handle) = data.get_ref();
+    if let Err(error) = refresh_gauges(state).await {
+        tracing::warn!(error = format!("{error:#}"), "metrics: cannot read the database for the gauges");
+    }
+    handle.run_upkeep();
+    HttpResponse::Ok().content_type("text/plain; version=0.0.4; charset=utf-8").body(handle.render())
+}
+
+async fn refresh_gauges(state: &AppState) -> anyhow::Result<()> {
+    let now = state.clock.now();
+    let lists: Vec<String> = state.config.lists.iter().map(|list| list.id.as_ref().to_owned()).collect();
+    let (subscribers, queues) = state
+        .db
+        .run(move |conn| {
+            let mut subscribers = Vec::new();
+            for list in lists {
+                for status in [Status::Pending, Status::Confirmed] {
+                    subscribers.push((list.clone(), status.as_str(), figures::subscribers(conn, &list, status)?));
+                }
+            }
+            Ok::<_, anyhow::Error>((subscribers, figures::queue_depths(conn)?))
+        })
+        .await?;
+    #[allow(clippy::cast_precision_loss, reason = "counts far below 2^52")]
+    {
+        for (list, status, count) in subscribers {
+            metrics::gauge!(SUBSCRIBERS, "list" => list, "status" => status).set(count as f64);
+        }
+        for queue in queues {
+            metrics::gauge!(QUEUE_DEPTH, "queue" => queue.name).set(queue.depth as f64);
+            metrics::gauge!(QUEUE_OLDEST, "queue" => queue.name).set(queue.oldest_age(now).unwrap_or(0) as f64);
+        }
+    }
+    Ok(())
+}
