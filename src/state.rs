@@ -19,6 +19,7 @@ use crate::mail::{Mailer, Transport};
 use crate::ratelimit::RateLimiter;
 use crate::secrets::Secrets;
 use crate::storage::{Db, Writer};
+use crate::subscription::Subscriptions;
 use crate::tokens::Keyring;
 use crate::webhooks::worker::Deliverer;
 use crate::webhooks::{Endpoint, Webhooks};
@@ -51,6 +52,17 @@ pub struct AppState {
 }
 
 impl AppState {
+    /// What confirming and removing need.
+    pub fn subscriptions(&self) -> Subscriptions<'_> {
+        Subscriptions {
+            config: &self.config,
+            db: &self.db,
+            writer: &self.writer,
+            hash_key: &self.secrets.hash_key,
+            webhooks: &self.webhooks,
+        }
+    }
+
     /// What a mail worker needs.
     pub fn mailer(&self) -> Mailer {
         Mailer {

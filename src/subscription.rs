@@ -1,35 +1,287 @@
 //! The two changes a subscriber makes to their own subscription, as commands of the writer:
-//! confirming (`docs/http-api.md`) and removing their address (`docs/http-api.md`). The routes that trigger them
-//! only parse and answer; what is written, and in which order, lives here, so every way in
-//! (the pages, one-click unsubscribe, the `signupd remove` command) writes the same.
-
-use std::sync::Arc;
+//! confirming (`docs/http-api.md`) and removing their address (`docs/http-api.md`). The routes
+//! that trigger them only parse and answer; what is written, and in which order, lives here, so
+//! every way in (the pages, one-click unsubscribe, the `signupd remove` command) writes the same.
+//!
+//! Each change is prepared before it reaches the writer, from the row as a reader sees it: the
+//! webhook event (its JSON body and signed unsubscribe link) and the suppression hash are work
+//! the writer's thread should not do, since every request's commit waits behind it. The command
+//! then checks, inside its transaction, that the row it changes is the row the preparation read
+//! (same id, same status). If a concurrent change came between the two, the command fails
+//! without writing and [`Subscriptions`] prepares it again from the new row, a few times at most.
 
 use rusqlite::Connection;
 
 use crate::clock::UnixSeconds;
 use crate::config::Config;
+use crate::domain::{EmailAddress, ListId};
 use crate::secrets::Secret;
-use crate::storage::intake;
 use crate::storage::subscribers::{self, Removable, Status};
 use crate::storage::suppressions::{self, Reason};
-use crate::storage::{Batch, Command, outbox};
-use crate::tokens::PresentedRemoval;
-use crate::webhooks::{ConfirmedEvent, UnsubscribedEvent, Webhooks};
+use crate::storage::{Batch, Command, Db, WriteError, Writer, intake, outbox};
+use crate::tokens::{PresentedRemoval, TokenHash};
+use crate::webhooks::{ConfirmedEvent, PreparedEvent, UnsubscribedEvent, Webhooks};
+
+/// How a confirmation was made: stored in `confirm_method`, and a metric and webhook label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfirmMethod {
+    /// The confirm page's button.
+    Button,
+    /// The confirm page with the address typed again (`confirm_mode = "retype"`).
+    Retype,
+}
+
+impl ConfirmMethod {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Button => "button",
+            Self::Retype => "retype",
+        }
+    }
+}
+
+/// Which way a removal came in: a metric label and the webhook's `via`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RemovalChannel {
+    /// The manage page's button.
+    Manage,
+    /// `List-Unsubscribe-Post` one-click unsubscribe.
+    OneClick,
+    /// `signupd remove`.
+    Cli,
+}
+
+impl RemovalChannel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Manage => "manage",
+            Self::OneClick => "one_click",
+            Self::Cli => "cli",
+        }
+    }
+}
+
+/// How often a change is prepared again when its row changed between the read and the write.
+const ATTEMPTS: usize = 3;
+
+/// The row a command was prepared from is no longer the row it would change.
+#[derive(Debug, thiserror::Error)]
+#[error("the row changed while its change was prepared")]
+struct Stale;
+
+/// Whether a command's answer is [`Stale`], and the change should be prepared again.
+fn is_stale<T>(answer: &Result<T, WriteError>) -> bool {
+    matches!(answer, Err(WriteError::Rejected(error)) if error.is::<Stale>())
+}
+
+/// What confirming and removing work with: a reader to prepare, the writer to write.
+#[derive(Debug, Clone, Copy)]
+pub struct Subscriptions<'a> {
+    pub config: &'a Config,
+    pub db: &'a Db,
+    pub writer: &'a Writer,
+    pub hash_key: &'a Secret,
+    pub webhooks: &'a Webhooks,
+}
+
+impl Subscriptions<'_> {
+    /// Confirms the live pending row whose confirm token hashes to `confirm_hash` (and, with
+    /// `retyped_email`, whose address it is). `None` when no such row exists.
+    pub async fn confirm(
+        &self,
+        confirm_hash: &TokenHash,
+        method: ConfirmMethod,
+        retyped_email: Option<&EmailAddress>,
+        now: UnixSeconds,
+    ) -> anyhow::Result<Option<Confirmed>> {
+        for _ in 0..ATTEMPTS {
+            let Some(prepared) = self.prepare_confirm(confirm_hash, method, now).await? else {
+                return Ok(None);
+            };
+            let command = Confirm {
+                confirm_hash: confirm_hash.clone(),
+                method,
+                retyped_email: retyped_email.cloned(),
+                now,
+                prepared,
+            };
+            let answer = self.writer.execute(command).await;
+            if !is_stale(&answer) {
+                return Ok(answer?);
+            }
+        }
+        anyhow::bail!(Stale)
+    }
+
+    async fn prepare_confirm(
+        &self,
+        confirm_hash: &TokenHash,
+        method: ConfirmMethod,
+        now: UnixSeconds,
+    ) -> anyhow::Result<Option<PreparedConfirm>> {
+        let hash = confirm_hash.clone();
+        let webhooks = self.webhooks.clone();
+        let found = self
+            .db
+            .run(move |conn| {
+                let Some(row) = subscribers::pending_by_confirm_hash(conn, hash.as_str())? else {
+                    return Ok(None);
+                };
+                let consent_text = if webhooks.wants_confirmed(&row.list_id) {
+                    intake::consent_text_agreed(conn, &row.list_id, &row.consent_version, row.created_at)?
+                } else {
+                    None
+                };
+                Ok::<_, anyhow::Error>(Some((row, consent_text)))
+            })
+            .await?;
+        let Some((row, consent_text)) = found else {
+            return Ok(None);
+        };
+        let event = ConfirmedEvent {
+            list: &row.list_id,
+            email: &row.email,
+            subscriber_id: &row.id,
+            created_at: row.created_at,
+            method: method.as_str(),
+            consent_version: &row.consent_version,
+            now,
+        };
+        Ok(Some(PreparedConfirm {
+            event: self.webhooks.confirmed(&event, consent_text.as_deref())?,
+            welcome_mail: self.config.list(&row.list_id).is_some_and(|list| list.welcome_mail),
+            suppression_hash: suppressions::hash(self.hash_key, &row.list_id, &row.email),
+            subscriber_id: row.id,
+        }))
+    }
+
+    /// Removes the row `target` names, as its status says (`not_me` while pending,
+    /// `unsubscribed` once confirmed). `None` when it names no row.
+    pub async fn remove(
+        &self,
+        target: &RemovalTarget,
+        via: RemovalChannel,
+        now: UnixSeconds,
+    ) -> anyhow::Result<Option<Removed>> {
+        for _ in 0..ATTEMPTS {
+            let read = target.clone();
+            let Some(row) = self.db.run(move |conn| Ok::<_, anyhow::Error>(read.find(conn)?)).await? else {
+                return Ok(None);
+            };
+            let prepared =
+                self.prepare_removal(&row.list_id, &row.email, Some(&row), reason_for(row.status), via, now)?;
+            let answer = self.writer.execute(Remove { target: target.clone(), prepared, now }).await;
+            if !is_stale(&answer) {
+                return Ok(answer?);
+            }
+        }
+        anyhow::bail!(Stale)
+    }
+
+    /// An erasure request (`signupd remove`): removes `email` from each of `lists` as the manage
+    /// page would, all in one transaction, with `reason` instead of the status-derived one when
+    /// given. A signup of the address not yet applied from `intake` is removed too (as a pending
+    /// one). What was removed from which list.
+    pub async fn remove_address(
+        &self,
+        lists: &[ListId],
+        email: &EmailAddress,
+        reason: Option<Reason>,
+        now: UnixSeconds,
+    ) -> anyhow::Result<Vec<Removed>> {
+        for _ in 0..ATTEMPTS {
+            let (read_lists, read_email) = (lists.to_vec(), email.clone());
+            let rows = self
+                .db
+                .run(move |conn| {
+                    let rows =
+                        read_lists.iter().map(|list| subscribers::find(conn, list.as_ref(), read_email.as_ref()));
+                    Ok::<_, anyhow::Error>(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+                })
+                .await?;
+            let mut prepared = Vec::with_capacity(lists.len());
+            for (list, existing) in lists.iter().zip(rows) {
+                let row = existing.map(|existing| Removable {
+                    id: existing.id,
+                    list_id: list.as_ref().to_owned(),
+                    email: email.as_ref().to_owned(),
+                    status: existing.status,
+                });
+                let status = row.as_ref().map_or(Status::Pending, |row| row.status);
+                let reason = reason.unwrap_or(reason_for(status));
+                let removal = self.prepare_removal(
+                    list.as_ref(),
+                    email.as_ref(),
+                    row.as_ref(),
+                    reason,
+                    RemovalChannel::Cli,
+                    now,
+                )?;
+                prepared.push((list.clone(), removal));
+            }
+            let command = RemoveAddress { email: email.clone(), lists: prepared, now };
+            let answer = self.writer.execute(command).await;
+            if !is_stale(&answer) {
+                return Ok(answer?);
+            }
+        }
+        anyhow::bail!(Stale)
+    }
+
+    /// What removing `row` (or, without one, a signup of `email` still in `intake`) writes.
+    fn prepare_removal(
+        &self,
+        list_id: &str,
+        email: &str,
+        row: Option<&Removable>,
+        reason: Reason,
+        via: RemovalChannel,
+        now: UnixSeconds,
+    ) -> anyhow::Result<PreparedRemoval> {
+        // A pending address was never known to the receivers: only a confirmed one leaves.
+        let event = match row {
+            Some(row) if row.status == Status::Confirmed => self.webhooks.unsubscribed(&UnsubscribedEvent {
+                list: &row.list_id,
+                email: &row.email,
+                subscriber_id: &row.id,
+                reason: reason.as_str(),
+                via: via.as_str(),
+                now,
+            })?,
+            _ => None,
+        };
+        Ok(PreparedRemoval {
+            expected: row.map(|row| (row.id.clone(), row.status)),
+            reason,
+            suppression_hash: suppressions::hash(self.hash_key, list_id, email),
+            event,
+        })
+    }
+}
+
+/// What a confirmation writes besides the row, prepared from the row a reader saw.
+struct PreparedConfirm {
+    /// The row the preparation read; the command refuses any other.
+    subscriber_id: String,
+    /// Whether the row's list sends a welcome mail.
+    welcome_mail: bool,
+    /// The `unsubscribed` suppression a confirmation lifts.
+    suppression_hash: String,
+    /// `subscriber.confirmed`, if an endpoint wants it.
+    event: Option<PreparedEvent>,
+}
 
 /// The one atomic transition pending → confirmed, with its consequences in the same commit:
 /// the welcome mail is queued (if the list sends one), an `unsubscribed` suppression is lifted,
-/// and `subscriber.confirmed` is queued for the webhooks that want it. Returns what was confirmed, or `None` when the token matched no live pending row (or,
-/// with `retyped_email`, not its address).
-pub struct Confirm {
-    pub config: Arc<Config>,
-    pub hash_key: Secret,
-    pub webhooks: Webhooks,
-    /// SHA-256 hex of the confirm token.
-    pub confirm_hash: String,
-    pub method: &'static str,
-    pub retyped_email: Option<String>,
-    pub now: UnixSeconds,
+/// and `subscriber.confirmed` is queued for the webhooks that want it. Returns what was
+/// confirmed, or `None` when the token matched no live pending row (or, with `retyped_email`,
+/// not its address).
+struct Confirm {
+    confirm_hash: TokenHash,
+    method: ConfirmMethod,
+    retyped_email: Option<EmailAddress>,
+    now: UnixSeconds,
+    prepared: PreparedConfirm,
 }
 
 impl std::fmt::Debug for Confirm {
@@ -51,27 +303,23 @@ impl Command for Confirm {
 
     fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<Option<Confirmed>> {
         let conn = batch.conn();
+        let retyped_email = self.retyped_email.as_ref().map(AsRef::as_ref);
         let Some(row) =
-            subscribers::confirm(conn, &self.confirm_hash, self.now, self.method, self.retyped_email.as_deref())?
+            subscribers::confirm(conn, self.confirm_hash.as_str(), self.now, self.method.as_str(), retyped_email)?
         else {
             return Ok(None);
         };
-        if self.config.list(&row.list_id).is_some_and(|list| list.welcome_mail) {
+        let prepared = &self.prepared;
+        if row.id != prepared.subscriber_id {
+            return Err(Stale.into());
+        }
+        if prepared.welcome_mail {
             outbox::queue_welcome(conn, &row.id, self.now)?;
         }
-        suppressions::lift_unsubscribed(conn, &suppressions::hash(&self.hash_key, &row.list_id, &row.email))?;
-        self.webhooks.queue_confirmed(
-            conn,
-            &ConfirmedEvent {
-                list: &row.list_id,
-                email: &row.email,
-                subscriber_id: &row.id,
-                created_at: row.created_at,
-                method: self.method,
-                consent_version: &row.consent_version,
-                now: self.now,
-            },
-        )?;
+        suppressions::lift_unsubscribed(conn, &prepared.suppression_hash)?;
+        if let Some(event) = &prepared.event {
+            event.queue(conn)?;
+        }
         Ok(Some(Confirmed { list_id: row.list_id, delay_secs: row.delay_secs }))
     }
 }
@@ -114,17 +362,44 @@ pub struct Removed {
     pub reason: Reason,
 }
 
-/// Deletes a row everywhere at once (the row, its queued mail, any intake item for the address)
-/// and records its suppression hash: `not_me` if it was still pending, `unsubscribed` if it was
-/// confirmed. The row is looked up inside the command, so the reason always matches the status
+/// What a removal writes besides deleting, prepared from the row a reader saw.
+struct PreparedRemoval {
+    /// The row (id and status) the preparation read, or `None` for a signup only in `intake`;
+    /// the command refuses anything else.
+    expected: Option<(String, Status)>,
+    reason: Reason,
+    suppression_hash: String,
+    /// `subscriber.unsubscribed`, for a confirmed row an endpoint wants to hear of.
+    event: Option<PreparedEvent>,
+}
+
+impl PreparedRemoval {
+    /// Whether `row` is what the preparation read.
+    fn check(&self, row: Option<(&str, Status)>) -> Result<(), Stale> {
+        let expected = self.expected.as_ref().map(|(id, status)| (id.as_str(), *status));
+        if expected == row { Ok(()) } else { Err(Stale) }
+    }
+
+    /// Deletes `row` everywhere (the row, its queued mail, any intake item for the address),
+    /// records its suppression and queues its event.
+    fn apply(&self, conn: &Connection, row: &Removable, now: UnixSeconds) -> anyhow::Result<Removed> {
+        subscribers::delete_everywhere(conn, row)?;
+        suppressions::record(conn, &self.suppression_hash, &row.list_id, self.reason, now)?;
+        if let Some(event) = &self.event {
+            event.queue(conn)?;
+        }
+        Ok(Removed { list_id: row.list_id.clone(), reason: self.reason })
+    }
+}
+
+/// Deletes a row everywhere at once and records its suppression hash: `not_me` if it was still
+/// pending, `unsubscribed` if it was confirmed. The row is looked up again inside the command,
+/// and must be the one the removal was prepared from, so the reason always matches the status
 /// the row had when it was deleted. `None` when nothing matched.
-pub struct Remove {
-    pub hash_key: Secret,
-    pub webhooks: Webhooks,
-    /// `manage` or `one_click`, for the webhook event.
-    pub via: &'static str,
-    pub target: RemovalTarget,
-    pub now: UnixSeconds,
+struct Remove {
+    target: RemovalTarget,
+    prepared: PreparedRemoval,
+    now: UnixSeconds,
 }
 
 impl std::fmt::Debug for Remove {
@@ -141,10 +416,8 @@ impl Command for Remove {
         let Some(row) = self.target.find(conn)? else {
             return Ok(None);
         };
-        let reason = reason_for(row.status);
-        let removal = Removal { hash_key: &self.hash_key, webhooks: &self.webhooks, via: self.via, now: self.now };
-        removal.remove(conn, &row, reason)?;
-        Ok(Some(Removed { list_id: row.list_id, reason }))
+        self.prepared.check(Some((&row.id, row.status)))?;
+        Ok(Some(self.prepared.apply(conn, &row, self.now)?))
     }
 }
 
@@ -153,54 +426,18 @@ fn reason_for(status: Status) -> Reason {
     if status == Status::Confirmed { Reason::Unsubscribed } else { Reason::NotMe }
 }
 
-/// What every removal does to one row, whoever asked for it.
-struct Removal<'a> {
-    hash_key: &'a Secret,
-    webhooks: &'a Webhooks,
-    via: &'static str,
+/// [`Subscriptions::remove_address`] as one command: each list's row, or its signup still in
+/// `intake`, removed as prepared.
+struct RemoveAddress {
+    email: EmailAddress,
+    lists: Vec<(ListId, PreparedRemoval)>,
     now: UnixSeconds,
-}
-
-impl Removal<'_> {
-    /// Deletes the row everywhere, records its suppression and, if it was confirmed, queues
-    /// `subscriber.unsubscribed` (a pending address was never known to the receivers).
-    fn remove(&self, conn: &Connection, row: &Removable, reason: Reason) -> anyhow::Result<()> {
-        subscribers::delete_everywhere(conn, row)?;
-        let hash = suppressions::hash(self.hash_key, &row.list_id, &row.email);
-        suppressions::record(conn, &hash, &row.list_id, reason, self.now)?;
-        if row.status == Status::Confirmed {
-            self.webhooks.queue_unsubscribed(
-                conn,
-                &UnsubscribedEvent {
-                    list: &row.list_id,
-                    email: &row.email,
-                    subscriber_id: &row.id,
-                    reason: reason.as_str(),
-                    via: self.via,
-                    now: self.now,
-                },
-            )?;
-        }
-        Ok(())
-    }
-}
-
-/// An erasure request (`signupd remove`): removes `email` from each of `lists` as the manage page
-/// would, all in one transaction, with `reason` instead of the status-derived one when given.
-/// A signup of the address not yet applied from `intake` is removed too (as a pending one).
-pub struct RemoveAddress {
-    pub hash_key: Secret,
-    pub webhooks: Webhooks,
-    pub lists: Vec<String>,
-    /// Normalised, as `EmailAddress` gives it.
-    pub email: String,
-    pub reason: Option<Reason>,
-    pub now: UnixSeconds,
 }
 
 impl std::fmt::Debug for RemoveAddress {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RemoveAddress").field("lists", &self.lists).finish_non_exhaustive()
+        let lists: Vec<&ListId> = self.lists.iter().map(|(list, _)| list).collect();
+        f.debug_struct("RemoveAddress").field("lists", &lists).finish_non_exhaustive()
     }
 }
 
@@ -210,28 +447,29 @@ impl Command for RemoveAddress {
 
     fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<Vec<Removed>> {
         let conn = batch.conn();
-        let removal = Removal { hash_key: &self.hash_key, webhooks: &self.webhooks, via: "cli", now: self.now };
+        let email = self.email.as_ref();
         let mut removed = Vec::new();
-        for list_id in &self.lists {
-            let row = match subscribers::find(conn, list_id, &self.email)? {
+        for (list, prepared) in &self.lists {
+            let list_id = list.as_ref();
+            let existing = subscribers::find(conn, list_id, email)?;
+            prepared.check(existing.as_ref().map(|existing| (existing.id.as_str(), existing.status)))?;
+            let row = match existing {
                 Some(existing) => Some(Removable {
                     id: existing.id,
-                    list_id: list_id.clone(),
-                    email: self.email.clone(),
+                    list_id: list_id.to_owned(),
+                    email: email.to_owned(),
                     status: existing.status,
                 }),
-                None if intake::delete_address(conn, list_id, &self.email)? > 0 => Some(Removable {
+                None if intake::delete_address(conn, list_id, email)? > 0 => Some(Removable {
                     id: String::new(),
-                    list_id: list_id.clone(),
-                    email: self.email.clone(),
+                    list_id: list_id.to_owned(),
+                    email: email.to_owned(),
                     status: Status::Pending,
                 }),
                 None => None,
             };
             if let Some(row) = row {
-                let reason = self.reason.unwrap_or(reason_for(row.status));
-                removal.remove(conn, &row, reason)?;
-                removed.push(Removed { list_id: row.list_id, reason });
+                removed.push(prepared.apply(conn, &row, self.now)?);
             }
         }
         Ok(removed)

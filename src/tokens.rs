@@ -70,6 +70,27 @@ pub const SUBSCRIBER_ID_LEN: usize = 36;
 /// their row's id. `v` sorts after every hex digit, so these values sort after every bare hash.
 const REMOVAL_HASH_V2_PREFIX: &str = "v2:";
 
+/// The SHA-256 (hex) of a confirm token: what `subscribers.confirm_hash` stores, and the only
+/// form in which a presented token travels to the writer.
+#[derive(Clone, PartialEq, Eq)]
+pub struct TokenHash(String);
+
+impl TokenHash {
+    pub fn of(token: &str) -> Self {
+        Self(sha256_hex(token.as_bytes()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for TokenHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "TokenHash({REDACTED})")
+    }
+}
+
 /// The capability to confirm one pending row, for one link lifetime.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ConfirmToken(String);

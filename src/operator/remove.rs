@@ -1,6 +1,6 @@
 //! `signupd remove EMAIL [--list ID] [--reason unsubscribed|not_me]`: the erasure request an
 //! operator receives by mail. It runs the same removal the manage page runs
-//! ([`crate::subscription::RemoveAddress`]): the row, its queued mail and any signup of the
+//! ([`crate::subscription::Subscriptions::remove_address`]): the row, its queued mail and any signup of the
 //! address not yet applied go, in one transaction, and only the suppression hash stays. Without
 //! `--list`, every configured list. The reason defaults to what the manage page would record
 //! (`unsubscribed` for a confirmed address, `not_me` for a pending one).
@@ -11,7 +11,7 @@ use super::Beside;
 use crate::clock::{Clock, SystemClock};
 use crate::domain::EmailAddress;
 use crate::storage::suppressions::Reason;
-use crate::subscription::RemoveAddress;
+use crate::subscription::Subscriptions;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ReasonArg {
@@ -42,22 +42,22 @@ pub async fn run(
     let email = EmailAddress::parse(email).map_err(|error| anyhow::anyhow!("EMAIL: {error}"))?;
     let lists = match list {
         Some(id) => {
-            anyhow::ensure!(beside.config.list(id).is_some(), "--list: no list with id {id:?} is configured");
-            vec![id.to_owned()]
+            let list = beside.config.list(id);
+            vec![list.ok_or_else(|| anyhow::anyhow!("--list: no list with id {id:?} is configured"))?.id.clone()]
         }
-        None => beside.config.lists.iter().map(|list| list.id.as_ref().to_owned()).collect(),
+        None => beside.config.lists.iter().map(|list| list.id.clone()).collect(),
     };
     let secrets = beside.secrets()?;
-    let command = RemoveAddress {
-        webhooks: beside.webhooks(&secrets)?,
-        hash_key: secrets.hash_key,
-        lists,
-        email: email.as_ref().to_owned(),
-        reason: reason.map(Reason::from),
-        now: SystemClock.now(),
-    };
+    let webhooks = beside.webhooks(&secrets)?;
     let writer = beside.writer()?;
-    let removed = writer.execute(command).await;
+    let subscriptions = Subscriptions {
+        config: &beside.config,
+        db: &beside.db,
+        writer: &writer,
+        hash_key: &secrets.hash_key,
+        webhooks: &webhooks,
+    };
+    let removed = subscriptions.remove_address(&lists, &email, reason.map(Reason::from), SystemClock.now()).await;
     // Closed here, not left to the process's exit: with no server running, the command's
     // connections were the last ones, and closing them removes the `-wal` and `-shm` files.
     writer.close().await?;

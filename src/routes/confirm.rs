@@ -22,8 +22,8 @@ use crate::routes::form;
 use crate::routes::pages::{self, MessagePage, html};
 use crate::state::AppState;
 use crate::storage::subscribers::{self, ConfirmView, Status};
-use crate::subscription::Confirm;
-use crate::tokens::{is_opaque, sha256_hex};
+use crate::subscription::ConfirmMethod;
+use crate::tokens::{TokenHash, is_opaque};
 
 #[derive(Template)]
 #[template(path = "pages/confirm.html")]
@@ -67,8 +67,8 @@ fn live(view: &ConfirmView, now: UnixSeconds) -> bool {
     view.expires_at.is_some_and(|expires| expires >= now)
 }
 
-async fn view(state: &AppState, hash: String) -> anyhow::Result<Option<ConfirmView>> {
-    state.db.run(move |conn| Ok::<_, anyhow::Error>(subscribers::find_by_confirm_hash(conn, &hash)?)).await
+async fn view(state: &AppState, hash: TokenHash) -> anyhow::Result<Option<ConfirmView>> {
+    state.db.run(move |conn| Ok::<_, anyhow::Error>(subscribers::find_by_confirm_hash(conn, hash.as_str())?)).await
 }
 
 /// `GET /confirm?token=T`: reads, never writes.
@@ -78,7 +78,7 @@ pub async fn confirm_page(req: HttpRequest, state: web::Data<AppState>) -> HttpR
     };
     let config = &state.config;
     let now = state.clock.now();
-    let found = match view(&state, sha256_hex(token.as_bytes())).await {
+    let found = match view(&state, TokenHash::of(&token)).await {
         Ok(found) => found,
         Err(error) => return storage_error(config, &error),
     };
@@ -110,7 +110,7 @@ pub async fn confirm(req: HttpRequest, payload: web::Payload, state: web::Data<A
         return malformed(&state.config);
     };
     let config = &state.config;
-    let hash = sha256_hex(token.as_bytes());
+    let hash = TokenHash::of(&token);
     let now = state.clock.now();
     let before = match view(&state, hash.clone()).await {
         Ok(before) => before,
@@ -125,33 +125,24 @@ pub async fn confirm(req: HttpRequest, payload: web::Payload, state: web::Data<A
     let retype = list.confirm_mode == ConfirmMode::Retype;
     let retyped = if retype {
         match form::field(&fields, "email").map(EmailAddress::parse) {
-            Some(Ok(email)) => Some(email.as_ref().to_owned()),
+            Some(Ok(email)) => Some(email),
             _ => return retype_again(config, list, &token),
         }
     } else {
         None
     };
 
-    let command = Confirm {
-        config: state.config.clone(),
-        hash_key: state.secrets.hash_key.clone(),
-        webhooks: state.webhooks.clone(),
-        confirm_hash: hash,
-        method: if retype { "retype" } else { "button" },
-        retyped_email: retyped,
-        now,
-    };
-    let method = command.method;
-    let result = state.writer.execute(command).await.map_err(anyhow::Error::from);
+    let method = if retype { ConfirmMethod::Retype } else { ConfirmMethod::Button };
+    let result = state.subscriptions().confirm(&hash, method, retyped.as_ref(), now).await;
     match result {
         Ok(Some(confirmed)) => {
-            tracing::info!(list = %confirmed.list_id, method, "signup confirmed");
-            crate::metrics::confirmation(&confirmed.list_id, method, confirmed.delay_secs);
+            tracing::info!(list = %confirmed.list_id, method = method.as_str(), "signup confirmed");
+            crate::metrics::confirmation(&confirmed.list_id, method.as_str(), confirmed.delay_secs);
             confirmed_redirect(config, &confirmed.list_id)
         }
         Ok(None) => {
             // Lost a race with a concurrent POST, a wrong retyped address, or an expired link.
-            match view(&state, sha256_hex(token.as_bytes())).await {
+            match view(&state, TokenHash::of(&token)).await {
                 Ok(Some(after)) if after.status == Status::Confirmed && live(&after, now) => {
                     confirmed_redirect(config, list.id.as_ref())
                 }

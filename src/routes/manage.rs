@@ -22,7 +22,7 @@ use crate::routes::form;
 use crate::routes::pages::{self, MessagePage, html};
 use crate::state::AppState;
 use crate::storage::subscribers::Removable;
-use crate::subscription::{RemovalTarget, Remove};
+use crate::subscription::{RemovalChannel, RemovalTarget};
 use crate::tokens::{TokenForm, sha256_hex};
 
 #[derive(Template)]
@@ -58,22 +58,14 @@ async fn lookup(state: &AppState, form: &TokenForm) -> anyhow::Result<(Option<Re
     Ok((row, claimed_list))
 }
 
-/// Removes the row a token names; returns the list id to show, if known. `via` is the metric
-/// label: `manage` or `one_click`.
-async fn remove(state: &AppState, form: &TokenForm, via: &'static str) -> anyhow::Result<Option<String>> {
+/// Removes the row a token names; returns the list id to show, if known.
+async fn remove(state: &AppState, form: &TokenForm, via: RemovalChannel) -> anyhow::Result<Option<String>> {
     let (target, claimed_list) = target(form);
-    let command = Remove {
-        hash_key: state.secrets.hash_key.clone(),
-        webhooks: state.webhooks.clone(),
-        via,
-        target,
-        now: state.clock.now(),
-    };
-    let Some(removed) = state.writer.execute(command).await? else {
+    let Some(removed) = state.subscriptions().remove(&target, via, state.clock.now()).await? else {
         return Ok(claimed_list);
     };
-    tracing::info!(list = %removed.list_id, reason = removed.reason.as_str(), via, "address removed");
-    crate::metrics::removal(&removed.list_id, removed.reason.as_str(), via);
+    tracing::info!(list = %removed.list_id, reason = removed.reason.as_str(), via = via.as_str(), "address removed");
+    crate::metrics::removal(&removed.list_id, removed.reason.as_str(), via.as_str());
     Ok(Some(removed.list_id))
 }
 
@@ -104,7 +96,7 @@ pub async fn manage(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
     let Some(form) = parse_token(&state, form::field(&fields, "token")) else {
         return malformed(&state.config);
     };
-    match remove(&state, &form, "manage").await {
+    match remove(&state, &form, RemovalChannel::Manage).await {
         Ok(list_id) => {
             let removed = list_id.map_or_else(|| "/removed".to_owned(), |id| format!("/removed?list={id}"));
             let location = href(&state.config, &removed);
@@ -128,7 +120,7 @@ pub async fn one_click(req: HttpRequest, payload: web::Payload, state: web::Data
     let Some(form) = parse_token(&state, form::query_param(&req, "token").as_deref()) else {
         return plain(StatusCode::BAD_REQUEST, "Invalid unsubscribe link.");
     };
-    match remove(&state, &form, "one_click").await {
+    match remove(&state, &form, RemovalChannel::OneClick).await {
         Ok(_) => plain(StatusCode::OK, "Unsubscribed"),
         Err(error) => {
             tracing::error!(error = format!("{error:#}"), "one-click unsubscribe failed");

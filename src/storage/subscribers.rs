@@ -195,16 +195,42 @@ pub fn find_by_confirm_hash(conn: &Connection, hash: &str) -> rusqlite::Result<O
         .optional()
 }
 
-/// A row that was just confirmed. No `Debug`: it holds the address.
+/// A pending row a confirm hash names, read before the confirmation is written (its webhook
+/// event and suppression hash are prepared from it). No `Debug`: it holds the address.
 #[allow(missing_debug_implementations)]
-pub struct JustConfirmed {
+pub struct ConfirmCandidate {
     pub id: String,
     pub list_id: String,
     pub email: String,
-    /// Seconds from the confirmation mail to the click.
-    pub delay_secs: Option<i64>,
     pub created_at: UnixSeconds,
     pub consent_version: String,
+}
+
+/// The pending row whose confirm hash is `hash`, live or not (the confirmation checks that).
+pub fn pending_by_confirm_hash(conn: &Connection, hash: &str) -> rusqlite::Result<Option<ConfirmCandidate>> {
+    conn.prepare_cached(
+        "SELECT id, list_id, email, created_at, consent_version FROM subscribers
+         WHERE confirm_hash = ?1 AND status = 'pending'",
+    )?
+    .query_row([hash], |row| {
+        Ok(ConfirmCandidate {
+            id: row.get(0)?,
+            list_id: row.get(1)?,
+            email: row.get(2)?,
+            created_at: row.get(3)?,
+            consent_version: row.get(4)?,
+        })
+    })
+    .optional()
+}
+
+/// A row that was just confirmed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JustConfirmed {
+    pub id: String,
+    pub list_id: String,
+    /// Seconds from the confirmation mail to the click.
+    pub delay_secs: Option<i64>,
 }
 
 /// The one atomic transition pending → confirmed (`docs/http-api.md`). With `retyped_email`, the row's
@@ -223,17 +249,10 @@ pub fn confirm(
              confirm_delay_secs = ?2 - confirmation_sent_at
          WHERE status = 'pending' AND confirm_hash = ?1 AND confirm_expires_at >= ?2
            AND (?4 IS NULL OR email = ?4)
-         RETURNING id, list_id, email, confirm_delay_secs, created_at, consent_version",
+         RETURNING id, list_id, confirm_delay_secs",
     )?
     .query_row(params![hash, now, method, retyped_email], |row| {
-        Ok(JustConfirmed {
-            id: row.get(0)?,
-            list_id: row.get(1)?,
-            email: row.get(2)?,
-            delay_secs: row.get(3)?,
-            created_at: row.get(4)?,
-            consent_version: row.get(5)?,
-        })
+        Ok(JustConfirmed { id: row.get(0)?, list_id: row.get(1)?, delay_secs: row.get(2)? })
     })
     .optional()
 }

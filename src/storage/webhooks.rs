@@ -7,8 +7,9 @@ use rusqlite::{Connection, params};
 
 use crate::clock::UnixSeconds;
 
-/// An event to queue for one endpoint.
-#[derive(Debug, Clone)]
+/// An event to queue for one endpoint. No `Debug`: the payload holds an address.
+#[allow(missing_debug_implementations)]
+#[derive(Clone)]
 pub struct NewDelivery<'a> {
     pub endpoint: &'a str,
     pub event_id: &'a str,

@@ -1,9 +1,10 @@
 //! Webhooks (`docs/operations.md`): subscriber events delivered to the operator's own systems, signed with
 //! the Standard Webhooks scheme, durable and in order.
 //!
-//! - **Queued with the change.** [`Webhooks::queue_confirmed`] and
-//!   [`Webhooks::queue_unsubscribed`] run inside the writer commands that confirm or remove
-//!   (`crate::subscription`), so the event commits with the change it reports or not at all. A
+//! - **Queued with the change.** [`Webhooks::confirmed`] and [`Webhooks::unsubscribed`] build
+//!   the event before the command that confirms or removes reaches the writer
+//!   (`crate::subscription`); the command queues it ([`PreparedEvent::queue`]) in its own
+//!   transaction, so the event commits with the change it reports or not at all. A
 //!   pending address that is removed or expires produces nothing: the receiver never knew it.
 //! - **Signed** per Standard Webhooks: `webhook-id` (the event id, the same on every retry),
 //!   `webhook-timestamp` (Unix seconds of the attempt) and `webhook-signature: v1,<base64 of
@@ -33,7 +34,6 @@ use serde_json::json;
 use crate::clock::{UnixSeconds, rfc3339};
 use crate::config::{Config, WebhookConfig, WebhookEvent};
 use crate::mail::message::Links;
-use crate::storage::intake;
 use crate::storage::webhooks::{self, NewDelivery};
 use crate::tokens::Keyring;
 
@@ -159,14 +159,23 @@ impl Webhooks {
         self.inner.timeout
     }
 
-    /// Queues `subscriber.confirmed` for every endpoint that wants it; runs inside the confirm
-    /// command's transaction.
-    pub fn queue_confirmed(&self, conn: &Connection, confirmed: &ConfirmedEvent<'_>) -> anyhow::Result<()> {
-        if !self.any_wants(WebhookEvent::Confirmed, confirmed.list) {
-            return Ok(());
+    /// Whether any endpoint wants `subscriber.confirmed` for `list` (so the consent text is
+    /// read only when it will be sent).
+    pub fn wants_confirmed(&self, list: &str) -> bool {
+        self.any_wants(WebhookEvent::Confirmed, list)
+    }
+
+    /// `subscriber.confirmed` for every endpoint that wants it, ready for the confirm command to
+    /// queue; `None` when no endpoint wants it. Built before the command reaches the writer:
+    /// the body and the signed unsubscribe link are work the writer's thread should not do.
+    pub fn confirmed(
+        &self,
+        confirmed: &ConfirmedEvent<'_>,
+        consent_text: Option<&str>,
+    ) -> anyhow::Result<Option<PreparedEvent>> {
+        if !self.wants_confirmed(confirmed.list) {
+            return Ok(None);
         }
-        let consent_text =
-            intake::consent_text_agreed(conn, confirmed.list, confirmed.consent_version, confirmed.created_at)?;
         let token = self.inner.keyring.sign_unsubscribe(confirmed.list, confirmed.subscriber_id, confirmed.now);
         let data = json!({
             "list": confirmed.list,
@@ -179,14 +188,14 @@ impl Webhooks {
             "consent_text": consent_text,
             "unsubscribe_url": self.inner.links.unsubscribe(&token),
         });
-        self.queue(conn, WebhookEvent::Confirmed, confirmed.list, confirmed.subscriber_id, data, confirmed.now)
+        self.prepare(WebhookEvent::Confirmed, confirmed.list, confirmed.subscriber_id, data, confirmed.now).map(Some)
     }
 
-    /// Queues `subscriber.unsubscribed` (a confirmed subscriber left) for every endpoint that
-    /// wants it; runs inside the removal command's transaction.
-    pub fn queue_unsubscribed(&self, conn: &Connection, left: &UnsubscribedEvent<'_>) -> anyhow::Result<()> {
+    /// `subscriber.unsubscribed` (a confirmed subscriber left) for every endpoint that wants
+    /// it, ready for the removal command to queue; `None` when no endpoint wants it.
+    pub fn unsubscribed(&self, left: &UnsubscribedEvent<'_>) -> anyhow::Result<Option<PreparedEvent>> {
         if !self.any_wants(WebhookEvent::Unsubscribed, left.list) {
-            return Ok(());
+            return Ok(None);
         }
         let data = json!({
             "list": left.list,
@@ -195,34 +204,64 @@ impl Webhooks {
             "reason": left.reason,
             "via": left.via,
         });
-        self.queue(conn, WebhookEvent::Unsubscribed, left.list, left.subscriber_id, data, left.now)
+        self.prepare(WebhookEvent::Unsubscribed, left.list, left.subscriber_id, data, left.now).map(Some)
     }
 
     fn any_wants(&self, event: WebhookEvent, list: &str) -> bool {
         self.inner.endpoints.iter().any(|endpoint| endpoint.config.wants(event, list))
     }
 
-    fn queue(
+    fn prepare(
         &self,
-        conn: &Connection,
         event: WebhookEvent,
         list: &str,
         subscriber_id: &str,
         data: serde_json::Value,
         now: UnixSeconds,
-    ) -> anyhow::Result<()> {
-        let event_id = format!("evt_{}", uuid::Uuid::now_v7().simple());
-        let payload = json!({ "type": event.as_str(), "timestamp": rfc3339(now)?, "data": data }).to_string();
-        for endpoint in self.inner.endpoints.iter().filter(|endpoint| endpoint.config.wants(event, list)) {
+    ) -> anyhow::Result<PreparedEvent> {
+        Ok(PreparedEvent {
+            event_id: format!("evt_{}", uuid::Uuid::now_v7().simple()),
+            event_type: event.as_str(),
+            subscriber_id: subscriber_id.to_owned(),
+            payload: json!({ "type": event.as_str(), "timestamp": rfc3339(now)?, "data": data }).to_string(),
+            endpoints: self
+                .inner
+                .endpoints
+                .iter()
+                .filter(|endpoint| endpoint.config.wants(event, list))
+                .map(|endpoint| endpoint.config.name.clone())
+                .collect(),
+            now,
+        })
+    }
+}
+
+/// An event with its body, and the endpoints to deliver it to: what a writer command queues.
+/// No `Debug`: the body holds an address.
+#[allow(missing_debug_implementations)]
+pub struct PreparedEvent {
+    event_id: String,
+    event_type: &'static str,
+    subscriber_id: String,
+    payload: String,
+    endpoints: Vec<String>,
+    now: UnixSeconds,
+}
+
+impl PreparedEvent {
+    /// Queues one delivery per endpoint; runs inside the command that made the change the
+    /// event reports, so both commit together or not at all.
+    pub fn queue(&self, conn: &Connection) -> rusqlite::Result<()> {
+        for endpoint in &self.endpoints {
             webhooks::insert(
                 conn,
                 &NewDelivery {
-                    endpoint: &endpoint.config.name,
-                    event_id: &event_id,
-                    event_type: event.as_str(),
-                    subscriber_id,
-                    payload: &payload,
-                    now,
+                    endpoint,
+                    event_id: &self.event_id,
+                    event_type: self.event_type,
+                    subscriber_id: &self.subscriber_id,
+                    payload: &self.payload,
+                    now: self.now,
                 },
             )?;
         }

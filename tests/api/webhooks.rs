@@ -342,6 +342,55 @@ async fn a_pending_address_removed_produces_no_event_and_signupd_remove_of_a_con
     assert_eq!(count(&app, "webhook_deliveries"), 0);
 }
 
+/// The confirm button and the manage link clicked at once, for many addresses: whichever commits
+/// first, the events tell the receiver exactly what happened. A removal is prepared from the row
+/// as a reader saw it; one prepared from the pending row but written after the confirmation must
+/// be prepared again, so the receiver hears the confirmed subscriber leave, and the suppression
+/// says `unsubscribed`.
+#[actix_web::test]
+async fn confirm_and_remove_racing_leave_events_and_suppressions_that_match_what_happened() {
+    // Arrange
+    let receiver = Receiver::start(Reply::Status(204));
+    let (app, _) = app_with_hooks("", "", &[("crm", &receiver.url(HOOK_PATH))]).await;
+    let mut links = Vec::new();
+    for i in 0..24 {
+        let email = format!("racer{i}@example.com");
+        let (token, removal) = signed_up_and_mailed(&app, &email).await;
+        links.push((email, token, removal));
+    }
+
+    // Act: both clicks of every address at once
+    let clicks = links.iter().map(|(_, token, removal)| async {
+        futures_util::join!(post_token(&app, "/api/confirm", token), post_token(&app, "/api/manage", removal))
+    });
+    futures_util::future::join_all(clicks).await;
+
+    // Assert: every address removed, with either nothing reported (removed while pending) or
+    // both events (confirmed, then left), never a confirmation alone
+    let rows = queued(&app);
+    let mut left = 0;
+    for (email, _, _) in &links {
+        assert_eq!(status_of(&app, email), None, "{email}: removed, whichever came first");
+        let events: Vec<&str> = rows
+            .iter()
+            .filter(|row| row.payload["data"]["email"] == email.as_str())
+            .map(|row| row.event_type.as_str())
+            .collect();
+        match events.as_slice() {
+            [] => {}
+            [CONFIRMED, UNSUBSCRIBED] => left += 1,
+            other => panic!("{email}: {other:?}"),
+        }
+    }
+    let by_reason = |reason: &str| {
+        db(&app)
+            .query_row("SELECT count(*) FROM suppressions WHERE reason = ?1", [reason], |row| row.get::<_, i64>(0))
+            .unwrap()
+    };
+    assert_eq!(by_reason("unsubscribed"), left, "one unsubscribed suppression per confirmed subscriber who left");
+    assert_eq!(by_reason("not_me"), 24 - left, "one not_me suppression per address removed while pending");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Signatures, checked by another language's implementation of the scheme
 
