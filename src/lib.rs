@@ -4,16 +4,18 @@
 //!
 //! # Layout
 //!
-//! - [`app`]: assembly — start-up order, `Application::build` / `run_until_stopped`.
+//! - [`app`]: assembly — start-up order, `Application::build` / `run_until_stopped`, and the
+//!   metrics listener with its gauge refresh (`app::metrics_server`).
+//! - [`background`]: the one loop every background worker runs (jittered tick, rounds, stop).
 //! - [`preflight`]: every start-up check that writes nothing (files, credentials, transport,
 //!   webhooks), shared by `serve` and `check-config`.
-//! - [`state`]: `AppState`, what every handler, worker and the scheduler share; built by
-//!   [`app`], used by everything else.
+//! - [`state`]: `AppState`, what every handler and the scheduler share; built by [`app`]. The
+//!   workers take only their parts of it (`Intake`, `Mailer`, `Deliverer`).
 //! - [`cli`]: the clap command line (`docs/operations.md`).
 //! - [`commands`]: one function per subcommand.
 //! - [`operator`]: the operator's commands beside a running server — export, remove, stats,
 //!   backup — and the one way they open the database.
-//! - [`metrics`]: Prometheus counters, gauges and histograms on their own listener.
+//! - [`metrics`]: the Prometheus metrics' names, and recording them; a leaf.
 //! - [`config`]: defaults + TOML + environment → a checked `Config`; errors name the key.
 //! - [`secrets`]: the token signing secret, verify-only secrets and the hash key; generated 0600.
 //!   Where credentials are found (`$CREDENTIALS_DIRECTORY`, or `credentials/` beside the config
@@ -24,27 +26,36 @@
 //!   `signup::intake` (record a signup), `signup::state_table` (apply intake), `mail::queue`
 //!   (claim and settle mail), `webhooks::worker` (claim and settle deliveries),
 //!   [`subscription`] (confirm, remove), [`scheduler`] (cleanup), and the writer's readiness
-//!   probe. Everything else reads through the `query_only` pool [`storage::Db`]. Migrations,
-//!   one file per table family.
+//!   probe. Everything else reads through the `query_only` pool [`storage::Db`]. All SQL of
+//!   the program lives here, in functions named for what they answer, one file per table
+//!   family; migrations are split by schema version.
 //! - [`mail`]: mail messages, SMTP/file transports, the mail workers, alerts.
 //! - [`routes`]: HTTP endpoints, one file per endpoint family.
 //! - [`presentation`]: how a list's pages and mails look and speak — the message catalogues
-//!   (`locales/*.toml`), the page frame (site name, way back, privacy link), the accent colour's
-//!   contrast arithmetic and the stylesheets.
+//!   (`locales/*.toml`) and the accent colour's contrast arithmetic; a leaf that [`config`]
+//!   reads.
+//! - [`frame`]: what every page is drawn in — the frame (site name, way back, privacy link) and
+//!   the stylesheets — built from the configuration.
 //! - [`middleware`]: access log (no query strings) and the security headers of HTML pages.
-//! - [`domain`]: types valid by construction (`ListId`, `EmailAddress`).
+//! - [`domain`]: types valid by construction (`ListId`, `EmailAddress`, `TrustedProxies`) and
+//!   Cloudflare's published ranges; leaves the configuration is built from.
 //! - [`domain_policy`]: which email domains signup accepts — the blocked domains file (reloaded
 //!   on SIGHUP) and the MX check.
-//! - [`ratelimit`]: who the client is (trusted proxies, Cloudflare ranges) and the persistent
-//!   per-network counters.
+//! - [`ratelimit`]: who the client is (behind trusted proxies) and the persistent per-network
+//!   counters.
 //! - [`scheduler`]: the hourly cleanup (tokio-cron-scheduler), also run once at start.
 //! - [`signup`]: recording signup requests, and the intake worker that applies the state table
 //!   on a jittered tick.
-//! - [`subscription`]: confirming and removing, shared by the routes and the command line.
+//! - [`subscription`]: confirming and removing, prepared off the writer thread and checked in
+//!   it; shared by the routes and the command line.
 //! - [`tokens`]: token derivation and the hashes that are stored instead of tokens.
-//! - [`webhooks`]: subscriber events for the operator's systems — queued with the change,
-//!   signed (Standard Webhooks), delivered in order by one worker per endpoint.
-//! - [`clock`]: injected time, so tests never sleep; the jittered ticks and the retry backoff.
+//! - [`webhooks`]: subscriber events for the operator's systems — prepared before the change,
+//!   queued with it, signed (Standard Webhooks), delivered in order by one worker per endpoint.
+//!
+//! No module imports a module that imports it back (`.ci/modcycles` checks it in CI): the
+//! leaves (`clock`, `domain`, `presentation`, `config`, `metrics`) import nothing above them.
+//! - [`clock`]: injected time, so tests never sleep; the jittered ticks, the retry backoff and
+//!   RFC 3339 formatting.
 //! - [`telemetry`]: tracing setup, text or JSON lines.
 
 pub mod app;

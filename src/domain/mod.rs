@@ -1,5 +1,7 @@
 //! Types that are valid by construction: every string from outside becomes one of these through
-//! a fallible `parse`, so code that holds one never checks it again.
+//! a fallible `parse`, so code that holds one never checks it again — `ListId`, `EmailAddress`,
+//! `TrustedProxies` — and the data one of them needs, Cloudflare's published ranges
+//! ([`cloudflare`]). A leaf: the configuration is built from these.
 
 pub mod cloudflare;
 mod email_address;

@@ -12,7 +12,8 @@
 //! work ran right after each request, the *next* request would wait for it, and its timing would
 //! tell what the previous address was. On the tick, the work is applied in chunks of mixed items,
 //! each in a commit of its own between two batches of requests: its cost is not tied to any one
-//! request, and no request waits for it inside its own commit.
+//! request, and no request waits for it inside its own commit. The tick, the rounds and the stop
+//! are the loop every worker shares ([`crate::background`]).
 
 mod intake;
 mod state_table;

@@ -11,13 +11,19 @@
 //! removes the `-wal` and `-shm` files when the last connection to the database closes, so
 //! only `signupd.sqlite3` stays behind.
 //!
+//! Every SQL statement of the program is here, in functions named for what they answer.
+//!
 //! Layout: `writer` (the one writer and its [`Command`] trait), `batch` (what a command runs
-//! against: the connection and the batch's in-memory counters), `migrations` (the embedded
-//! schema), then one file per table family: `intake` (accepted signup requests and consent
-//! texts), `subscribers` (rows), `outbox` (queued mail, leases, the sending budget),
-//! `suppressions` (hashed do-not-mail entries), `address_mails` (the per-address mail cap),
-//! `counters` (the surge and per-network mail counts). Rate-limit counters live with the
-//! limiter.
+//! against: the connection and the batch's in-memory counters), `file` (the database file made
+//! and checked before the writer opens it), `migrations` (the embedded schema, one file per
+//! schema version), then one file per table family: `intake` (accepted signup requests, consent
+//! texts and which text a row agreed to), `subscribers` (rows, the cleanup's deletions, the
+//! export's reading), `outbox` (queued mail, leases, the sending budget), `suppressions` (hashed
+//! do-not-mail entries), `address_mails` (the per-address mail cap), `counters` (the surge and
+//! per-network mail counts, and the expiry of every `rate_limits` counter; the limiter counts
+//! its own keys through [`Batch`]), `webhooks` (deliveries waiting for an endpoint),
+//! `service_runs` (when the cleanup last ran). Beside them: `figures` (counts for `signupd
+//! stats` and the metrics gauges) and `backup` (the online copy for `signupd backup`).
 
 pub mod address_mails;
 pub mod backup;
