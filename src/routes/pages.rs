@@ -83,14 +83,6 @@ pub fn list_param(req: &HttpRequest) -> Option<String> {
     super::form::query_param(req, "list")
 }
 
-/// The list a form is for when none is named: the only list, if there is exactly one.
-pub fn default_list(config: &Config) -> Option<&ListConfig> {
-    match config.lists.as_slice() {
-        [only] => Some(only),
-        _ => None,
-    }
-}
-
 /// The empty form of `list`.
 fn empty_form(config: &Config, list: &ListConfig) -> HttpResponse {
     html(StatusCode::OK, &SignupPage { chrome: Chrome::for_list(config, list), list, email: "", error: None })
@@ -99,7 +91,7 @@ fn empty_form(config: &Config, list: &ListConfig) -> HttpResponse {
 /// `GET /`: the form of the only list, or a choice of lists.
 pub async fn index(state: web::Data<AppState>) -> HttpResponse {
     let config = &state.config;
-    match default_list(config) {
+    match config.default_list() {
         Some(list) => empty_form(config, list),
         None => html(StatusCode::OK, &ListsPage { chrome: Chrome::general(config), lists: &config.lists }),
     }

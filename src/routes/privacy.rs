@@ -84,7 +84,7 @@ pub async fn privacy_page(req: HttpRequest, state: web::Data<AppState>) -> HttpR
     let config = &state.config;
     let list = match pages::list_param(&req) {
         Some(id) => config.list(&id),
-        None => pages::default_list(config),
+        None => config.default_list(),
     };
     match list {
         Some(list) => html(StatusCode::OK, &PrivacyPage::new(config, list)),

@@ -180,7 +180,7 @@ impl Answer<'_> {
             let mut redirect = self.builder(StatusCode::SEE_OTHER);
             return redirect.insert_header((header::LOCATION, location)).finish();
         }
-        let Some(list) = self.list.or_else(|| pages::default_list(self.config)).or(self.config.lists.first()) else {
+        let Some(list) = self.list.or_else(|| self.config.default_list()).or(self.config.lists.first()) else {
             let english = Language::english().messages();
             return builder.content_type("text/plain; charset=utf-8").body(refusal.message(english).to_string());
         };
@@ -272,7 +272,7 @@ pub async fn signup(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
     let typed_email = fields.email.as_deref().unwrap_or("");
     answer.list = match fields.list.as_deref() {
         Some(id) => config.list(id),
-        None => pages::default_list(config),
+        None => config.default_list(),
     };
     answer.return_to = answer.list.and_then(|list| allowed_return_to(list, fields.return_to.as_deref()));
 
