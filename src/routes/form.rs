@@ -291,12 +291,15 @@ fn request_timeout(
 
 /// Whether the client of a signup gets JSON: it asks for it, or it sent JSON.
 fn wants_json(req: &HttpRequest) -> bool {
-    let asks = req
-        .headers()
+    accepts_json(req) || body_kind(req) == Ok(BodyKind::Json)
+}
+
+/// Whether any `Accept` header of the request names `application/json`.
+pub fn accepts_json(req: &HttpRequest) -> bool {
+    req.headers()
         .get_all(header::ACCEPT)
         .filter_map(|value| value.to_str().ok())
-        .any(|value| value.to_ascii_lowercase().contains("application/json"));
-    asks || body_kind(req) == Ok(BodyKind::Json)
+        .any(|value| value.to_ascii_lowercase().contains("application/json"))
 }
 
 /// The first value of `name` in the request's query string.

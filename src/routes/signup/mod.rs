@@ -232,20 +232,13 @@ fn allowed_return_to(list: &ListConfig, return_to: Option<&str>) -> Option<Url> 
     list.allowed_origins.contains(&url.origin().ascii_serialization()).then_some(url)
 }
 
-fn accepts_json(req: &HttpRequest) -> bool {
-    req.headers()
-        .get_all(header::ACCEPT)
-        .filter_map(|value| value.to_str().ok())
-        .any(|value| value.to_ascii_lowercase().contains("application/json"))
-}
-
 /// `POST /api/signup`.
 pub async fn signup(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
     let config = &state.config;
     let origin = request_origin(&req);
     let mut answer = Answer {
         config,
-        json: accepts_json(&req),
+        json: body::accepts_json(&req),
         list: None,
         return_to: None,
         cors_origin: cors_origin(config, origin.as_ref()),
@@ -345,7 +338,12 @@ pub async fn preflight(req: HttpRequest, state: web::Data<AppState>) -> HttpResp
 
 /// Any other method on `/api/signup`.
 pub async fn method_not_allowed(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    let answer =
-        Answer { config: &state.config, json: accepts_json(&req), list: None, return_to: None, cors_origin: None };
+    let answer = Answer {
+        config: &state.config,
+        json: body::accepts_json(&req),
+        list: None,
+        return_to: None,
+        cors_origin: None,
+    };
     answer.refuse(Refusal::MethodNotAllowed, "")
 }
