@@ -6,9 +6,10 @@ mod confirm;
 pub mod form;
 mod health;
 mod manage;
-pub mod pages;
+mod pages;
 mod privacy;
 mod signup;
+mod stylesheets;
 
 #[doc(hidden)]
 pub use manage::is_one_click_body;
@@ -32,12 +33,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     let read = || web::route().guard(guard::Any(guard::Get()).or(guard::Head()));
     cfg.route("/healthz", web::get().to(health::healthz))
         .route("/readyz", web::get().to(health::readyz))
-        .route("/", read().to(pages::index))
-        .route("/signup", read().to(pages::signup_form))
-        .route("/check-inbox", read().to(pages::check_inbox))
-        .route("/static/style.css", read().to(pages::stylesheet))
-        .route("/static/list.css", read().to(pages::list_stylesheet))
-        .route("/static/custom.css", read().to(pages::custom_stylesheet))
+        .route("/", read().to(signup::index))
+        .route("/signup", read().to(signup::signup_form))
+        .route("/check-inbox", read().to(signup::check_inbox))
+        .route("/static/style.css", read().to(stylesheets::stylesheet))
+        .route("/static/list.css", read().to(stylesheets::list_stylesheet))
+        .route("/static/custom.css", read().to(stylesheets::custom_stylesheet))
         .route("/privacy", read().to(privacy::privacy_page))
         // Browsers ask for it on every first visit; an empty answer keeps 404s out of the log.
         .route("/favicon.ico", read().to(|| async { actix_web::HttpResponse::NoContent().finish() }))

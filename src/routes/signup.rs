@@ -1,5 +1,10 @@
-//! `POST /api/signup` and its CORS preflight (`docs/http-api.md`), checks in the contract's order,
-//! cheapest first; nothing is written before step 6:
+//! Signing up (`docs/http-api.md`): the hosted form (`GET /`, `GET /signup?list=ID`), `POST
+//! /api/signup` with its CORS preflight, and "check your inbox" (`GET /check-inbox?list=ID`), where
+//! a successful signup from a browser ends. The pages answer GET and HEAD and never write; with
+//! several lists and none named, `GET /` offers a choice of lists.
+//!
+//! `POST /api/signup` checks in the contract's order, cheapest first; nothing is written before
+//! step 6:
 //!
 //! 1. method (405 with `Allow`), content type (415), body size (413);
 //! 2. `Origin` against the list's `allowed_origins` (403 `origin_not_allowed`);
@@ -22,6 +27,7 @@
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, web};
+use askama::Template;
 use url::Url;
 
 use crate::config::{Config, ListConfig};
@@ -31,9 +37,39 @@ use crate::frame::Chrome;
 use crate::presentation::{Language, Messages, Text};
 use crate::ratelimit::{ClientNet, Neighbourhood, client_ip};
 use crate::routes::form::{self as body, BodyError, BodyKind};
-use crate::routes::pages::{self, SignupPage};
+use crate::routes::pages::{self, html};
 use crate::signup::{IntakeOutcome, SignupRequest};
 use crate::state::AppState;
+
+#[derive(Template)]
+#[template(path = "pages/signup.html")]
+struct SignupPage<'a> {
+    chrome: Chrome<'a>,
+    list: &'a ListConfig,
+    /// The address the visitor typed, shown again after an error (escaped by askama).
+    email: &'a str,
+    error: Option<&'a str>,
+}
+
+impl std::fmt::Debug for SignupPage<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SignupPage").field("list", &self.list.id).finish_non_exhaustive()
+    }
+}
+
+#[derive(Debug, Template)]
+#[template(path = "pages/lists.html")]
+struct ListsPage<'a> {
+    chrome: Chrome<'a>,
+    lists: &'a [ListConfig],
+}
+
+#[derive(Debug, Template)]
+#[template(path = "pages/check_inbox.html")]
+struct CheckInboxPage<'a> {
+    chrome: Chrome<'a>,
+    list_name: Option<&'a str>,
+}
 
 /// Every way a signup can be refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -186,8 +222,7 @@ impl Answer<'_> {
         };
         let chrome = Chrome::for_list(self.config, list);
         let message = refusal.message(chrome.t).to_string();
-        let page =
-            pages::html(refusal.status(), &SignupPage { chrome, list, email: typed_email, error: Some(&message) });
+        let page = html(refusal.status(), &SignupPage { chrome, list, email: typed_email, error: Some(&message) });
         // Keep the status, Retry-After, Allow and CORS headers decided above.
         let mut response = builder.content_type("text/html; charset=utf-8").body(page.into_body());
         response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -230,6 +265,31 @@ fn allowed_return_to(list: &ListConfig, return_to: Option<&str>) -> Option<Url> 
         return None;
     }
     list.allowed_origins.contains(&url.origin().ascii_serialization()).then_some(url)
+}
+
+/// The empty form of `list`.
+fn empty_form(config: &Config, list: &ListConfig) -> HttpResponse {
+    html(StatusCode::OK, &SignupPage { chrome: Chrome::for_list(config, list), list, email: "", error: None })
+}
+
+/// `GET /`: the form of the only list, or a choice of lists.
+pub async fn index(state: web::Data<AppState>) -> HttpResponse {
+    let config = &state.config;
+    match config.default_list() {
+        Some(list) => empty_form(config, list),
+        None => html(StatusCode::OK, &ListsPage { chrome: Chrome::general(config), lists: &config.lists }),
+    }
+}
+
+/// `GET /signup?list=ID`.
+pub async fn signup_form(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    let Some(id) = pages::list_param(&req) else {
+        return index(state).await;
+    };
+    match state.config.list(&id) {
+        Some(list) => empty_form(&state.config, list),
+        None => pages::not_found(&state.config),
+    }
 }
 
 /// `POST /api/signup`.
@@ -346,4 +406,11 @@ pub async fn method_not_allowed(req: HttpRequest, state: web::Data<AppState>) ->
         cors_origin: None,
     };
     answer.refuse(Refusal::MethodNotAllowed, "")
+}
+
+/// `GET /check-inbox?list=ID`: the same page for every address.
+pub async fn check_inbox(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    let list = pages::list_param(&req).and_then(|id| state.config.list(&id));
+    let chrome = Chrome::for_optional(&state.config, list);
+    html(StatusCode::OK, &CheckInboxPage { chrome, list_name: list.map(|list| list.name.as_str()) })
 }
