@@ -18,8 +18,9 @@ use crate::clock::UnixSeconds;
 use crate::config::{Config, ConfirmMode, ListConfig};
 use crate::domain::EmailAddress;
 use crate::frame::{Chrome, href};
+use crate::routes::error_pages;
 use crate::routes::form;
-use crate::routes::pages::{self, MessagePage, html};
+use crate::routes::render::{MessagePage, html};
 use crate::state::AppState;
 use crate::storage::subscribers::{self, ConfirmView, Status};
 use crate::subscription::Confirm;
@@ -39,13 +40,6 @@ impl std::fmt::Debug for ConfirmPage<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ConfirmPage").field("list", &self.list.id).finish_non_exhaustive()
     }
-}
-
-/// 400: a token that cannot be one (cut off or changed on the way). Shared with the manage page.
-pub fn malformed(config: &Config) -> HttpResponse {
-    let chrome = Chrome::general(config);
-    let t = chrome.t;
-    html(StatusCode::BAD_REQUEST, &MessagePage::new(chrome, &t.errors.incomplete_title, &t.errors.incomplete))
 }
 
 fn expired(config: &Config, list: Option<&ListConfig>) -> HttpResponse {
@@ -74,13 +68,13 @@ async fn view(state: &AppState, hash: String) -> anyhow::Result<Option<ConfirmVi
 /// `GET /confirm?token=T`: reads, never writes.
 pub async fn confirm_page(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
     let Some(token) = form::query_param(&req, "token").filter(|token| is_opaque(token)) else {
-        return malformed(&state.config);
+        return error_pages::incomplete_link(&state.config);
     };
     let config = &state.config;
     let now = state.clock.now();
     let found = match view(&state, sha256_hex(token.as_bytes())).await {
         Ok(found) => found,
-        Err(error) => return storage_error(config, &error),
+        Err(error) => return error_pages::storage_unavailable(config, &error),
     };
     let Some((view, list)) = found.and_then(|view| config.list(&view.list_id).map(|list| (view, list))) else {
         return expired(config, None);
@@ -104,17 +98,17 @@ pub async fn confirm_page(req: HttpRequest, state: web::Data<AppState>) -> HttpR
 pub async fn confirm(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
     let fields = match form::read_form(&req, payload, state.config.server.max_body_bytes).await {
         Some(fields) => fields,
-        None => return malformed(&state.config),
+        None => return error_pages::incomplete_link(&state.config),
     };
     let Some(token) = form::field(&fields, "token").filter(|token| is_opaque(token)).map(str::to_owned) else {
-        return malformed(&state.config);
+        return error_pages::incomplete_link(&state.config);
     };
     let config = &state.config;
     let hash = sha256_hex(token.as_bytes());
     let now = state.clock.now();
     let before = match view(&state, hash.clone()).await {
         Ok(before) => before,
-        Err(error) => return storage_error(config, &error),
+        Err(error) => return error_pages::storage_unavailable(config, &error),
     };
     let Some((before, list)) = before.and_then(|view| config.list(&view.list_id).map(|list| (view, list))) else {
         return expired(config, None);
@@ -159,10 +153,10 @@ pub async fn confirm(req: HttpRequest, payload: web::Payload, state: web::Data<A
                     retype_again(config, list, &token)
                 }
                 Ok(_) => expired(config, Some(list)),
-                Err(error) => storage_error(config, &error),
+                Err(error) => error_pages::storage_unavailable(config, &error),
             }
         }
-        Err(error) => storage_error(config, &error),
+        Err(error) => error_pages::storage_unavailable(config, &error),
     }
 }
 
@@ -172,18 +166,9 @@ fn retype_again(config: &Config, list: &ListConfig, token: &str) -> HttpResponse
     html(StatusCode::BAD_REQUEST, &ConfirmPage { chrome, list, token, retype: true, error: Some(&error) })
 }
 
-/// 503: the database could not be reached; the detail goes to the log only.
-pub fn storage_error(config: &Config, error: &anyhow::Error) -> HttpResponse {
-    tracing::error!(error = format!("{error:#}"), "database unavailable");
-    let chrome = Chrome::general(config);
-    let t = chrome.t;
-    let page = MessagePage::new(chrome, &t.errors.unavailable_title, &t.errors.unavailable);
-    super::retry_storage_later(html(StatusCode::SERVICE_UNAVAILABLE, &page))
-}
-
 /// `GET /confirmed?list=ID`: thanks, and the way back to the site when the list has one.
 pub async fn confirmed_page(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    let list = pages::list_param(&req).and_then(|id| state.config.list(&id));
+    let list = form::list_param(&req).and_then(|id| state.config.list(&id));
     let chrome = Chrome::for_optional(&state.config, list);
     let t = chrome.t;
     let message = list.map_or_else(|| t.confirm.done_any.to_string(), |list| t.confirm.done.with(&list.name));

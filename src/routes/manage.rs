@@ -16,10 +16,10 @@ use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 
-use super::confirm::{malformed, storage_error};
 use crate::frame::{Chrome, href};
+use crate::routes::error_pages;
 use crate::routes::form;
-use crate::routes::pages::{self, MessagePage, html};
+use crate::routes::render::{MessagePage, html};
 use crate::state::AppState;
 use crate::storage::subscribers::Removable;
 use crate::subscription::{RemovalTarget, Remove};
@@ -85,11 +85,11 @@ fn parse_token(state: &AppState, token: Option<&str>) -> Option<TokenForm> {
 pub async fn manage_page(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
     let raw = form::query_param(&req, "token");
     let Some(form) = parse_token(&state, raw.as_deref()) else {
-        return malformed(&state.config);
+        return error_pages::incomplete_link(&state.config);
     };
     let (row, claimed_list) = match lookup(&state, &form).await {
         Ok(found) => found,
-        Err(error) => return storage_error(&state.config, &error),
+        Err(error) => return error_pages::storage_unavailable(&state.config, &error),
     };
     let list_id = row.map(|row| row.list_id).or(claimed_list);
     let list = list_id.and_then(|id| state.config.list(&id));
@@ -102,7 +102,7 @@ pub async fn manage_page(req: HttpRequest, state: web::Data<AppState>) -> HttpRe
 pub async fn manage(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
     let fields = form::read_form(&req, payload, state.config.server.max_body_bytes).await.unwrap_or_default();
     let Some(form) = parse_token(&state, form::field(&fields, "token")) else {
-        return malformed(&state.config);
+        return error_pages::incomplete_link(&state.config);
     };
     match remove(&state, &form, "manage").await {
         Ok(list_id) => {
@@ -110,7 +110,7 @@ pub async fn manage(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
             let location = href(&state.config, &removed);
             HttpResponse::SeeOther().insert_header((header::LOCATION, location)).finish()
         }
-        Err(error) => storage_error(&state.config, &error),
+        Err(error) => error_pages::storage_unavailable(&state.config, &error),
     }
 }
 
@@ -132,7 +132,7 @@ pub async fn one_click(req: HttpRequest, payload: web::Payload, state: web::Data
         Ok(_) => plain(StatusCode::OK, "Unsubscribed"),
         Err(error) => {
             tracing::error!(error = format!("{error:#}"), "one-click unsubscribe failed");
-            super::retry_storage_later(plain(StatusCode::SERVICE_UNAVAILABLE, "Please try again later."))
+            error_pages::retry_storage_later(plain(StatusCode::SERVICE_UNAVAILABLE, "Please try again later."))
         }
     }
 }
@@ -155,7 +155,7 @@ pub async fn unsubscribe_redirect(req: HttpRequest, state: web::Data<AppState>) 
 
 /// `GET /removed?list=ID`.
 pub async fn removed_page(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    let list = pages::list_param(&req).and_then(|id| state.config.list(&id));
+    let list = form::list_param(&req).and_then(|id| state.config.list(&id));
     let chrome = Chrome::for_optional(&state.config, list);
     let t = chrome.t;
     let message = list.map_or_else(|| t.manage.removed_any.to_string(), |list| t.manage.removed.with(&list.name));

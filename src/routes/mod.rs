@@ -1,13 +1,14 @@
 //! HTTP routes, one file per endpoint family (GET page and POST action side by side).
 
 mod confirm;
+mod error_pages;
 // Public for the fuzz targets (`fuzz/`), which read bodies exactly as the routes do.
 #[doc(hidden)]
 pub mod form;
 mod health;
 mod manage;
-mod pages;
 mod privacy;
+mod render;
 mod signup;
 mod stylesheets;
 
@@ -15,17 +16,6 @@ mod stylesheets;
 pub use manage::is_one_click_body;
 
 use actix_web::{guard, web};
-
-/// `Retry-After` of every 503 that says the database could not be written: long enough for a
-/// lock holder or a full disk to be dealt with, short enough that a person tries again.
-const STORAGE_RETRY_AFTER_SECS: u64 = 30;
-
-/// `response` (a 503 for storage) with the `Retry-After` every such answer carries.
-fn retry_storage_later(mut response: actix_web::HttpResponse) -> actix_web::HttpResponse {
-    let seconds = actix_web::http::header::HeaderValue::from(STORAGE_RETRY_AFTER_SECS);
-    response.headers_mut().insert(actix_web::http::header::RETRY_AFTER, seconds);
-    response
-}
 
 /// Registers every route.
 pub fn configure(cfg: &mut web::ServiceConfig) {

@@ -36,8 +36,9 @@ use crate::domain_policy::Verdict;
 use crate::frame::Chrome;
 use crate::presentation::{Language, Messages, Text};
 use crate::ratelimit::{ClientNet, Neighbourhood, client_ip};
+use crate::routes::error_pages;
 use crate::routes::form::{self as body, BodyError, BodyKind};
-use crate::routes::pages::{self, html};
+use crate::routes::render::html;
 use crate::signup::{IntakeOutcome, SignupRequest};
 use crate::state::AppState;
 
@@ -143,7 +144,7 @@ impl Refusal {
     fn retry_after(self) -> Option<u64> {
         match self {
             Self::RateLimited { retry_after_secs } => Some(retry_after_secs),
-            Self::StorageUnavailable => Some(super::STORAGE_RETRY_AFTER_SECS),
+            Self::StorageUnavailable => Some(error_pages::STORAGE_RETRY_AFTER_SECS),
             _ => None,
         }
     }
@@ -283,12 +284,12 @@ pub async fn index(state: web::Data<AppState>) -> HttpResponse {
 
 /// `GET /signup?list=ID`.
 pub async fn signup_form(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    let Some(id) = pages::list_param(&req) else {
+    let Some(id) = body::list_param(&req) else {
         return index(state).await;
     };
     match state.config.list(&id) {
         Some(list) => empty_form(&state.config, list),
-        None => pages::not_found(&state.config),
+        None => error_pages::not_found(&state.config),
     }
 }
 
@@ -410,7 +411,7 @@ pub async fn method_not_allowed(req: HttpRequest, state: web::Data<AppState>) ->
 
 /// `GET /check-inbox?list=ID`: the same page for every address.
 pub async fn check_inbox(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    let list = pages::list_param(&req).and_then(|id| state.config.list(&id));
+    let list = body::list_param(&req).and_then(|id| state.config.list(&id));
     let chrome = Chrome::for_optional(&state.config, list);
     html(StatusCode::OK, &CheckInboxPage { chrome, list_name: list.map(|list| list.name.as_str()) })
 }

@@ -6,7 +6,7 @@
 
 use actix_web::{HttpRequest, HttpResponse, web};
 
-use crate::routes::pages::list_param;
+use crate::routes::form::list_param;
 use crate::state::AppState;
 
 const STYLESHEET: &str = include_str!("../../static/style.css");

@@ -1,12 +1,14 @@
-//! What the pages of more than one route family use: [`html`], which answers with a rendered
-//! page, the one-paragraph [`MessagePage`], the `list` query parameter and the not-found page.
+//! How a route answers with a page: [`html`] renders an askama page with its status, and
+//! [`MessagePage`] is the page of a title, one paragraph and perhaps a link (confirmed, removed,
+//! and most error pages). Pages have no JavaScript and no third-party resources; the security
+//! headers come from [`crate::middleware`]; every page carries a [`Chrome`]: its language, brand
+//! and stylesheets.
 
+use actix_web::HttpResponse;
 use actix_web::http::StatusCode;
-use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 
-use crate::config::Config;
-use crate::frame::{Chrome, href};
+use crate::frame::Chrome;
 
 #[derive(Debug, Template)]
 #[template(path = "pages/message.html")]
@@ -41,17 +43,4 @@ pub fn html(status: StatusCode, page: &impl Template) -> HttpResponse {
             HttpResponse::InternalServerError().content_type("text/plain; charset=utf-8").body("internal error")
         }
     }
-}
-
-/// The `list` query parameter, if present.
-pub fn list_param(req: &HttpRequest) -> Option<String> {
-    super::form::query_param(req, "list")
-}
-
-pub fn not_found(config: &Config) -> HttpResponse {
-    let chrome = Chrome::general(config);
-    let t = chrome.t;
-    let page = MessagePage::new(chrome, &t.errors.not_found_title, &t.errors.not_found)
-        .with_link(href(config, "/"), &t.errors.not_found_link);
-    html(StatusCode::NOT_FOUND, &page)
 }
