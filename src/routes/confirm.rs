@@ -7,7 +7,8 @@
 //! scanner cannot know.
 //!
 //! A repeat POST of a token that already confirmed its row, within the link's lifetime, ends at
-//! the same `/confirmed` page: a person who clicks after a scanner did sees success.
+//! the same `/confirmed` page (`GET /confirmed?list=ID`): a person who clicks after a scanner
+//! did sees success. Every failure, GET or POST, is a [`ConfirmError`], answered in one place.
 
 use actix_web::http::StatusCode;
 use actix_web::http::header;
@@ -42,13 +43,52 @@ impl std::fmt::Debug for ConfirmPage<'_> {
     }
 }
 
-fn expired(config: &Config, list: Option<&ListConfig>) -> HttpResponse {
-    let signup = href(config, &list.map_or_else(|| "/".to_owned(), |list| format!("/signup?list={}", list.id)));
-    let chrome = Chrome::for_optional(config, list);
-    let t = chrome.t;
-    let page = MessagePage::new(chrome, &t.confirm.expired_title, &t.confirm.expired)
-        .with_link(signup, &t.confirm.sign_up_again);
-    html(StatusCode::GONE, &page)
+/// Every way a confirm link can fail, GET or POST, each with its status and page
+/// ([`ConfirmError::answer`]). No `Debug`: `WrongAddress` holds the raw token, which no log may
+/// show.
+enum ConfirmError<'a> {
+    /// 400, the shared incomplete-link page: a token that cannot be one (cut off or changed on
+    /// the way), or a POST body that cannot be read.
+    MalformedToken,
+    /// 410: no row has the token, its link's lifetime is over, or its list is no longer
+    /// configured. The page offers to sign up again, for `list` when it is known.
+    Expired { list: Option<&'a ListConfig> },
+    /// 400, the confirm page again (`confirm_mode = "retype"`): the typed address is not the
+    /// row's, and nothing changed.
+    WrongAddress { list: &'a ListConfig, token: String },
+    /// 503 with `Retry-After`, the shared page: the database could not be read or written.
+    StorageUnavailable(anyhow::Error),
+}
+
+impl From<anyhow::Error> for ConfirmError<'_> {
+    fn from(error: anyhow::Error) -> Self {
+        Self::StorageUnavailable(error)
+    }
+}
+
+impl ConfirmError<'_> {
+    /// The page for the visitor; the detail of a storage failure goes to the log only.
+    fn answer(self, config: &Config) -> HttpResponse {
+        match self {
+            Self::MalformedToken => error_pages::incomplete_link(config),
+            Self::Expired { list } => {
+                let signup =
+                    href(config, &list.map_or_else(|| "/".to_owned(), |list| format!("/signup?list={}", list.id)));
+                let chrome = Chrome::for_optional(config, list);
+                let t = chrome.t;
+                let page = MessagePage::new(chrome, &t.confirm.expired_title, &t.confirm.expired)
+                    .with_link(signup, &t.confirm.sign_up_again);
+                html(StatusCode::GONE, &page)
+            }
+            Self::WrongAddress { list, token } => {
+                let chrome = Chrome::for_list(config, list);
+                let error = chrome.t.confirm.wrong_address.to_string();
+                let page = ConfirmPage { chrome, list, token: &token, retype: true, error: Some(&error) };
+                html(StatusCode::BAD_REQUEST, &page)
+            }
+            Self::StorageUnavailable(error) => error_pages::storage_unavailable(config, &error),
+        }
+    }
 }
 
 fn confirmed_redirect(config: &Config, list_id: &str) -> HttpResponse {
@@ -65,62 +105,68 @@ async fn view(state: &AppState, hash: String) -> anyhow::Result<Option<ConfirmVi
     state.db.run(move |conn| Ok::<_, anyhow::Error>(subscribers::find_by_confirm_hash(conn, &hash)?)).await
 }
 
+/// The row whose confirm hash is `hash`, and its list. No row, or a row of a list that is no
+/// longer configured, is an expired link.
+async fn find(state: &AppState, hash: String) -> Result<(ConfirmView, &ListConfig), ConfirmError<'_>> {
+    let found = view(state, hash).await?;
+    found
+        .and_then(|view| state.config.list(&view.list_id).map(|list| (view, list)))
+        .ok_or(ConfirmError::Expired { list: None })
+}
+
 /// `GET /confirm?token=T`: reads, never writes.
 pub async fn confirm_page(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    let Some(token) = form::query_param(&req, "token").filter(|token| is_opaque(token)) else {
-        return error_pages::incomplete_link(&state.config);
-    };
+    try_confirm_page(&req, &state).await.unwrap_or_else(|error| error.answer(&state.config))
+}
+
+async fn try_confirm_page<'a>(req: &HttpRequest, state: &'a AppState) -> Result<HttpResponse, ConfirmError<'a>> {
+    let token = form::query_param(req, "token").filter(|token| is_opaque(token)).ok_or(ConfirmError::MalformedToken)?;
     let config = &state.config;
     let now = state.clock.now();
-    let found = match view(&state, sha256_hex(token.as_bytes())).await {
-        Ok(found) => found,
-        Err(error) => return error_pages::storage_unavailable(config, &error),
-    };
-    let Some((view, list)) = found.and_then(|view| config.list(&view.list_id).map(|list| (view, list))) else {
-        return expired(config, None);
-    };
+    let (view, list) = find(state, sha256_hex(token.as_bytes())).await?;
     let chrome = Chrome::for_list(config, list);
     let t = chrome.t;
     match view.status {
-        Status::Pending if live(&view, now) => html(
+        Status::Pending if live(&view, now) => Ok(html(
             StatusCode::OK,
             &ConfirmPage { chrome, list, token: &token, retype: list.confirm_mode == ConfirmMode::Retype, error: None },
-        ),
-        Status::Confirmed if live(&view, now) => html(
+        )),
+        Status::Confirmed if live(&view, now) => Ok(html(
             StatusCode::OK,
             &MessagePage::new(chrome, &t.confirm.already_title, t.confirm.already.with(&list.name)),
-        ),
-        _ => expired(config, Some(list)),
+        )),
+        _ => Err(ConfirmError::Expired { list: Some(list) }),
     }
 }
 
 /// `POST /api/confirm` with the form body `token=T` (and `email` in retype mode).
 pub async fn confirm(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
-    let fields = match form::read_form(&req, payload, state.config.server.max_body_bytes).await {
-        Some(fields) => fields,
-        None => return error_pages::incomplete_link(&state.config),
-    };
-    let Some(token) = form::field(&fields, "token").filter(|token| is_opaque(token)).map(str::to_owned) else {
-        return error_pages::incomplete_link(&state.config);
-    };
+    try_confirm(&req, payload, &state).await.unwrap_or_else(|error| error.answer(&state.config))
+}
+
+async fn try_confirm<'a>(
+    req: &HttpRequest,
+    payload: web::Payload,
+    state: &'a AppState,
+) -> Result<HttpResponse, ConfirmError<'a>> {
+    let fields =
+        form::read_form(req, payload, state.config.server.max_body_bytes).await.ok_or(ConfirmError::MalformedToken)?;
+    let token = form::field(&fields, "token")
+        .filter(|token| is_opaque(token))
+        .map(str::to_owned)
+        .ok_or(ConfirmError::MalformedToken)?;
     let config = &state.config;
     let hash = sha256_hex(token.as_bytes());
     let now = state.clock.now();
-    let before = match view(&state, hash.clone()).await {
-        Ok(before) => before,
-        Err(error) => return error_pages::storage_unavailable(config, &error),
-    };
-    let Some((before, list)) = before.and_then(|view| config.list(&view.list_id).map(|list| (view, list))) else {
-        return expired(config, None);
-    };
+    let (before, list) = find(state, hash.clone()).await?;
     if before.status == Status::Confirmed && live(&before, now) {
-        return confirmed_redirect(config, list.id.as_ref());
+        return Ok(confirmed_redirect(config, list.id.as_ref()));
     }
     let retype = list.confirm_mode == ConfirmMode::Retype;
     let retyped = if retype {
         match form::field(&fields, "email").map(EmailAddress::parse) {
             Some(Ok(email)) => Some(email.as_ref().to_owned()),
-            _ => return retype_again(config, list, &token),
+            _ => return Err(ConfirmError::WrongAddress { list, token }),
         }
     } else {
         None
@@ -136,34 +182,21 @@ pub async fn confirm(req: HttpRequest, payload: web::Payload, state: web::Data<A
         now,
     };
     let method = command.method;
-    let result = state.writer.execute(command).await.map_err(anyhow::Error::from);
-    match result {
-        Ok(Some(confirmed)) => {
-            tracing::info!(list = %confirmed.list_id, method, "signup confirmed");
-            crate::metrics::confirmation(&confirmed.list_id, method, confirmed.delay_secs);
-            confirmed_redirect(config, &confirmed.list_id)
-        }
-        Ok(None) => {
-            // Lost a race with a concurrent POST, a wrong retyped address, or an expired link.
-            match view(&state, sha256_hex(token.as_bytes())).await {
-                Ok(Some(after)) if after.status == Status::Confirmed && live(&after, now) => {
-                    confirmed_redirect(config, list.id.as_ref())
-                }
-                Ok(Some(after)) if retype && after.status == Status::Pending && live(&after, now) => {
-                    retype_again(config, list, &token)
-                }
-                Ok(_) => expired(config, Some(list)),
-                Err(error) => error_pages::storage_unavailable(config, &error),
-            }
-        }
-        Err(error) => error_pages::storage_unavailable(config, &error),
+    if let Some(confirmed) = state.writer.execute(command).await.map_err(anyhow::Error::from)? {
+        tracing::info!(list = %confirmed.list_id, method, "signup confirmed");
+        crate::metrics::confirmation(&confirmed.list_id, method, confirmed.delay_secs);
+        return Ok(confirmed_redirect(config, &confirmed.list_id));
     }
-}
-
-fn retype_again(config: &Config, list: &ListConfig, token: &str) -> HttpResponse {
-    let chrome = Chrome::for_list(config, list);
-    let error = chrome.t.confirm.wrong_address.to_string();
-    html(StatusCode::BAD_REQUEST, &ConfirmPage { chrome, list, token, retype: true, error: Some(&error) })
+    // Lost a race with a concurrent POST, a wrong retyped address, or an expired link.
+    match view(state, sha256_hex(token.as_bytes())).await? {
+        Some(after) if after.status == Status::Confirmed && live(&after, now) => {
+            Ok(confirmed_redirect(config, list.id.as_ref()))
+        }
+        Some(after) if retype && after.status == Status::Pending && live(&after, now) => {
+            Err(ConfirmError::WrongAddress { list, token })
+        }
+        _ => Err(ConfirmError::Expired { list: Some(list) }),
+    }
 }
 
 /// `GET /confirmed?list=ID`: thanks, and the way back to the site when the list has one.
