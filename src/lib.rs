@@ -27,7 +27,9 @@
 //!   probe. Everything else reads through the `query_only` pool [`storage::Db`]. Migrations,
 //!   one file per table family.
 //! - [`mail`]: mail messages, SMTP/file transports, the mail workers, alerts.
-//! - [`routes`]: HTTP endpoints, one file per endpoint family.
+//! - [`routes`]: HTTP endpoints, one file per endpoint family (signup, confirm, manage, privacy,
+//!   health, stylesheets) with GET and POST side by side and one error enum each; the error
+//!   pages the families share.
 //! - [`presentation`]: how a list's pages and mails look and speak — the message catalogues
 //!   (`locales/*.toml`), the page frame (site name, way back, privacy link), the accent colour's
 //!   contrast arithmetic and the stylesheets.

@@ -1,4 +1,20 @@
-//! HTTP routes, one file per endpoint family (GET page and POST action side by side).
+//! HTTP routes, one file per endpoint family, its GET pages and POST actions side by side. A
+//! family that can fail in more than one way has one error enum, and one `impl` maps each of its
+//! variants to a status and a page.
+//!
+//! - `signup.rs`: the form (`GET /`, `GET /signup`), `POST /api/signup` with its CORS preflight,
+//!   and `GET /check-inbox`; refusals are a `Refusal`.
+//! - `confirm.rs`: `GET /confirm`, `POST /api/confirm` and `GET /confirmed`; failures are a
+//!   `ConfirmError`.
+//! - `manage.rs`: `GET /manage`, `POST /api/manage`, `GET /removed`, and one-click
+//!   `POST /api/unsubscribe` with its `GET` redirect; failures are a `ManageError`.
+//! - `privacy.rs`: `GET /privacy`, the notice written from the configuration.
+//! - `health.rs`: `GET /healthz` and `GET /readyz`.
+//! - `stylesheets.rs`: `GET /static/style.css`, `/static/list.css` and `/static/custom.css`.
+//! - `error_pages.rs`: the failure answers more than one family gives (incomplete link, not found,
+//!   database unavailable) and the `Retry-After` of every storage 503.
+//! - `render.rs`: a page as an answer with its status, and the one-paragraph message page.
+//! - [`form`]: reading the query string and request bodies, for every family.
 
 mod confirm;
 mod error_pages;
