@@ -61,7 +61,7 @@ impl<'a> Chrome<'a> {
 
     /// The frame of a page that belongs to no list in particular.
     pub fn general(config: &'a Config) -> Self {
-        if let [only] = config.lists.as_slice() {
+        if let Some(only) = config.default_list() {
             return Self::for_list(config, only);
         }
         let language = config.lists.first().map_or_else(Language::english, |list| list.language);

@@ -30,7 +30,9 @@
 //!   the program lives here, in functions named for what they answer, one file per table
 //!   family; migrations are split by schema version.
 //! - [`mail`]: mail messages, SMTP/file transports, the mail workers, alerts.
-//! - [`routes`]: HTTP endpoints, one file per endpoint family.
+//! - [`routes`]: HTTP endpoints, one file per endpoint family (signup, confirm, manage, privacy,
+//!   health, stylesheets) with GET and POST side by side and one error enum each; the error
+//!   pages the families share.
 //! - [`presentation`]: how a list's pages and mails look and speak — the message catalogues
 //!   (`locales/*.toml`) and the accent colour's contrast arithmetic; a leaf that [`config`]
 //!   reads.

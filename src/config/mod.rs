@@ -525,6 +525,14 @@ impl Config {
         self.lists.iter().find(|list| list.id.as_ref() == id)
     }
 
+    /// The list a form is for when none is named: the only list, if there is exactly one.
+    pub fn default_list(&self) -> Option<&ListConfig> {
+        match self.lists.as_slice() {
+            [only] => Some(only),
+            _ => None,
+        }
+    }
+
     /// The effective configuration as TOML, with every secret value replaced by `[redacted]`.
     /// Secret *files* are shown by path; their contents are never read here.
     pub fn to_redacted_toml(&self) -> String {

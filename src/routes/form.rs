@@ -1,7 +1,8 @@
 //! Reading request bodies: the three content types signupd accepts (the first check of a signup), the
 //! size limit, and the fields of each form. Unknown fields are ignored; a body with more than
 //! [`MAX_FIELDS`] fields is refused, so a flood of fields costs nothing to answer. Shared by the
-//! signup, confirm, manage and one-click unsubscribe endpoints.
+//! signup, confirm, manage and one-click unsubscribe endpoints, like the readers of the query
+//! string ([`query_param`], [`list_param`]).
 //!
 //! Consent must say yes: a form value (urlencoded, multipart or a JSON string) of `yes`, `on`,
 //! `true` or `1` in any case, surrounding whitespace ignored, or in JSON `true` or the number
@@ -291,12 +292,15 @@ fn request_timeout(
 
 /// Whether the client of a signup gets JSON: it asks for it, or it sent JSON.
 fn wants_json(req: &HttpRequest) -> bool {
-    let asks = req
-        .headers()
+    accepts_json(req) || body_kind(req) == Ok(BodyKind::Json)
+}
+
+/// Whether any `Accept` header of the request names `application/json`.
+pub fn accepts_json(req: &HttpRequest) -> bool {
+    req.headers()
         .get_all(header::ACCEPT)
         .filter_map(|value| value.to_str().ok())
-        .any(|value| value.to_ascii_lowercase().contains("application/json"));
-    asks || body_kind(req) == Ok(BodyKind::Json)
+        .any(|value| value.to_ascii_lowercase().contains("application/json"))
 }
 
 /// The first value of `name` in the request's query string.
@@ -304,6 +308,11 @@ pub fn query_param(req: &HttpRequest, name: &str) -> Option<String> {
     url::form_urlencoded::parse(req.query_string().as_bytes())
         .find(|(key, _)| key == name)
         .map(|(_, value)| value.into_owned())
+}
+
+/// The `list` query parameter, if present.
+pub fn list_param(req: &HttpRequest) -> Option<String> {
+    query_param(req, "list")
 }
 
 /// The first value of `name` among `fields`.

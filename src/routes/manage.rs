@@ -1,7 +1,8 @@
 //! Removal and unsubscribe (`docs/http-api.md`). `GET /manage` shows one "Remove my address" button and
-//! never writes; `POST /api/manage` removes; `POST /api/unsubscribe?token=T` with the body
-//! `List-Unsubscribe=One-Click` is RFC 8058 one-click unsubscribe and acts at once; `GET
-//! /api/unsubscribe` only redirects to the manage page.
+//! never writes; `POST /api/manage` removes and ends at `GET /removed?list=ID`; `POST
+//! /api/unsubscribe?token=T` with the body `List-Unsubscribe=One-Click` is RFC 8058 one-click
+//! unsubscribe and acts at once; `GET /api/unsubscribe` only redirects to the manage page. Every
+//! failure is a [`ManageError`], answered in one place.
 //!
 //! Both removal tokens (`<id>.<secret>`, looked up by primary key and checked against the stored
 //! hash of the secret; or the 43-character form mailed before, looked up by its hash) and signed
@@ -16,10 +17,11 @@ use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 
-use super::confirm::{malformed, storage_error};
+use crate::config::Config;
 use crate::frame::{Chrome, href};
+use crate::routes::error_pages;
 use crate::routes::form;
-use crate::routes::pages::{self, MessagePage, html};
+use crate::routes::render::{MessagePage, html};
 use crate::state::AppState;
 use crate::storage::subscribers::Removable;
 use crate::subscription::{RemovalChannel, RemovalTarget};
@@ -37,6 +39,56 @@ impl std::fmt::Debug for ManagePage<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ManagePage").field("list_name", &self.list_name).finish_non_exhaustive()
     }
+}
+
+/// Every way removing can fail, with its status and answer: a page for a person's browser
+/// ([`ManageError::page`]), one line of plain text for a mail provider's one-click POST
+/// ([`ManageError::plain`]).
+#[derive(Debug)]
+enum ManageError {
+    /// 400: a token that is none of the accepted forms (cut off, changed, or a signature that does
+    /// not verify), or a body that cannot be read.
+    MalformedToken,
+    /// 400: a one-click POST without the body `List-Unsubscribe=One-Click` (RFC 8058 §3.1).
+    NotOneClick,
+    /// 503 with `Retry-After`: the database could not be read or written.
+    StorageUnavailable(anyhow::Error),
+}
+
+impl From<anyhow::Error> for ManageError {
+    fn from(error: anyhow::Error) -> Self {
+        Self::StorageUnavailable(error)
+    }
+}
+
+impl ManageError {
+    /// For a person's browser (`/manage`, `/api/manage`): the shared error pages.
+    fn page(self, config: &Config) -> HttpResponse {
+        match self {
+            // `NotOneClick` comes only from the one-click endpoint, which answers with `plain`.
+            Self::MalformedToken | Self::NotOneClick => error_pages::incomplete_link(config),
+            Self::StorageUnavailable(error) => error_pages::storage_unavailable(config, &error),
+        }
+    }
+
+    /// For the one-click POST, which a mail provider sends without cookies or a browser (RFC 8058
+    /// §3.1): one line of plain text.
+    fn plain(self) -> HttpResponse {
+        match self {
+            Self::MalformedToken => plain_text(StatusCode::BAD_REQUEST, "Invalid unsubscribe link."),
+            Self::NotOneClick => {
+                plain_text(StatusCode::BAD_REQUEST, "Expected the body List-Unsubscribe=One-Click (RFC 8058).")
+            }
+            Self::StorageUnavailable(error) => {
+                tracing::error!(error = format!("{error:#}"), "one-click unsubscribe failed");
+                error_pages::retry_storage_later(plain_text(StatusCode::SERVICE_UNAVAILABLE, "Please try again later."))
+            }
+        }
+    }
+}
+
+fn plain_text(status: StatusCode, text: &'static str) -> HttpResponse {
+    HttpResponse::build(status).content_type("text/plain; charset=utf-8").body(text)
 }
 
 /// Which row a token names, and the list id the token itself names (unsubscribe tokens).
@@ -69,64 +121,57 @@ async fn remove(state: &AppState, form: &TokenForm, via: RemovalChannel) -> anyh
     Ok(Some(removed.list_id))
 }
 
-fn parse_token(state: &AppState, token: Option<&str>) -> Option<TokenForm> {
-    TokenForm::parse(token?, &state.keyring).ok()
+fn parse_token(state: &AppState, token: Option<&str>) -> Result<TokenForm, ManageError> {
+    token.and_then(|token| TokenForm::parse(token, &state.keyring).ok()).ok_or(ManageError::MalformedToken)
 }
 
 /// `GET /manage?token=T`: reads, never writes.
 pub async fn manage_page(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    let raw = form::query_param(&req, "token");
-    let Some(form) = parse_token(&state, raw.as_deref()) else {
-        return malformed(&state.config);
-    };
-    let (row, claimed_list) = match lookup(&state, &form).await {
-        Ok(found) => found,
-        Err(error) => return storage_error(&state.config, &error),
-    };
+    try_manage_page(&req, &state).await.unwrap_or_else(|error| error.page(&state.config))
+}
+
+async fn try_manage_page(req: &HttpRequest, state: &AppState) -> Result<HttpResponse, ManageError> {
+    let raw = form::query_param(req, "token");
+    let form = parse_token(state, raw.as_deref())?;
+    let (row, claimed_list) = lookup(state, &form).await?;
     let list_id = row.map(|row| row.list_id).or(claimed_list);
     let list = list_id.and_then(|id| state.config.list(&id));
     let chrome = Chrome::for_optional(&state.config, list);
     let list_name = list.map(|list| list.name.as_str());
-    html(StatusCode::OK, &ManagePage { chrome, list_name, token: raw.as_deref().unwrap_or_default() })
+    Ok(html(StatusCode::OK, &ManagePage { chrome, list_name, token: raw.as_deref().unwrap_or_default() }))
 }
 
 /// `POST /api/manage` with the form body `token=T`.
 pub async fn manage(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
-    let fields = form::read_form(&req, payload, state.config.server.max_body_bytes).await.unwrap_or_default();
-    let Some(form) = parse_token(&state, form::field(&fields, "token")) else {
-        return malformed(&state.config);
-    };
-    match remove(&state, &form, RemovalChannel::Manage).await {
-        Ok(list_id) => {
-            let removed = list_id.map_or_else(|| "/removed".to_owned(), |id| format!("/removed?list={id}"));
-            let location = href(&state.config, &removed);
-            HttpResponse::SeeOther().insert_header((header::LOCATION, location)).finish()
-        }
-        Err(error) => storage_error(&state.config, &error),
-    }
+    try_manage(&req, payload, &state).await.unwrap_or_else(|error| error.page(&state.config))
 }
 
-fn plain(status: StatusCode, text: &'static str) -> HttpResponse {
-    HttpResponse::build(status).content_type("text/plain; charset=utf-8").body(text)
+async fn try_manage(req: &HttpRequest, payload: web::Payload, state: &AppState) -> Result<HttpResponse, ManageError> {
+    let fields = form::read_form(req, payload, state.config.server.max_body_bytes).await.unwrap_or_default();
+    let form = parse_token(state, form::field(&fields, "token"))?;
+    let list_id = remove(state, &form, RemovalChannel::Manage).await?;
+    let removed = list_id.map_or_else(|| "/removed".to_owned(), |id| format!("/removed?list={id}"));
+    let location = href(&state.config, &removed);
+    Ok(HttpResponse::SeeOther().insert_header((header::LOCATION, location)).finish())
 }
 
-/// `POST /api/unsubscribe?token=T` with `List-Unsubscribe=One-Click`: RFC 8058 one-click. The
-/// mail provider posts without cookies or a browser (RFC 8058 §3.1), so the answer is plain text
-/// and acts at once.
+/// `POST /api/unsubscribe?token=T` with `List-Unsubscribe=One-Click`: RFC 8058 one-click, which
+/// acts at once and answers in plain text ([`ManageError::plain`]).
 pub async fn one_click(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
-    if !is_one_click_body(&req, payload, state.config.server.max_body_bytes).await {
-        return plain(StatusCode::BAD_REQUEST, "Expected the body List-Unsubscribe=One-Click (RFC 8058).");
+    try_one_click(&req, payload, &state).await.unwrap_or_else(ManageError::plain)
+}
+
+async fn try_one_click(
+    req: &HttpRequest,
+    payload: web::Payload,
+    state: &AppState,
+) -> Result<HttpResponse, ManageError> {
+    if !is_one_click_body(req, payload, state.config.server.max_body_bytes).await {
+        return Err(ManageError::NotOneClick);
     }
-    let Some(form) = parse_token(&state, form::query_param(&req, "token").as_deref()) else {
-        return plain(StatusCode::BAD_REQUEST, "Invalid unsubscribe link.");
-    };
-    match remove(&state, &form, RemovalChannel::OneClick).await {
-        Ok(_) => plain(StatusCode::OK, "Unsubscribed"),
-        Err(error) => {
-            tracing::error!(error = format!("{error:#}"), "one-click unsubscribe failed");
-            super::retry_storage_later(plain(StatusCode::SERVICE_UNAVAILABLE, "Please try again later."))
-        }
-    }
+    let form = parse_token(state, form::query_param(req, "token").as_deref())?;
+    remove(state, &form, RemovalChannel::OneClick).await?;
+    Ok(plain_text(StatusCode::OK, "Unsubscribed"))
 }
 
 /// Whether the body of a one-click POST reads `List-Unsubscribe=One-Click` (RFC 8058 §3.1), as an
@@ -147,7 +192,7 @@ pub async fn unsubscribe_redirect(req: HttpRequest, state: web::Data<AppState>) 
 
 /// `GET /removed?list=ID`.
 pub async fn removed_page(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    let list = pages::list_param(&req).and_then(|id| state.config.list(&id));
+    let list = form::list_param(&req).and_then(|id| state.config.list(&id));
     let chrome = Chrome::for_optional(&state.config, list);
     let t = chrome.t;
     let message = list.map_or_else(|| t.manage.removed_any.to_string(), |list| t.manage.removed.with(&list.name));

@@ -1,30 +1,37 @@
-//! HTTP routes, one file per endpoint family (GET page and POST action side by side).
+//! HTTP routes, one file per endpoint family, its GET pages and POST actions side by side. A
+//! family that can fail in more than one way has one error enum, and one `impl` maps each of its
+//! variants to a status and a page.
+//!
+//! - `signup.rs`: the form (`GET /`, `GET /signup`), `POST /api/signup` with its CORS preflight,
+//!   and `GET /check-inbox`; refusals are a `Refusal`.
+//! - `confirm.rs`: `GET /confirm`, `POST /api/confirm` and `GET /confirmed`; failures are a
+//!   `ConfirmError`.
+//! - `manage.rs`: `GET /manage`, `POST /api/manage`, `GET /removed`, and one-click
+//!   `POST /api/unsubscribe` with its `GET` redirect; failures are a `ManageError`.
+//! - `privacy.rs`: `GET /privacy`, the notice written from the configuration.
+//! - `health.rs`: `GET /healthz` and `GET /readyz`.
+//! - `stylesheets.rs`: `GET /static/style.css`, `/static/list.css` and `/static/custom.css`.
+//! - `error_pages.rs`: the failure answers more than one family gives (incomplete link, not found,
+//!   database unavailable) and the `Retry-After` of every storage 503.
+//! - `render.rs`: a page as an answer with its status, and the one-paragraph message page.
+//! - [`form`]: reading the query string and request bodies, for every family.
 
 mod confirm;
+mod error_pages;
 // Public for the fuzz targets (`fuzz/`), which read bodies exactly as the routes do.
 #[doc(hidden)]
 pub mod form;
 mod health;
 mod manage;
-pub mod pages;
 mod privacy;
+mod render;
 mod signup;
+mod stylesheets;
 
 #[doc(hidden)]
 pub use manage::is_one_click_body;
 
 use actix_web::{guard, web};
-
-/// `Retry-After` of every 503 that says the database could not be written: long enough for a
-/// lock holder or a full disk to be dealt with, short enough that a person tries again.
-const STORAGE_RETRY_AFTER_SECS: u64 = 30;
-
-/// `response` (a 503 for storage) with the `Retry-After` every such answer carries.
-fn retry_storage_later(mut response: actix_web::HttpResponse) -> actix_web::HttpResponse {
-    let seconds = actix_web::http::header::HeaderValue::from(STORAGE_RETRY_AFTER_SECS);
-    response.headers_mut().insert(actix_web::http::header::RETRY_AFTER, seconds);
-    response
-}
 
 /// Registers every route.
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -32,12 +39,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     let read = || web::route().guard(guard::Any(guard::Get()).or(guard::Head()));
     cfg.route("/healthz", web::get().to(health::healthz))
         .route("/readyz", web::get().to(health::readyz))
-        .route("/", read().to(pages::index))
-        .route("/signup", read().to(pages::signup_form))
-        .route("/check-inbox", read().to(pages::check_inbox))
-        .route("/static/style.css", read().to(pages::stylesheet))
-        .route("/static/list.css", read().to(pages::list_stylesheet))
-        .route("/static/custom.css", read().to(pages::custom_stylesheet))
+        .route("/", read().to(signup::index))
+        .route("/signup", read().to(signup::signup_form))
+        .route("/check-inbox", read().to(signup::check_inbox))
+        .route("/static/style.css", read().to(stylesheets::stylesheet))
+        .route("/static/list.css", read().to(stylesheets::list_stylesheet))
+        .route("/static/custom.css", read().to(stylesheets::custom_stylesheet))
         .route("/privacy", read().to(privacy::privacy_page))
         // Browsers ask for it on every first visit; an empty answer keeps 404s out of the log.
         .route("/favicon.ico", read().to(|| async { actix_web::HttpResponse::NoContent().finish() }))

@@ -9,7 +9,8 @@ use askama::Template;
 
 use crate::config::{Config, ListConfig, WebhookEvent};
 use crate::frame::Chrome;
-use crate::routes::pages::{self, html};
+use crate::routes::render::html;
+use crate::routes::{error_pages, form};
 use crate::state::AppState;
 
 #[derive(Debug, Template)]
@@ -82,12 +83,12 @@ impl<'a> PrivacyPage<'a> {
 /// `GET /privacy?list=ID` (without `list`: the only list).
 pub async fn privacy_page(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
     let config = &state.config;
-    let list = match pages::list_param(&req) {
+    let list = match form::list_param(&req) {
         Some(id) => config.list(&id),
-        None => pages::default_list(config),
+        None => config.default_list(),
     };
     match list {
         Some(list) => html(StatusCode::OK, &PrivacyPage::new(config, list)),
-        None => pages::not_found(config),
+        None => error_pages::not_found(config),
     }
 }

@@ -1,5 +1,10 @@
-//! `POST /api/signup` and its CORS preflight (`docs/http-api.md`), checks in the contract's order,
-//! cheapest first; nothing is written before step 6:
+//! Signing up (`docs/http-api.md`): the hosted form (`GET /`, `GET /signup?list=ID`), `POST
+//! /api/signup` with its CORS preflight, and "check your inbox" (`GET /check-inbox?list=ID`), where
+//! a successful signup from a browser ends. The pages answer GET and HEAD and never write; with
+//! several lists and none named, `GET /` offers a choice of lists.
+//!
+//! `POST /api/signup` checks in the contract's order, cheapest first; nothing is written before
+//! step 6:
 //!
 //! 1. method (405 with `Allow`), content type (415), body size (413);
 //! 2. `Origin` against the list's `allowed_origins` (403 `origin_not_allowed`);
@@ -22,6 +27,7 @@
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, web};
+use askama::Template;
 use url::Url;
 
 use crate::config::{Config, ListConfig};
@@ -30,10 +36,41 @@ use crate::domain_policy::Verdict;
 use crate::frame::Chrome;
 use crate::presentation::{Language, Messages, Text};
 use crate::ratelimit::{ClientNet, Neighbourhood, client_ip};
+use crate::routes::error_pages;
 use crate::routes::form::{self as body, BodyError, BodyKind};
-use crate::routes::pages::{self, SignupPage};
+use crate::routes::render::html;
 use crate::signup::{IntakeOutcome, SignupRequest};
 use crate::state::AppState;
+
+#[derive(Template)]
+#[template(path = "pages/signup.html")]
+struct SignupPage<'a> {
+    chrome: Chrome<'a>,
+    list: &'a ListConfig,
+    /// The address the visitor typed, shown again after an error (escaped by askama).
+    email: &'a str,
+    error: Option<&'a str>,
+}
+
+impl std::fmt::Debug for SignupPage<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SignupPage").field("list", &self.list.id).finish_non_exhaustive()
+    }
+}
+
+#[derive(Debug, Template)]
+#[template(path = "pages/lists.html")]
+struct ListsPage<'a> {
+    chrome: Chrome<'a>,
+    lists: &'a [ListConfig],
+}
+
+#[derive(Debug, Template)]
+#[template(path = "pages/check_inbox.html")]
+struct CheckInboxPage<'a> {
+    chrome: Chrome<'a>,
+    list_name: Option<&'a str>,
+}
 
 /// Every way a signup can be refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,7 +144,7 @@ impl Refusal {
     fn retry_after(self) -> Option<u64> {
         match self {
             Self::RateLimited { retry_after_secs } => Some(retry_after_secs),
-            Self::StorageUnavailable => Some(super::STORAGE_RETRY_AFTER_SECS),
+            Self::StorageUnavailable => Some(error_pages::STORAGE_RETRY_AFTER_SECS),
             _ => None,
         }
     }
@@ -180,14 +217,13 @@ impl Answer<'_> {
             let mut redirect = self.builder(StatusCode::SEE_OTHER);
             return redirect.insert_header((header::LOCATION, location)).finish();
         }
-        let Some(list) = self.list.or_else(|| pages::default_list(self.config)).or(self.config.lists.first()) else {
+        let Some(list) = self.list.or_else(|| self.config.default_list()).or(self.config.lists.first()) else {
             let english = Language::english().messages();
             return builder.content_type("text/plain; charset=utf-8").body(refusal.message(english).to_string());
         };
         let chrome = Chrome::for_list(self.config, list);
         let message = refusal.message(chrome.t).to_string();
-        let page =
-            pages::html(refusal.status(), &SignupPage { chrome, list, email: typed_email, error: Some(&message) });
+        let page = html(refusal.status(), &SignupPage { chrome, list, email: typed_email, error: Some(&message) });
         // Keep the status, Retry-After, Allow and CORS headers decided above.
         let mut response = builder.content_type("text/html; charset=utf-8").body(page.into_body());
         response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -232,11 +268,29 @@ fn allowed_return_to(list: &ListConfig, return_to: Option<&str>) -> Option<Url> 
     list.allowed_origins.contains(&url.origin().ascii_serialization()).then_some(url)
 }
 
-fn accepts_json(req: &HttpRequest) -> bool {
-    req.headers()
-        .get_all(header::ACCEPT)
-        .filter_map(|value| value.to_str().ok())
-        .any(|value| value.to_ascii_lowercase().contains("application/json"))
+/// The empty form of `list`.
+fn empty_form(config: &Config, list: &ListConfig) -> HttpResponse {
+    html(StatusCode::OK, &SignupPage { chrome: Chrome::for_list(config, list), list, email: "", error: None })
+}
+
+/// `GET /`: the form of the only list, or a choice of lists.
+pub async fn index(state: web::Data<AppState>) -> HttpResponse {
+    let config = &state.config;
+    match config.default_list() {
+        Some(list) => empty_form(config, list),
+        None => html(StatusCode::OK, &ListsPage { chrome: Chrome::general(config), lists: &config.lists }),
+    }
+}
+
+/// `GET /signup?list=ID`.
+pub async fn signup_form(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    let Some(id) = body::list_param(&req) else {
+        return index(state).await;
+    };
+    match state.config.list(&id) {
+        Some(list) => empty_form(&state.config, list),
+        None => error_pages::not_found(&state.config),
+    }
 }
 
 /// `POST /api/signup`.
@@ -245,7 +299,7 @@ pub async fn signup(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
     let origin = request_origin(&req);
     let mut answer = Answer {
         config,
-        json: accepts_json(&req),
+        json: body::accepts_json(&req),
         list: None,
         return_to: None,
         cors_origin: cors_origin(config, origin.as_ref()),
@@ -272,7 +326,7 @@ pub async fn signup(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
     let typed_email = fields.email.as_deref().unwrap_or("");
     answer.list = match fields.list.as_deref() {
         Some(id) => config.list(id),
-        None => pages::default_list(config),
+        None => config.default_list(),
     };
     answer.return_to = answer.list.and_then(|list| allowed_return_to(list, fields.return_to.as_deref()));
 
@@ -345,7 +399,19 @@ pub async fn preflight(req: HttpRequest, state: web::Data<AppState>) -> HttpResp
 
 /// Any other method on `/api/signup`.
 pub async fn method_not_allowed(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    let answer =
-        Answer { config: &state.config, json: accepts_json(&req), list: None, return_to: None, cors_origin: None };
+    let answer = Answer {
+        config: &state.config,
+        json: body::accepts_json(&req),
+        list: None,
+        return_to: None,
+        cors_origin: None,
+    };
     answer.refuse(Refusal::MethodNotAllowed, "")
+}
+
+/// `GET /check-inbox?list=ID`: the same page for every address.
+pub async fn check_inbox(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    let list = body::list_param(&req).and_then(|id| state.config.list(&id));
+    let chrome = Chrome::for_optional(&state.config, list);
+    html(StatusCode::OK, &CheckInboxPage { chrome, list_name: list.map(|list| list.name.as_str()) })
 }
