@@ -1,9 +1,11 @@
 //! The test harness: `spawn_app()` builds the real application on port 0 with a fresh data
 //! directory, and `signupd()` runs the real binary.
 
+use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::Arc;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
 
 use signupd::app::{Application, BuildOptions};
 use signupd::clock::ManualClock;
@@ -130,4 +132,79 @@ pub fn is_whole_link_token(token: &str) -> bool {
         None => token.len() == 43,
         Some((id, secret)) => id.len() == 36 && secret.len() == 43,
     }
+}
+
+/// `python3`, able to `import` every module of `modules` (`"dkim, nacl"`): as installed, or else
+/// with `requirements` (`["dkimpy==1.1.8", "pynacl==1.6.2"]`) installed by pip into the target
+/// directory for the tests, once per test binary. `.ci/run` installs the same pins; this serves
+/// a plain `cargo test`.
+pub fn python_with(modules: &str, requirements: &[&str]) -> Command {
+    static PYTHONPATHS: Mutex<BTreeMap<String, Option<PathBuf>>> = Mutex::new(BTreeMap::new());
+    fn imports(modules: &str, dir: Option<&Path>) -> bool {
+        let mut command = Command::new("python3");
+        command.args(["-c", &format!("import {modules}")]);
+        if let Some(dir) = dir {
+            command.env("PYTHONPATH", dir);
+        }
+        command.output().is_ok_and(|output| output.status.success())
+    }
+    // Held while pip runs, so two tests never install into one directory at once.
+    let mut found = PYTHONPATHS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let dir = found
+        .entry(requirements.join(" "))
+        .or_insert_with(|| {
+            if imports(modules, None) {
+                return None;
+            }
+            let name: String =
+                requirements.join("-").chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+            let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("python-{name}"));
+            if !imports(modules, Some(&dir)) {
+                let output = Command::new("python3")
+                    .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--target"])
+                    .arg(&dir)
+                    .args(requirements)
+                    .output()
+                    .unwrap_or_else(|error| panic!("this test needs python3: {error}"));
+                assert!(
+                    output.status.success() && imports(modules, Some(&dir)),
+                    "pip could not install {requirements:?} into {}: {}",
+                    dir.display(),
+                    String::from_utf8_lossy(&output.stderr)
+                );
+            }
+            Some(dir)
+        })
+        .clone();
+    let mut command = Command::new("python3");
+    if let Some(dir) = dir {
+        command.env("PYTHONPATH", dir);
+    }
+    command
+}
+
+/// Runs the Python `script` with `python` (from [`python_with`]), `input` as JSON on its stdin;
+/// returns the lines it prints. A failing script fails the test with its stderr.
+pub fn run_python(mut python: Command, script: &str, input: &serde_json::Value) -> Vec<String> {
+    let mut child = python
+        .args(["-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|error| panic!("cannot run python3: {error}"));
+    child.stdin.take().expect("a piped stdin").write_all(input.to_string().as_bytes()).expect("write to python");
+    let output = child.wait_with_output().expect("python runs");
+    assert!(output.status.success(), "python: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).expect("UTF-8 output").lines().map(str::to_owned).collect()
+}
+
+/// The code between the `<!-- {marker}:start -->` and `<!-- {marker}:end -->` lines of the
+/// operations guide, without the fences: an example the guide shows, run as shown.
+pub fn guide_example(marker: &str) -> String {
+    let guide = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/operations.md")).unwrap();
+    let start =
+        guide.find(&format!("<!-- {marker}:start -->")).unwrap_or_else(|| panic!("{marker}:start in the guide"));
+    let end = guide.find(&format!("<!-- {marker}:end -->")).unwrap_or_else(|| panic!("{marker}:end in the guide"));
+    guide[start..end].lines().skip(1).filter(|line| !line.starts_with("```")).map(|line| format!("{line}\n")).collect()
 }

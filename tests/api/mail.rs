@@ -33,7 +33,7 @@ const PAST_BACKOFF: Duration = Duration::from_secs(120);
 
 /// Runs the mail worker until it reports `EmptyQueue` (not included) or `BudgetExhausted`
 /// (included: the queue is not empty, but nothing more will be sent this hour).
-async fn run_mail(app: &TestApp) -> Vec<MailOutcome> {
+pub async fn run_mail(app: &TestApp) -> Vec<MailOutcome> {
     let mut outcomes = Vec::new();
     for _ in 0..1_000 {
         match try_execute_task(&app.state.mailer()).await.unwrap() {
@@ -49,13 +49,13 @@ async fn run_mail(app: &TestApp) -> Vec<MailOutcome> {
 }
 
 /// Signs `email` up over HTTP (a browser form post) and applies the signup queue.
-async fn sign_up(app: &TestApp, email: &str) {
+pub async fn sign_up(app: &TestApp, email: &str) {
     let response = post_form(app, &valid(email)).await;
     assert_eq!(response.status().as_u16(), 303, "signup of {email}");
     drain(app).await;
 }
 
-fn all_sent(outcomes: &[MailOutcome]) -> bool {
+pub fn all_sent(outcomes: &[MailOutcome]) -> bool {
     outcomes.iter().all(|outcome| *outcome == MailOutcome::Sent)
 }
 
@@ -96,14 +96,14 @@ pub async fn race_mail_workers(app: &TestApp, done: impl Fn() -> bool) {
 
 /// A received mail: unfolded top-level headers and its decoded MIME parts.
 #[derive(Debug)]
-struct Mail {
+pub struct Mail {
     headers: Vec<(String, String)>,
     /// (content type, decoded text) of each leaf part; one entry for a single-part mail.
     parts: Vec<(String, String)>,
 }
 
 impl Mail {
-    fn parse(raw: &[u8]) -> Self {
+    pub fn parse(raw: &[u8]) -> Self {
         let raw = String::from_utf8(raw.to_vec()).expect("a mail is 7-bit or UTF-8 text");
         let (headers, body) = split_entity(&raw);
         let mut parts = Vec::new();
@@ -146,7 +146,7 @@ impl Mail {
         tokens.into_iter().next().unwrap()
     }
 
-    fn confirm_token(&self) -> String {
+    pub fn confirm_token(&self) -> String {
         self.token("/confirm")
     }
 

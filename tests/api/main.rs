@@ -9,6 +9,7 @@ mod client_identity;
 mod confirm;
 mod crash;
 mod credentials;
+mod dkim;
 mod docs;
 mod domains;
 mod edges;

@@ -8,11 +8,11 @@
 //! `try_deliver_batch` and move the manual clock past each backoff. The receivers are real HTTP
 //! servers on 127.0.0.1 (`webhook_receiver.rs`).
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
@@ -23,7 +23,9 @@ use signupd::clock::{Clock, ManualClock};
 use signupd::webhooks::worker::{DeliveryOutcome, try_deliver_batch};
 
 use crate::confirm::{deliver as send_mail, dump, location, post_token, signed_up_and_mailed, status_of};
-use crate::helpers::{START, TestApp, signupd, spawn_app_in, test_config, write_config};
+use crate::helpers::{
+    START, TestApp, guide_example, python_with, run_python, signupd, spawn_app_in, test_config, write_config,
+};
 use crate::process::{self, read_only, unix_now};
 use crate::signup::{RAISED_LIMITS, count, db};
 use crate::smtp_server::free_port;
@@ -394,44 +396,9 @@ async fn confirm_and_remove_racing_leave_events_and_suppressions_that_match_what
 // ---------------------------------------------------------------------------------------------
 // Signatures, checked by another language's implementation of the scheme
 
-/// `python3`, able to `import standardwebhooks`: as installed, or else with standardwebhooks
-/// 1.1.0 installed by pip into the target directory for the tests (once).
+/// `python3` with the Standard Webhooks library (1.1.0, as `.ci/run` installs it).
 fn python() -> Command {
-    static PYTHONPATH: OnceLock<Option<PathBuf>> = OnceLock::new();
-    fn imports(dir: Option<&Path>) -> bool {
-        let mut command = Command::new("python3");
-        command.args(["-c", "import standardwebhooks.webhooks"]);
-        if let Some(dir) = dir {
-            command.env("PYTHONPATH", dir);
-        }
-        command.output().is_ok_and(|output| output.status.success())
-    }
-    let dir = PYTHONPATH.get_or_init(|| {
-        if imports(None) {
-            return None;
-        }
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-standardwebhooks-1.1.0");
-        if !imports(Some(&dir)) {
-            let output = Command::new("python3")
-                .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--target"])
-                .arg(&dir)
-                .arg("standardwebhooks==1.1.0")
-                .output()
-                .unwrap_or_else(|error| panic!("the webhook tests need python3: {error}"));
-            assert!(
-                output.status.success() && imports(Some(&dir)),
-                "pip could not install standardwebhooks into {}: {}",
-                dir.display(),
-                String::from_utf8_lossy(&output.stderr)
-            );
-        }
-        Some(dir)
-    });
-    let mut command = Command::new("python3");
-    if let Some(dir) = dir {
-        command.env("PYTHONPATH", dir);
-    }
-    command
+    python_with("standardwebhooks.webhooks", &["standardwebhooks==1.1.0"])
 }
 
 /// Header names and values, as recorded.
@@ -460,18 +427,7 @@ for case in request['cases']:
             json!({"body": STANDARD.encode(body), "headers": headers})
         })
         .collect();
-    let mut child = python()
-        .args(["-c", SCRIPT])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let input = json!({"secret": secret, "cases": cases}).to_string();
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(output.status.success(), "python: {}", String::from_utf8_lossy(&output.stderr));
-    String::from_utf8(output.stdout).unwrap().lines().map(str::to_owned).collect()
+    run_python(python(), SCRIPT, &json!({"secret": secret, "cases": cases}))
 }
 
 #[actix_web::test]
@@ -522,18 +478,9 @@ impl Drop for KillOnDrop {
     }
 }
 
-/// The Python code between the `receiver-example` markers of the operations guide, without the
-/// fences.
+/// The Python receiver of the operations guide.
 fn documented_receiver() -> String {
-    let guide = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/operations.md")).unwrap();
-    let start = guide.find("<!-- receiver-example:start -->").expect("the start marker in docs/operations.md");
-    let end = guide.find("<!-- receiver-example:end -->").expect("the end marker in docs/operations.md");
-    let code: String = guide[start..end]
-        .lines()
-        .skip(1)
-        .filter(|line| !line.starts_with("```"))
-        .map(|line| format!("{line}\n"))
-        .collect();
+    let code = guide_example("receiver-example");
     assert!(code.contains("Webhook(") && code.contains("serve_forever"), "the example is a receiver:\n{code}");
     code
 }
