@@ -24,8 +24,7 @@
 #   ROWS=1000000 REPEAT=1 THREADS=2 CONNS=64 DURATION=20s WARMUP=3s
 #   QUIET_MAX=10 QUIET_WAIT=600: before each run, wait up to QUIET_WAIT s until the machine is at
 #     most QUIET_MAX % busy; the summary names runs that never got that quiet
-#   BUILD=1 (0: use BENCH_SIGNUPD as it is) BENCH_SIGNUPD=path (default target/release/signupd)
-#   BENCH_REVISION=name KEEP_TMP=0 SUMMARY_OUT=file
+#   SUMMARY_OUT=file, and bench/common.sh's BUILD=1 KEEP_TMP=0 BENCH_SIGNUPD BENCH_REVISION
 #   (CACHE_MIB from the environment is ignored: the sweep sets it.)
 # Every value is checked with `signupd check-config` before the templates are built, so a binary
 # that does not know `cache_mib` fails at once. Needs wrk, sqlite3, curl (installed with apt-get

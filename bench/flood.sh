@@ -37,8 +37,8 @@
 #   REPEAT_EVERY=4 REPEAT_VICTIMS=3 VISITORS=10 MAIL_WAIT=60 SHORT_TTL=30 (seconds)
 #   HOUR_TURN_AFTER=10 SCENARIOS="v6 v6-window v4 v4-window v4-hour"
 #   QUIET_MAX=25 QUIET_WAIT=300: before each scenario, wait up to QUIET_WAIT s until other
-#     processes use less than QUIET_MAX % of the CPUs (the summary names those that did not)
-#   BUILD=1 (0: use target/release/signupd as it is) BENCH_SIGNUPD=path KEEP_TMP=0 SUMMARY_OUT=file
+#     processes use at most QUIET_MAX % of the CPUs (the summary names those that did not)
+#   SUMMARY_OUT=file, and bench/common.sh's BUILD=1 KEEP_TMP=0 BENCH_SIGNUPD BENCH_REVISION
 # Needs wrk, sqlite3, curl, faketime (apt-get install when missing), python3 (3.11), cargo.
 # Listens on 127.0.0.1 only: signupd 18100, its metrics 18101, the sink's SMTP 2526 and HTTP 18102.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"

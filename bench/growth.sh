@@ -29,11 +29,8 @@
 # signup run at 1,000,000 rows: <= 64 MiB).
 #
 # Knobs: ROWS=1000000 CONFIRM_N=300000 CONFIRM_WARM_N=60000 REPEAT=2 DURATION=20s WARMUP=3s
-#   CONFIRM_DURATION=10s CONFIRM_WARMUP=2s QUIET_MAX=10 QUIET_WAIT=600 BUILD=1 KEEP_TMP=0
-#   SUMMARY_OUT=file BENCH_SIGNUPD=path (default target/release/signupd; BUILD=1 builds that one)
-#   BENCH_REVISION=name (what BENCH_SIGNUPD was built from)
-#   CACHE_MIB=N (unset): `[storage] cache_mib = N` in signupd's config (the writer connection's
-#     SQLite page cache, MiB; needs a signupd that knows the key); unset, the key is left out
+#   CONFIRM_DURATION=10s CONFIRM_WARMUP=2s QUIET_MAX=10 QUIET_WAIT=600 SUMMARY_OUT=file, and
+#   bench/common.sh's BUILD=1 KEEP_TMP=0 BENCH_SIGNUPD BENCH_REVISION CACHE_MIB
 # Needs wrk, sqlite3, curl (installed with apt-get when missing), python3. Port 18085; data in
 # $TMPDIR (default /tmp; the big template and one copy take about 1.5 GB).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"

@@ -20,11 +20,12 @@
 #     syscall tracepoints) and the disk's fdatasync latency.
 #
 # Knobs (environment): N=10000 LOG_N=$N E2E_N=$N E2E_CONNS=16 DIAG=1 DIAG_N=$N STRACE_N=5000
-# REPEAT=3 QUIET_MAX=25 QUIET_WAIT=600 BUILD=1 KEEP_TMP=0 DRAIN_TIMEOUT=1800 SUMMARY_OUT=file.
-# Before each phase the script waits (up to QUIET_WAIT s) until other processes use less than
+# REPEAT=3 QUIET_MAX=25 QUIET_WAIT=600 DRAIN_TIMEOUT=1800 SUMMARY_OUT=file, and bench/common.sh's
+# BUILD=1 KEEP_TMP=0 BENCH_SIGNUPD BENCH_REVISION CACHE_MIB.
+# Before each phase the script waits (up to QUIET_WAIT s) until other processes use at most
 # QUIET_MAX % of the CPUs; the summary names the phases that never got that quiet.
 # Needs: smtp-sink and smtp-source (apt-get install postfix; no postfix daemon is needed),
-# python3, curl, cargo; strace for DIAG=1 (postfix and strace are installed with apt-get when
+# python3, curl, cargo; strace for DIAG=1 (all but cargo are installed with apt-get when
 # missing; no postfix daemon is started). Listens on 127.0.0.1:18090 (signupd) and
 # 127.0.0.1:2525 (sink) only.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"

@@ -14,8 +14,8 @@
 #  4. `signupd serve` again: intake must drain to 0 with subscribers = BACKLOG; then SIGTERM
 #     (timed too: an idle stop).
 #
-# Knobs: BACKLOG=100000 REPEAT=3 SETTLE=1 BUILD=1 KEEP_TMP=0 RUST_LOG_SERVE=info SUMMARY_OUT=file
-#   BENCH_SIGNUPD=path (default target/release/signupd; BUILD=1 builds that one)
+# Knobs: BACKLOG=100000 REPEAT=3 SETTLE=1 RUST_LOG_SERVE=info SUMMARY_OUT=file, and
+#   bench/common.sh's BUILD=1 KEEP_TMP=0 BENCH_SIGNUPD BENCH_REVISION CACHE_MIB
 # Needs sqlite3, curl (installed with apt-get when missing), python3. Listens on 127.0.0.1:18084.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 

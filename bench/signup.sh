@@ -27,16 +27,13 @@
 #   STATES_N=600 STATES_GAPS="0 20" (ms between requests)
 #   QUIET_MAX=10 QUIET_WAIT=900: before each phase, wait up to QUIET_WAIT s until the machine is
 #     at most QUIET_MAX % busy; the summary names phases that never got that quiet
-#   BUILD=1 (0: use the binaries already in target/release) KEEP_TMP=0 SUMMARY_OUT=file
-#   BENCH_SIGNUPD=path BENCH_CEILING=path: other binaries than target/release/{signupd,examples/bench_ceiling}
+#   SUMMARY_OUT=file, and bench/common.sh's BUILD=1 KEEP_TMP=0 BENCH_SIGNUPD BENCH_CEILING
+#   BENCH_REVISION CACHE_MIB (other binaries, what they were built from, `[storage] cache_mib`)
 #   PHASES="ceiling max mail paced sweep states": the parts to run; without `max`, PACED_RATE=r
 #     gives the paced rate (otherwise half the median maximum) and the sweep uses fractions of 2r;
 #     only `ceiling` and `paced` need the ceiling binary, only `paced` and `sweep` the load generator
 #   MAIL_PER_HOUR=100000000: the mail phase's [mail] max_mails_per_hour (REPEAT runs, like max)
 #   BENCH_LOADGEN=path: another load generator than target/bench-loadgen/release/signupd-loadgen
-#   BENCH_REVISION=name: what BENCH_SIGNUPD was built from (default: this tree's HEAD)
-#   CACHE_MIB=N (unset): `[storage] cache_mib = N` in every signupd config (the writer connection's
-#     SQLite page cache, MiB; needs a signupd that knows the key); unset, the key is left out
 # Needs wrk, sqlite3, curl, python3 (installed with apt-get when missing), cargo. Everything
 # listens on 127.0.0.1 (ports 18080-18082).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"

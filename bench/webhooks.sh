@@ -20,11 +20,7 @@
 # signupd is stopped; the summary gives the medians and the highest peak RSS.
 #
 # Knobs: N=20000 REPEAT=3 CONFIRM_N=200000 CONFIRM_ORDER="0 1 2 0 1 2 0 1 2" CONFIRM_DURATION=10s
-#   BUILD=1 (0: use the binaries as they are) BENCH_SIGNUPD=path BENCH_RECEIVER=path (default
-#   target/release/signupd and target/release/examples/bench_receiver; BUILD=1 builds those)
-#   BENCH_REVISION=name (what BENCH_SIGNUPD was built from; default this tree's HEAD)
-#   CACHE_MIB=N (unset): `[storage] cache_mib = N` in signupd's config (the writer connection's
-#     SQLite page cache, MiB; needs a signupd that knows the key); unset, the key is left out
+#   and bench/common.sh's BUILD=1 KEEP_TMP=0 BENCH_SIGNUPD BENCH_RECEIVER BENCH_REVISION CACHE_MIB
 # Needs wrk, sqlite3, curl, python3. Ports 18086 (signupd) and 18082 (receiver).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
