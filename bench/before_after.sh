@@ -12,11 +12,11 @@
 # wants its bench/loadgen build in target/bench-loadgen, built on first use). NEW_TREE defaults
 # to this tree. Knobs: ROUNDS=3 DURATION=20s (signup.sh's wrk run) MAIL_N=10000 MAIL_REPEAT=3
 # E2E_N=10000 QUIET_WAIT=300 OUT=dir (default: a temporary directory, printed).
+# The trees first: relative to the caller's directory (common.sh changes it).
 set -euo pipefail
-
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BASE_TREE=$(cd "${BASE_TREE:?set BASE_TREE to the work tree of the before commit}" && pwd)
-NEW_TREE=$(cd "${NEW_TREE:-$REPO}" && pwd)
+NEW_TREE=$(cd "${NEW_TREE:-$(dirname "${BASH_SOURCE[0]}")/..}" && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-20s}
 MAIL_N=${MAIL_N:-10000}
@@ -25,7 +25,6 @@ E2E_N=${E2E_N:-10000}
 QUIET_WAIT=${QUIET_WAIT:-300}
 OUT=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/signupd-before-after.XXXXXX")}
 mkdir -p "$OUT"
-log() { echo "== $*" >&2; }
 
 for tree in "$BASE_TREE" "$NEW_TREE"; do
     for bin in target/release/signupd target/release/examples/bench_ceiling; do

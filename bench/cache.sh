@@ -24,16 +24,13 @@
 #   ROWS=1000000 REPEAT=1 THREADS=2 CONNS=64 DURATION=20s WARMUP=3s
 #   QUIET_MAX=10 QUIET_WAIT=600: before each run, wait up to QUIET_WAIT s until the machine is at
 #     most QUIET_MAX % busy; the summary names runs that never got that quiet
-#   BUILD=1 (0: use BENCH_SIGNUPD as it is) BENCH_SIGNUPD=path (default target/release/signupd)
-#   BENCH_REVISION=name KEEP_TMP=0 SUMMARY_OUT=file
+#   SUMMARY_OUT=file, and bench/common.sh's BUILD=1 KEEP_TMP=0 BENCH_SIGNUPD BENCH_REVISION
 #   (CACHE_MIB from the environment is ignored: the sweep sets it.)
 # Every value is checked with `signupd check-config` before the templates are built, so a binary
 # that does not know `cache_mib` fails at once. Needs wrk, sqlite3, curl (installed with apt-get
 # when missing), python3. Port 18087; data in $TMPDIR (default /tmp; ~1 GB at 1,000,000 rows).
-set -euo pipefail
-
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$REPO"
+CACHE_MIB= # the sweep sets it
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 CACHE_SWEEP=${CACHE_SWEEP:-2 4 8 16 32 64}
 ROWS=${ROWS:-1000000}
@@ -45,17 +42,15 @@ WARMUP=${WARMUP:-3s}
 QUIET_MAX=${QUIET_MAX:-10}
 QUIET_WAIT=${QUIET_WAIT:-600}
 PORT=18087
-URL=http://127.0.0.1:$PORT
-CACHE_MIB=
 
 for value in $CACHE_SWEEP; do
     [[ $value == default || $value =~ ^[0-9]+$ ]] || { echo "bench: CACHE_SWEEP: '$value' is neither a number of MiB nor 'default'" >&2; exit 2; }
 done
 
-source "$REPO/bench/common.sh"
 require_tools wrk sqlite3 curl
 
-bench_setup cache
+bench_tmp cache
+release_binaries
 
 cache_for() { # SWEEP-VALUE -> CACHE_MIB (empty for `default`)
     if [[ $1 == default ]]; then echo; else echo "$1"; fi
@@ -73,7 +68,7 @@ CACHE_MIB=
 
 # --- templates ----------------------------------------------------------------------------------
 log "templates: creating the database and secrets with the release binary"
-template_init "$TMP/empty"
+init_data "$TMP/empty"
 cp -a "$TMP/empty" "$TMP/big"
 log "templates: $ROWS subscriber rows (python, one bulk load)"
 template_rows "$TMP/big" "$ROWS"
@@ -96,10 +91,10 @@ CACHE_MIB=
 {
     echo
     echo "signupd page-cache sweep — $(date -u +%FT%TZ), signupd $REVISION"
-    echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(uname -r), data on $(df --output=source "$TMP" | tail -1)"
-    echo "wrk: wrk -t$THREADS -c$CONNS -d$DURATION --timeout 30s -s bench/signup.lua --latency, after a $WARMUP warm-up; fresh server and copy each run"
+    echo "machine: $(machine), data on $(df --output=source "$TMP" | tail -1)"
+    echo "wrk: $(wrk_cmd), after a $WARMUP warm-up; fresh server and copy each run"
     echo "templates:"; sed 's/^/  /' "$TMP/templates.txt"
-    if [[ -f $TMP/notquiet ]]; then echo "runs on a busy machine:"; sed 's/^/  /' "$TMP/notquiet"; fi
+    busy_phases "runs on a busy machine:"
     cat "$TMP/runs"
     python3 - "$TMP/runs" "$ROWS" "$CACHE_SWEEP" <<'EOF'
 import statistics, sys

@@ -16,57 +16,25 @@
 #  4. the same load with the database on tmpfs (/dev/shm: fsync is free), no tracer.
 #
 #   bash bench/contention.sh   # ~2.5 minutes; PARTS="1 2 3 4" picks parts; needs strace, perf (optional), wrk, sqlite3;
-#                              # BENCH_SIGNUPD=path (default target/release/signupd)
-set -euo pipefail
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$REPO"
+#                              # BENCH_SIGNUPD=path (default target/release/signupd, built only when
+#                              # missing; BUILD=1 rebuilds it), DURATION=20s, KEEP_TMP=0
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 DURATION=${DURATION:-20s}
 PARTS=${PARTS:-1 2 3 4}
 part() { [[ " $PARTS " == *" $1 "* ]]; }
 PORT=18083
-SIGNUPD=${BENCH_SIGNUPD:-${SIGNUPD:-target/release/signupd}}
-TMP=$(mktemp -d /tmp/signupd-contention.XXXXXX)
-SHM=$(mktemp -d /dev/shm/signupd-contention.XXXXXX)
-PID=
-cleanup() {
-    if [[ -n $PID ]]; then kill -TERM "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; fi
-    rm -rf "$TMP" "$SHM"
-}
-trap cleanup EXIT
+URL=http://127.0.0.1:$PORT/api/signup
+THREADS=2 CONNS=64 WARMUP=3s # bench/signup.sh's defaults
+BENCH_SIGNUPD=${BENCH_SIGNUPD:-${SIGNUPD:-target/release/signupd}}
+BUILD=${BUILD:-0}
 
-missing=()
-for tool in wrk sqlite3 strace curl; do command -v "$tool" >/dev/null || missing+=("$tool"); done
-if ((${#missing[@]} > 0)); then
-    echo "== installing ${missing[*]} (apt-get)" >&2
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+require_tools wrk sqlite3 strace curl
+bench_tmp contention
+shm_tmp contention
+release_binaries
 
-config() { # DATA_DIR
-    mkdir -p "$1/mail"
-    cat >"$1/config.toml" <<EOF
-[server]
-listen = "127.0.0.1:$PORT"
-[storage]
-data_dir = "$1"
-[mail]
-file_dir = "$1/mail"
-[signup]
-rate_limits = [ { window = "1m", max = 100000000 } ]
-network_rate_limits = [ { window = "1m", max = 100000000 } ]
-resend_cooldown = "10m"
-[[lists]]
-id = "news"
-EOF
-}
-
-up() {
-    for _ in $(seq 1 300); do curl -s -o /dev/null "http://127.0.0.1:$PORT/healthz" && return 0; sleep 0.1; done
-    return 1
-}
-
-warm() { wrk -t2 -c64 -d3s -s bench/signup.lua "http://127.0.0.1:$PORT/api/signup" >/dev/null; }
-measured() { wrk -t2 -c64 -d"$DURATION" --timeout 30s -s bench/signup.lua --latency "http://127.0.0.1:$PORT/api/signup" | grep '^SUMMARY'; }
-backlog() { echo "intake backlog when wrk stopped: $(sqlite3 "$1/signupd.sqlite3" 'SELECT count(*) FROM intake')"; }
+measured() { wrk_measured "$URL" | grep '^SUMMARY'; }
+backlog() { echo "intake backlog when wrk stopped: $(sql "$1/signupd.sqlite3" 'SELECT count(*) FROM intake')"; }
 
 # tid comm utime+stime (ticks) for every thread of PID
 threads() { # PID
@@ -80,15 +48,12 @@ threads() { # PID
 # --- 1. per-thread CPU, no tracer ---------------------------------------------------------------
 if part 1; then
 echo "== 1. CPU per thread, no tracer, database on $(df --output=source "$TMP" | tail -1)"
-config "$TMP/cpu"
-RUST_LOG=warn "$SIGNUPD" serve --config "$TMP/cpu/config.toml" 2>"$TMP/cpu.log" &
-PID=$!
-up
-warm
+serve_start "$TMP/cpu"
+wrk_warmup "$URL" >/dev/null
 threads "$PID" >"$TMP/threads0"
 cp /proc/"$PID"/io "$TMP/io0"
 DB_BYTES0=$(stat -c %s "$TMP/cpu/signupd.sqlite3")
-ROWS0=$(sqlite3 "$TMP/cpu/signupd.sqlite3" 'SELECT count(*) FROM subscribers')
+ROWS0=$(sql "$TMP/cpu/signupd.sqlite3" 'SELECT count(*) FROM subscribers')
 T0=$(date +%s.%N)
 times >"$TMP/times0"
 measured >"$TMP/cpu.summary"
@@ -96,10 +61,10 @@ times >"$TMP/times1"
 T1=$(date +%s.%N)
 threads "$PID" >"$TMP/threads1"
 cp /proc/"$PID"/io "$TMP/io1"
-ROWS1=$(sqlite3 "$TMP/cpu/signupd.sqlite3" 'SELECT count(*) FROM subscribers')
+ROWS1=$(sql "$TMP/cpu/signupd.sqlite3" 'SELECT count(*) FROM subscribers')
 cat "$TMP/cpu.summary"
 backlog "$TMP/cpu"
-kill -TERM "$PID"; wait "$PID" 2>/dev/null || true; PID=
+serve_stop
 # Bytes signupd wrote (write(2)/pwrite(2) totals, and what reached the block layer) per answered
 # request and per row applied to `subscribers` during the run; the database file's growth for scale.
 python3 - "$TMP/io0" "$TMP/io1" "$(sed -n 's/.*requests=\([0-9]*\).*/\1/p' "$TMP/cpu.summary")" "$ROWS0" "$ROWS1" \
@@ -152,14 +117,14 @@ fi
 if part 2; then
 echo
 echo "== 2. commits (fsync/fdatasync) per thread, strace with a seccomp filter"
-config "$TMP/data"
 RUST_LOG=warn strace -f --seccomp-bpf -qq -y -ttt -T -e trace=fsync,fdatasync -o "$TMP/strace.txt" \
-    "$SIGNUPD" serve --config "$TMP/data/config.toml" 2>"$TMP/stderr.log" &
-PID=$!
-up
+    "$SIGNUPD" serve --config "$(config "$TMP/data")" 2>"$TMP/stderr.log" &
+STRACE=$!
+PIDS+=("$STRACE")
+wait_for "$STRACE" answers "http://127.0.0.1:$PORT/healthz"
 sleep 0.5
-SERVER=$(pgrep -P "$PID")
-warm
+SERVER=$(pgrep -P "$STRACE")
+wrk_warmup "$URL" >/dev/null
 for task in /proc/"$SERVER"/task/*; do echo "$(basename "$task") $(tr ' ' _ <"$task/comm")"; done >"$TMP/threads.txt"
 T0=$(date +%s.%N)
 measured | tee "$TMP/strace.summary"
@@ -167,9 +132,8 @@ T1=$(date +%s.%N)
 backlog "$TMP/data"
 sleep 1
 for task in /proc/"$SERVER"/task/*; do echo "$(basename "$task") $(tr ' ' _ <"$task/comm")"; done >>"$TMP/threads.txt"
-kill -TERM "$SERVER" # strace exits with it
-wait "$PID" 2>/dev/null || true
-PID=
+kill -TERM "$SERVER"
+stop "$STRACE" 0 # strace exits with it
 python3 - "$TMP/strace.txt" "$TMP/threads.txt" "$T0" "$T1" "$(sed -n 's/.*requests=\([0-9]*\).*/\1/p' "$TMP/strace.summary")" <<'EOF'
 import collections, re, sys
 trace, threads, t0, t1, requests = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
@@ -236,12 +200,9 @@ if ! part 3; then
     :
 elif command -v perf >/dev/null && perf record -o /dev/null -- true 2>/dev/null; then
     echo "== 3. perf, three 5 s windows in the middle of a 25 s run"
-    config "$TMP/perf"
-    RUST_LOG=warn "$SIGNUPD" serve --config "$TMP/perf/config.toml" 2>"$TMP/perf.log" &
-    PID=$!
-    up
-    warm
-    wrk -t2 -c64 -d25s -s bench/signup.lua "http://127.0.0.1:$PORT/api/signup" >"$TMP/perf.wrk" &
+    serve_start "$TMP/perf"
+    wrk_warmup "$URL" >/dev/null
+    wrk -t2 -c64 -d25s -s bench/signup.lua "$URL" >"$TMP/perf.wrk" &
     WRK=$!
     sleep 4
     WRITER=$(grep -l '^signupd-writer' /proc/"$PID"/task/*/comm | head -1 | cut -d/ -f5)
@@ -254,7 +215,7 @@ elif command -v perf >/dev/null && perf record -o /dev/null -- true 2>/dev/null;
     perf record -q -F 999 -g -t "$WRITER" -o "$TMP/writer.data" -- sleep 5 2>/dev/null
     wait "$WRK"
     SERVED=$PID
-    kill -TERM "$PID"; wait "$PID" 2>/dev/null || true; PID=
+    serve_stop
     RPS=$(awk '/Requests\/sec/ { print $2 }' "$TMP/perf.wrk")
     echo "wrk over the 25 s: $RPS req/s"
     python3 - "$TMP/writer.stat" "$RPS" <<'EOF2'
@@ -291,11 +252,8 @@ fi
 part 4 || exit 0
 echo
 echo "== 4. the same load, database on tmpfs ($SHM: fsync costs nothing), no tracer"
-config "$SHM/data"
-RUST_LOG=warn "$SIGNUPD" serve --config "$SHM/data/config.toml" 2>"$SHM/stderr.log" &
-PID=$!
-up
-warm
+serve_start "$SHM/data"
+wrk_warmup "$URL" >/dev/null
 measured
 backlog "$SHM/data"
-kill -TERM "$PID"; wait "$PID" 2>/dev/null || true; PID=
+serve_stop

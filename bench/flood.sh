@@ -37,14 +37,11 @@
 #   REPEAT_EVERY=4 REPEAT_VICTIMS=3 VISITORS=10 MAIL_WAIT=60 SHORT_TTL=30 (seconds)
 #   HOUR_TURN_AFTER=10 SCENARIOS="v6 v6-window v4 v4-window v4-hour"
 #   QUIET_MAX=25 QUIET_WAIT=300: before each scenario, wait up to QUIET_WAIT s until other
-#     processes use less than QUIET_MAX % of the CPUs (the summary names those that did not)
-#   BUILD=1 (0: use target/release/signupd as it is) BENCH_SIGNUPD=path KEEP_TMP=0 SUMMARY_OUT=file
+#     processes use at most QUIET_MAX % of the CPUs (the summary names those that did not)
+#   SUMMARY_OUT=file, and bench/common.sh's BUILD=1 KEEP_TMP=0 BENCH_SIGNUPD BENCH_REVISION
 # Needs wrk, sqlite3, curl, faketime (apt-get install when missing), python3 (3.11), cargo.
 # Listens on 127.0.0.1 only: signupd 18100, its metrics 18101, the sink's SMTP 2526 and HTTP 18102.
-set -euo pipefail
-
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$REPO"
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 FLOOD_SECS=${FLOOD_SECS:-20}
 THREADS=${THREADS:-2}
@@ -62,7 +59,6 @@ SCENARIOS=${SCENARIOS:-v6 v6-window v4 v4-window v4-hour}
 FAKE_CLOCK=${FAKE_CLOCK:-1}
 QUIET_MAX=${QUIET_MAX:-25}
 QUIET_WAIT=${QUIET_WAIT:-300}
-KEEP_TMP=${KEEP_TMP:-0}
 
 PORT=18100
 METRICS_PORT=18101
@@ -71,91 +67,10 @@ HTTP_PORT=18102
 TOOL=(python3 "$REPO/bench/flood_tool.py")
 FAKETIME_LIB=${FAKETIME_LIB:-/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1}
 
-missing=()
-for tool in wrk sqlite3 curl; do command -v "$tool" >/dev/null || missing+=("$tool"); done
-[[ -e $FAKETIME_LIB ]] || missing+=(faketime)
-if ((${#missing[@]} > 0)); then
-    echo "== installing ${missing[*]} (apt-get)" >&2
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
-for tool in wrk sqlite3 curl python3 cargo; do
-    command -v "$tool" >/dev/null || { echo "bench: $tool is required" >&2; exit 1; }
-done
-[[ -e $FAKETIME_LIB ]] || { echo "bench: $FAKETIME_LIB is missing (apt-get install faketime)" >&2; exit 1; }
-if ss -ltn 2>/dev/null | grep -qE "127.0.0.1:($PORT|$METRICS_PORT|$SMTP_PORT|$HTTP_PORT)\b"; then
-    echo "bench: one of the ports $PORT $METRICS_PORT $SMTP_PORT $HTTP_PORT is in use" >&2
-    exit 1
-fi
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/signupd-flood.XXXXXX")
-PIDS=()
-cleanup() {
-    local pid
-    for pid in "${PIDS[@]}"; do
-        kill -TERM "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-    done
-    if [[ $KEEP_TMP == 1 ]]; then echo "bench: kept $TMP" >&2; else rm -rf "$TMP"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-log() { echo "== $*" >&2; }
-forget() { # PID
-    local pids=() pid
-    for pid in "${PIDS[@]}"; do [[ $pid == "$1" ]] || pids+=("$pid"); done
-    PIDS=("${pids[@]}")
-}
-stop() { # PID
-    kill -TERM "$1" 2>/dev/null || true
-    wait "$1" 2>/dev/null || true
-    forget "$1"
-}
-
-# --- build --------------------------------------------------------------------------------------
-BUILT=${BENCH_SIGNUPD:-target/release/signupd}
-REVISION=${BENCH_REVISION:-"$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src Cargo.toml Cargo.lock || echo '+uncommitted')"}
-if [[ ${BUILD:-1} == 1 || ! -x $BUILT ]]; then
-    log "building the release binary (cargo build --release --locked --bin signupd)"
-    cargo build --release --locked --bin signupd
-fi
-mkdir -p "$TMP/bin"
-cp "$BUILT" "$TMP/bin/signupd" # a rebuild during the run cannot swap the binary underneath
-SIGNUPD=$TMP/bin/signupd
-BUILT_AT=$(date -r "$BUILT" -u +%FT%TZ)
-
-# --- helpers ------------------------------------------------------------------------------------
-cpu_busy() { # % of all CPUs busy over 1 s
-    python3 - <<'EOF'
-import time
-def snap():
-    f = [int(x) for x in open("/proc/stat").readline().split()[1:]]
-    return sum(f), f[3] + f[4]
-t1, i1 = snap(); time.sleep(1); t2, i2 = snap()
-print(round(100 * (1 - (i2 - i1) / max(1, t2 - t1))))
-EOF
-}
-NOT_QUIET=()
-wait_quiet() { # NAME -> sets QUIET_NOTE
-    local waited=0 busy
-    while :; do
-        busy=$(cpu_busy)
-        if ((busy < QUIET_MAX)); then
-            QUIET_NOTE="machine ${busy}% busy before, load $(cut -d' ' -f1-3 /proc/loadavg)"
-            return 0
-        fi
-        if ((waited >= QUIET_WAIT)); then
-            QUIET_NOTE="NOT QUIET: machine ${busy}% busy before (waited ${waited}s), load $(cut -d' ' -f1-3 /proc/loadavg)"
-            NOT_QUIET+=("$1 ($busy %)")
-            log "$1: still $busy % busy after ${waited}s; running anyway"
-            return 0
-        fi
-        ((waited % 60 == 0)) && log "$1: waiting for a quiet machine ($busy % busy)"
-        sleep 4
-        waited=$((waited + 5))
-    done
-}
-
-sql() { sqlite3 -cmd '.timeout 30000' "$1" "$2"; }
+require_tools wrk sqlite3 curl python3 "faketime:$FAKETIME_LIB"
+ports_free "$PORT" "$METRICS_PORT" "$SMTP_PORT" "$HTTP_PORT"
+bench_tmp flood
+release_binaries
 
 # Rows and bytes kept: one JSON object.
 db_state() { # DATA_DIR
@@ -203,17 +118,6 @@ EOF
     } >"$dir/config.toml"
 }
 
-wait_port() { # PORT PID
-    local i
-    for i in $(seq 200); do
-        ss -ltn | grep -q "127.0.0.1:$1\b" && return 0
-        kill -0 "$2" 2>/dev/null || { echo "bench: process $2 exited before listening on $1" >&2; exit 1; }
-        sleep 0.05
-    done
-    echo "bench: nothing listens on $1" >&2
-    exit 1
-}
-
 # --- one scenario ---------------------------------------------------------------------------------
 RESULTS=$TMP/results.jsonl
 : >"$RESULTS"
@@ -227,7 +131,7 @@ run_scenario() { # NAME MODE(v6|v4) SHORT_WINDOW(0|1) HOUR_TURN(0|1)
     python3 "$REPO/bench/flood_sink.py" --smtp-port "$SMTP_PORT" --http-port "$HTTP_PORT" --out "$dir/sink" 2>"$dir/sink.log" &
     sink_pid=$!
     PIDS+=("$sink_pid")
-    wait_port "$SMTP_PORT" "$sink_pid"
+    wait_for "$sink_pid" listens "$SMTP_PORT"
 
     # signupd's clock: the hour turns HOUR_TURN_AFTER s after the flood's end, or minute 20.
     if [[ $hour == 1 ]]; then
@@ -246,8 +150,7 @@ run_scenario() { # NAME MODE(v6|v4) SHORT_WINDOW(0|1) HOUR_TURN(0|1)
     env "${clock_env[@]}" RUST_LOG=warn "$SIGNUPD" serve --config "$dir/config.toml" 2>"$dir/signupd.log" &
     pid=$!
     PIDS+=("$pid")
-    wait_port "$PORT" "$pid"
-    until curl -s -o /dev/null "http://127.0.0.1:$PORT/healthz"; do sleep 0.05; done
+    wait_for "$pid" answers "http://127.0.0.1:$PORT/healthz"
     local clock
     clock=$(sql "$dir/data/signupd.sqlite3" "SELECT datetime(last_run_at, 'unixepoch') FROM service_runs WHERE name = 'cleanup'" 2>/dev/null || true)
     log "$name: signupd started with its clock at $fake UTC (its start-up cleanup stamped ${clock:-?})"
@@ -271,8 +174,8 @@ run_scenario() { # NAME MODE(v6|v4) SHORT_WINDOW(0|1) HOUR_TURN(0|1)
     log "$name: $flood"
     log "$name: at the flood's end: $(cat "$dir/at_flood_end.json")"
 
-    wait "$visitors_pid" || { echo "bench: visitors failed: $(cat "$dir/visitors.err")" >&2; exit 1; }
-    forget "$visitors_pid"
+    stop "$visitors_pid" 0
+    ((STOPPED == 0)) || { echo "bench: visitors failed: $(cat "$dir/visitors.err")" >&2; exit 1; }
     if [[ $short == 1 ]]; then
         # Every flood row's window (SHORT_TTL after its signup, or after its mail) has ended and
         # a cleanup (every 5 s) has run since.
@@ -335,7 +238,7 @@ done
 {
     echo
     echo "signupd flood benchmark — $(date -u +%Y-%m-%dT%H:%MZ)"
-    echo "signupd $REVISION (built $BUILT_AT); $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(uname -r)"
+    echo "signupd $REVISION (built $BUILT_AT); $(machine)"
     echo "flood: wrk -t$THREADS -c$CONNS -d${FLOOD_SECS}s -s bench/flood.lua; budget $BUDGET mails/hour; lists: $LISTS;"
     echo "  every ${REPEAT_EVERY}th request names one of $REPEAT_VICTIMS repeated victims; $VISITORS visitors from their own /24s, 2..$((FLOOD_SECS - 2)) s into the flood"
     python3 - "$RESULTS" "$MAIL_WAIT" <<'EOF'
@@ -368,6 +271,6 @@ for line in open(sys.argv[1]):
         print(f"  {label:38} subscribers {d['subscribers']} (never mailed {d['never_mailed']}), outbox {d['outbox']}, intake {d['intake']}, address_mails {d['address_mails']}, rate_limits {d['rate_limit_rows']}; db {mb(d['db_bytes'])} + wal {mb(d['wal_bytes'])} (pages {d['pages']}, free {d['free_pages']})")
     print(f"  run {r['run_secs']} s; signupd log lines with ERROR (other than the surge alert) or panic: {r['signupd_log_error_lines']}")
 EOF
-    if ((${#NOT_QUIET[@]} > 0)); then echo "scenarios started on a busy machine: ${NOT_QUIET[*]}"; fi
+    busy_phases "scenarios started on a busy machine:"
 } | tee "${SUMMARY_OUT:-/dev/null}"
 if [[ -n ${SUMMARY_OUT:-} ]]; then cp "$RESULTS" "${SUMMARY_OUT%.*}.jsonl"; fi

@@ -29,17 +29,11 @@
 # signup run at 1,000,000 rows: <= 64 MiB).
 #
 # Knobs: ROWS=1000000 CONFIRM_N=300000 CONFIRM_WARM_N=60000 REPEAT=2 DURATION=20s WARMUP=3s
-#   CONFIRM_DURATION=10s CONFIRM_WARMUP=2s QUIET_MAX=10 QUIET_WAIT=600 BUILD=1 KEEP_TMP=0
-#   SUMMARY_OUT=file BENCH_SIGNUPD=path (default target/release/signupd; BUILD=1 builds that one)
-#   BENCH_REVISION=name (what BENCH_SIGNUPD was built from)
-#   CACHE_MIB=N (unset): `[storage] cache_mib = N` in signupd's config (the writer connection's
-#     SQLite page cache, MiB; needs a signupd that knows the key); unset, the key is left out
+#   CONFIRM_DURATION=10s CONFIRM_WARMUP=2s QUIET_MAX=10 QUIET_WAIT=600 SUMMARY_OUT=file, and
+#   bench/common.sh's BUILD=1 KEEP_TMP=0 BENCH_SIGNUPD BENCH_REVISION CACHE_MIB
 # Needs wrk, sqlite3, curl (installed with apt-get when missing), python3. Port 18085; data in
 # $TMPDIR (default /tmp; the big template and one copy take about 1.5 GB).
-set -euo pipefail
-
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$REPO"
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 ROWS=${ROWS:-1000000}
 CONFIRM_N=${CONFIRM_N:-300000}
@@ -53,19 +47,18 @@ CONFIRM_DURATION=${CONFIRM_DURATION:-10s}
 CONFIRM_WARMUP=${CONFIRM_WARMUP:-2s}
 QUIET_MAX=${QUIET_MAX:-10}
 QUIET_WAIT=${QUIET_WAIT:-600}
-KEEP_TMP=${KEEP_TMP:-0}
 PORT=18085
 URL=http://127.0.0.1:$PORT
 TOOL=(python3 "$REPO/bench/seed_tool.py")
 
-source "$REPO/bench/common.sh"
 require_tools wrk sqlite3 curl
 
-bench_setup growth
+bench_tmp growth
+release_binaries
 
 # --- templates ----------------------------------------------------------------------------------
 log "templates: creating the database and secrets with the release binary"
-template_init "$TMP/empty"
+init_data "$TMP/empty"
 cp -a "$TMP/empty" "$TMP/tokens"
 log "templates: $CONFIRM_N pending rows with known confirm tokens"
 "${TOOL[@]}" confirmable --data-dir "$TMP/tokens" -n "$CONFIRM_N" --tokens-out "$TMP/tokens.all" >&2
@@ -111,9 +104,9 @@ done
 {
     echo
     echo "signupd growth benchmark — $(date -u +%FT%TZ), signupd $REVISION"
-    echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(uname -r), data on $(df --output=source "$TMP" | tail -1)"
+    echo "machine: $(machine), data on $(df --output=source "$TMP" | tail -1)"
     echo "templates:"; sed 's/^/  /' "$TMP/templates.txt"
-    [[ -f $TMP/notquiet ]] && { echo "phases on a busy machine:"; sed 's/^/  /' "$TMP/notquiet"; }
+    busy_phases "phases on a busy machine:"
     cat "$TMP/runs"
     python3 - "$TMP/runs" "$ROWS" <<'EOF'
 import statistics, sys

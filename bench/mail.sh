@@ -20,17 +20,15 @@
 #     syscall tracepoints) and the disk's fdatasync latency.
 #
 # Knobs (environment): N=10000 LOG_N=$N E2E_N=$N E2E_CONNS=16 DIAG=1 DIAG_N=$N STRACE_N=5000
-# REPEAT=3 QUIET_MAX=25 QUIET_WAIT=600 BUILD=1 KEEP_TMP=0 DRAIN_TIMEOUT=1800 SUMMARY_OUT=file.
-# Before each phase the script waits (up to QUIET_WAIT s) until other processes use less than
+# REPEAT=3 QUIET_MAX=25 QUIET_WAIT=600 DRAIN_TIMEOUT=1800 SUMMARY_OUT=file, and bench/common.sh's
+# BUILD=1 KEEP_TMP=0 BENCH_SIGNUPD BENCH_REVISION CACHE_MIB.
+# Before each phase the script waits (up to QUIET_WAIT s) until other processes use at most
 # QUIET_MAX % of the CPUs; the summary names the phases that never got that quiet.
 # Needs: smtp-sink and smtp-source (apt-get install postfix; no postfix daemon is needed),
-# python3, curl, cargo; strace for DIAG=1 (postfix and strace are installed with apt-get when
+# python3, curl, cargo; strace for DIAG=1 (all but cargo are installed with apt-get when
 # missing; no postfix daemon is started). Listens on 127.0.0.1:18090 (signupd) and
 # 127.0.0.1:2525 (sink) only.
-set -euo pipefail
-
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$REPO"
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 N=${N:-10000}
 LOG_N=${LOG_N:-$N}
@@ -42,160 +40,35 @@ STRACE_N=${STRACE_N:-5000}
 REPEAT=${REPEAT:-3}
 QUIET_MAX=${QUIET_MAX:-25}
 QUIET_WAIT=${QUIET_WAIT:-600}
-KEEP_TMP=${KEEP_TMP:-0}
 DRAIN_TIMEOUT=${DRAIN_TIMEOUT:-1800}
 
-SIGNUPD_PORT=18090
+PORT=18090 # signupd's
 SINK_PORT=2525
 SINK=${SINK:-/usr/sbin/smtp-sink}
 SOURCE=${SOURCE:-/usr/sbin/smtp-source}
 TOOL=(python3 "$REPO/bench/mail_tool.py")
 
-missing=()
-[[ -x $SINK && -x $SOURCE ]] || missing+=(postfix)
-command -v curl >/dev/null || missing+=(curl)
-[[ ${DIAG:-1} == 1 ]] && ! command -v strace >/dev/null && missing+=(strace)
-if ((${#missing[@]} > 0)); then
-    echo "== installing ${missing[*]} (apt-get; postfix only for smtp-sink and smtp-source)" >&2
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
-for tool in "$SINK" "$SOURCE" python3 curl cargo; do
-    command -v "$tool" >/dev/null || {
-        echo "bench: $tool is required (smtp-sink/smtp-source: apt-get install postfix)" >&2
-        exit 1
-    }
-done
-if [[ $DIAG == 1 ]]; then
-    command -v strace >/dev/null || { echo "bench: DIAG=1 needs strace (or run with DIAG=0)" >&2; exit 1; }
-fi
-if ss -ltn 2>/dev/null | grep -qE "127.0.0.1:($SIGNUPD_PORT|$SINK_PORT)\b"; then
-    echo "bench: port $SIGNUPD_PORT or $SINK_PORT is already in use" >&2
-    exit 1
-fi
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/signupd-mailbench.XXXXXX")
-SHM=""
-PIDS=()
-cleanup() {
-    local pid
-    for pid in "${PIDS[@]}"; do
-        kill -TERM "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-    done
-    [[ -n $SHM ]] && rm -rf "$SHM"
-    if [[ $KEEP_TMP == 1 ]]; then
-        echo "bench: kept $TMP" >&2
-    else
-        rm -rf "$TMP"
-    fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-log() { echo "== $*" >&2; }
-forget() { # PID: no longer ours to clean up
-    local pids=() pid
-    for pid in "${PIDS[@]}"; do [[ $pid == "$1" ]] || pids+=("$pid"); done
-    PIDS=("${pids[@]}")
-}
+# postfix only for smtp-sink and smtp-source: no postfix daemon is started.
+tools=(curl python3 "postfix:$SINK" "postfix:$SOURCE")
+if [[ $DIAG == 1 ]]; then tools+=(strace); fi
+require_tools "${tools[@]}"
+ports_free "$PORT" "$SINK_PORT"
+bench_tmp mailbench
 
 # --- build --------------------------------------------------------------------------------------
-BUILT=${BENCH_SIGNUPD:-target/release/signupd}
-# What is being measured: the commit and whether src/ differs from it, read before the build (the
-# tree may move on during a long run), and the worker settings the source has.
-BUILT_FROM=${BENCH_REVISION:-"$(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD -- src Cargo.toml Cargo.lock 2>/dev/null || echo '+uncommitted')"}
+# What is being measured: the worker settings the source has.
 BUILT_SETTINGS="mail workers $(sed -n 's/^pub const WORKERS: usize = \([0-9]*\);/\1/p' src/mail/worker.rs 2>/dev/null || true), claim batch $(sed -n 's/^pub const CLAIM_BATCH: usize = \([0-9]*\);/\1/p' src/mail/worker.rs 2>/dev/null || true), one SMTP connection per worker, one writer thread, $(sed -n 's/^const READERS: u32 = \([0-9]*\);/\1/p' src/storage/mod.rs 2>/dev/null || true) readers"
-if [[ ${BUILD:-1} == 1 || ! -x $BUILT ]]; then
-    log "building the release binary (cargo build --release --locked --bin signupd)"
-    cargo build --release --locked --bin signupd
-fi
-mkdir -p "$TMP/bin"
-cp "$BUILT" "$TMP/bin/signupd" # a rebuild during the run cannot swap the binary underneath
-SIGNUPD="$TMP/bin/signupd"
+release_binaries
 
 # --- helpers ------------------------------------------------------------------------------------
-NOT_QUIET=()
-# Waits until the other processes on the machine leave the CPUs mostly idle.
-wait_quiet() { # PHASE
-    local waited=0 busy
-    while :; do
-        busy=$(python3 - <<'EOF'
-import time
-def snap():
-    f = [int(x) for x in open("/proc/stat").readline().split()[1:]]
-    return sum(f), f[3] + f[4]
-t1, i1 = snap(); time.sleep(1); t2, i2 = snap()
-print(round(100 * (1 - (i2 - i1) / max(1, t2 - t1))))
-EOF
-)
-        if ((busy < QUIET_MAX)); then
-            return 0
-        fi
-        if ((waited >= QUIET_WAIT)); then
-            log "$1: the machine is still $busy % busy after ${waited}s; running anyway"
-            NOT_QUIET+=("$1 ($busy % busy)")
-            return 0
-        fi
-        ((waited % 60 == 0)) && log "$1: waiting for a quiet machine ($busy % busy)"
-        sleep 4
-        waited=$((waited + 5))
-    done
-}
-
-write_config() { # DATA_DIR -> path of the config
-    local cfg="$1.toml"
-    cat >"$cfg" <<EOF
-[server]
-listen = "127.0.0.1:$SIGNUPD_PORT"
-[storage]
-data_dir = "$1"
-[signup]
-rate_limits = [ { window = "1m", max = 100000000 } ]
-network_rate_limits = [ { window = "1m", max = 100000000 } ]
-[mail]
-transport = "smtp"
-max_mails_per_hour = 1000000
-[mail.smtp]
-host = "127.0.0.1"
+# common.sh's config, sending through smtp-sink with the hourly budget out of the way.
+CONFIG_MAIL='transport = "smtp"
+max_mails_per_hour = 1000000'
+CONFIG_MORE="[mail.smtp]
+host = \"127.0.0.1\"
 port = $SINK_PORT
-security = "none"
-timeout = "10s"
-[[lists]]
-id = "news"
-EOF
-    echo "$cfg"
-}
-
-wait_http() { # URL
-    local i
-    for i in $(seq 300); do
-        curl -s -o /dev/null "$1" && return 0
-        sleep 0.05
-    done
-    echo "bench: $1 did not answer" >&2
-    exit 1
-}
-
-# Creates the database, migrations and secrets the way an operator's first start would, with no
-# SMTP server listening (the queue is empty, so nothing is sent), then stops signupd.
-init_data() { # DATA_DIR
-    local cfg pid rc=0
-    cfg=$(write_config "$1")
-    RUST_LOG=warn "$SIGNUPD" serve --config "$cfg" 2>"$1.init.log" &
-    pid=$!
-    PIDS+=("$pid")
-    wait_http "http://127.0.0.1:$SIGNUPD_PORT/healthz"
-    stop_signupd "$pid" || rc=$?
-    ((rc == 0)) || { echo "bench: signupd exited $rc after SIGTERM; see $1.init.log" >&2; exit 1; }
-}
-
-stop_signupd() { # PID -> its exit status
-    local rc=0
-    kill -TERM "$1"
-    wait "$1" || rc=$?
-    forget "$1"
-    return "$rc"
-}
+security = \"none\"
+timeout = \"10s\""
 
 SINK_PID=""
 start_sink() { # OUTFILE [smtp-sink options]
@@ -204,23 +77,11 @@ start_sink() { # OUTFILE [smtp-sink options]
     "$SINK" -c -u root "$@" "127.0.0.1:$SINK_PORT" 1000 >"$out" 2>&1 &
     SINK_PID=$!
     PIDS+=("$SINK_PID")
-    local i
-    for i in $(seq 100); do
-        ss -ltn | grep -q "127.0.0.1:$SINK_PORT\b" && return 0
-        sleep 0.05
-    done
-    echo "bench: smtp-sink did not start" >&2
-    exit 1
+    wait_for "$SINK_PID" listens "$SINK_PORT"
 }
 stop_sink() {
-    kill -TERM "$SINK_PID" 2>/dev/null || true
-    wait "$SINK_PID" 2>/dev/null || true
-    forget "$SINK_PID"
+    stop "$SINK_PID"
     SINK_PID=""
-}
-
-json_get() { # JSON KEY
-    python3 -c 'import json,sys; v=json.loads(sys.argv[1]).get(sys.argv[2]); print("" if v is None else v)' "$1" "$2"
 }
 
 RESULTS="$TMP/results.jsonl"
@@ -237,18 +98,16 @@ record() { # NAME JSON
 drain() {
     local name=$1 base=$2 n=$3 rust_log=$4
     shift 4
-    local data="$base/$name" cfg pid wrap_pid="" t0 result sink_count rc=0 log_lines
+    local data="$base/$name" pid wrap_pid="" perf_pid="" t0 result sink_count log_lines
     mkdir -p "$base"
-    rm -rf "$data"
+    rm -rf "$data" "$data".*
     init_data "$data"
-    cfg="$data.toml"
     "${TOOL[@]}" seed --data-dir "$data" -n "$n" >/dev/null
     start_sink "$TMP/$name.sink"
     sync
     local launch=(env -u RUST_LOG)
     [[ -n $rust_log ]] && launch=(env RUST_LOG="$rust_log")
-    launch+=("$SIGNUPD" serve --config "$cfg")
-    local perf_pid=""
+    launch+=("$SIGNUPD" serve --config "$data.toml")
     t0=$(date +%s.%N)
     if [[ ${1:-} == perf ]]; then
         # perf stat from the start, so every thread signupd ever spawns is counted
@@ -276,20 +135,11 @@ drain() {
         echo "bench: $name did not drain: $result" >&2
         exit 1
     }
-    if [[ -n $wrap_pid ]]; then
-        kill -INT "$wrap_pid" 2>/dev/null || true
-        wait "$wrap_pid" 2>/dev/null || true
-        forget "$wrap_pid"
-    fi
-    if [[ -n $perf_pid ]]; then # signupd is perf's child, not ours: perf passes its status on
-        kill -TERM "$pid"
-        forget "$pid"
-        wait "$perf_pid" || rc=$?
-        forget "$perf_pid"
-    else
-        stop_signupd "$pid" || rc=$?
-    fi
-    ((rc == 0)) || { echo "bench: signupd exited $rc after SIGTERM; see $TMP/$name.log" >&2; exit 1; }
+    if [[ -n $wrap_pid ]]; then stop "$wrap_pid" INT; fi
+    stop "$pid"
+    # signupd is perf's child, not ours: perf passes its status on
+    if [[ -n $perf_pid ]]; then stop "$perf_pid" 0; fi
+    ((STOPPED == 0)) || { echo "bench: signupd exited $STOPPED after SIGTERM; see $TMP/$name.log" >&2; exit 1; }
     stop_sink
     sink_count=$("${TOOL[@]}" sinkcount "$TMP/$name.sink")
     log_lines=$(wc -l <"$TMP/$name.log")
@@ -314,11 +164,9 @@ CAL="$TMP/calibrate"
 init_data "$CAL"
 "${TOOL[@]}" seed --data-dir "$CAL" -n 20 >/dev/null
 start_sink "$TMP/calibrate.sink" -d "$TMP/dump/%H%M%S."
-RUST_LOG=warn "$SIGNUPD" serve --config "$CAL.toml" 2>"$TMP/calibrate.log" &
-pid=$!
-PIDS+=("$pid")
+serve_start "$CAL"
 "${TOOL[@]}" drain --data-dir "$CAL" -n 20 --t0 "$(date +%s.%N)" --timeout 120 >/dev/null
-stop_signupd "$pid" || true
+serve_stop
 stop_sink
 # The dump holds smtp-sink's own X-* and Received: lines first; the mail starts after those.
 MAIL_BYTES=$(python3 - "$TMP/dump" <<'EOF'
@@ -370,19 +218,16 @@ E2E="$TMP/disk/e2e"
 mkdir -p "$TMP/disk"
 init_data "$E2E"
 start_sink "$TMP/e2e.sink"
-RUST_LOG=warn "$SIGNUPD" serve --config "$E2E.toml" 2>"$TMP/e2e.log" &
-pid=$!
-PIDS+=("$pid")
-wait_http "http://127.0.0.1:$SIGNUPD_PORT/healthz"
+serve_start "$E2E"
 t0=$(date +%s.%N)
-"${TOOL[@]}" signups --url "http://127.0.0.1:$SIGNUPD_PORT/api/signup" -n "$E2E_N" -c "$E2E_CONNS" >"$TMP/e2e.posts" &
+"${TOOL[@]}" signups --url "http://127.0.0.1:$PORT/api/signup" -n "$E2E_N" -c "$E2E_CONNS" >"$TMP/e2e.posts" &
 posts_pid=$!
 PIDS+=("$posts_pid")
-result=$("${TOOL[@]}" drain --data-dir "$E2E" -n "$E2E_N" --t0 "$t0" --pid "$pid" --sink-pid "$SINK_PID" \
+result=$("${TOOL[@]}" drain --data-dir "$E2E" -n "$E2E_N" --t0 "$t0" --pid "$PID" --sink-pid "$SINK_PID" \
     --timeout "$DRAIN_TIMEOUT" --samples "$TMP/e2e.samples") || { echo "bench: end to end did not drain: $result" >&2; exit 1; }
-wait "$posts_pid" || { echo "bench: a signup was not answered 303: $(cat "$TMP/e2e.posts")" >&2; exit 1; }
-forget "$posts_pid"
-stop_signupd "$pid" || { echo "bench: signupd did not stop cleanly; see $TMP/e2e.log" >&2; exit 1; }
+stop "$posts_pid" 0
+((STOPPED == 0)) || { echo "bench: a signup was not answered 303: $(cat "$TMP/e2e.posts")" >&2; exit 1; }
+serve_stop
 stop_sink
 posts=$(cat "$TMP/e2e.posts")
 record "e2e" "$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); p=json.loads(sys.argv[2]); d["post_secs"]=p["secs"]; d["post_rps"]=p["rps"]; d["post_status"]=p["status"]; d["sink_received"]=int(sys.argv[3]); print(json.dumps(d))' \
@@ -395,7 +240,7 @@ if [[ $DIAG == 1 ]]; then
     drain "diag-smtpwait" "$TMP/disk" 400 warn strace -f -tt -T -e trace=sendto,recvfrom
     record "diag-smtpwait-summary" "$("${TOOL[@]}" smtpwait "$TMP/diag-smtpwait.wrap")"
 
-    SHM=$(mktemp -d /dev/shm/signupd-mailbench.XXXXXX)
+    shm_tmp mailbench
     wait_quiet "diag tmpfs"
     log "diagnostics: data on tmpfs (fsync costs nothing), $DIAG_N mails"
     drain "diag-tmpfs" "$SHM" "$DIAG_N" warn
@@ -420,9 +265,8 @@ fi
 {
     echo
     echo "signupd mail-queue benchmark — $(date -u +%Y-%m-%dT%H:%MZ)"
-    echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(uname -r)," \
-        "data dir on $(df -T "$TMP" | awk 'NR==2 {print $2}') ($(df "$TMP" | awk 'NR==2 {print $1}'))"
-    echo "signupd built from $BUILT_FROM ($BUILT_SETTINGS), lettre $(grep -A1 'name = "lettre"' Cargo.lock | sed -n 's/version = "\(.*\)"/\1/p'), one confirmation ≈ $MAIL_BYTES bytes"
+    echo "machine: $(machine), data dir on $(df -T "$TMP" | awk 'NR==2 {print $2}') ($(df "$TMP" | awk 'NR==2 {print $1}'))"
+    echo "signupd built from $REVISION ($BUILT_SETTINGS), lettre $(grep -A1 'name = "lettre"' Cargo.lock | sed -n 's/version = "\(.*\)"/\1/p'), one confirmation ≈ $MAIL_BYTES bytes"
     echo
     python3 - "$RESULTS" "$N" <<'EOF'
 import json, sys
@@ -455,7 +299,5 @@ if drains:
     print(f"limited by the sink: {'yes' if rate >= 0.8 * sink else 'no'} (the sink alone takes {sink} mails/s)")
     print(f"drain time for {n} pending confirmations: {secs} s (median)")
 EOF
-    if ((${#NOT_QUIET[@]} > 0)); then
-        echo "phases that ran on a busy machine: ${NOT_QUIET[*]}"
-    fi
+    busy_phases "phases that ran on a busy machine:"
 } | tee "${SUMMARY_OUT:-/dev/null}"

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Seeding and counting helpers for bench/growth.sh and bench/shutdown.sh. Standard library only.
+"""Seeding and counting helpers for bench/growth.sh, cache.sh, export.sh, shutdown.sh and webhooks.sh.
+Standard library only.
 signupd must be stopped while a seed command runs (it writes the database directly).
 
     seed_tool.py subscribers --data-dir DIR -n N [--pending-share 0.2] [--prefix P]
@@ -16,6 +17,10 @@ signupd must be stopped while a seed command runs (it writes the database direct
     seed_tool.py intake --data-dir DIR -n N [--prefix P]
         N accepted signup requests in `intake` (unique new addresses), as POST /api/signup
         leaves them before the intake worker applies them.
+
+    seed_tool.py deliveries --data-dir DIR -n N [--endpoint bench]
+        N due `subscriber.confirmed` events in `webhook_deliveries` for ENDPOINT, one subscriber
+        id each, as confirming queues them.
 
     seed_tool.py count --data-dir DIR
         One JSON object: rows in subscribers, intake, outbox, and pending rows that have neither
@@ -135,6 +140,26 @@ def cmd_intake(args):
     print(json.dumps({"seeded": args.n}))
 
 
+def cmd_deliveries(args):
+    now = int(time.time())
+    rows = []
+    for i in range(args.n):
+        sid = str(uuid.uuid4())
+        body = json.dumps({"type": "subscriber.confirmed", "timestamp": "2026-11-30T00:00:00Z",
+                           "data": {"list": "news", "email": f"b{i}@example.com", "subscriber_id": sid}})
+        rows.append((args.endpoint, f"evt_{uuid.uuid4().hex}", "subscriber.confirmed", sid, body, now, now))
+    db = open_for_load(args.data_dir)
+    db.execute("BEGIN")
+    db.executemany(
+        "INSERT INTO webhook_deliveries (endpoint, event_id, event_type, subscriber_id, payload, created_at, next_attempt_at)"
+        " VALUES (?,?,?,?,?,?,?)",
+        rows,
+    )
+    db.execute("COMMIT")
+    close_after_load(db)
+    print(json.dumps({"seeded": args.n}))
+
+
 def cmd_count(args):
     db = sqlite3.connect(f"file:{os.path.join(args.data_dir, DB_NAME)}?mode=ro", uri=True, timeout=30)
     (subscribers, intake, outbox, lost) = db.execute(
@@ -165,12 +190,16 @@ def main():
     s.add_argument("--data-dir", required=True)
     s.add_argument("-n", type=int, required=True)
     s.add_argument("--prefix")
+    s = sub.add_parser("deliveries")
+    s.add_argument("--data-dir", required=True)
+    s.add_argument("-n", type=int, required=True)
+    s.add_argument("--endpoint", default="bench")
     s = sub.add_parser("count")
     s.add_argument("--data-dir", required=True)
     args = p.parse_args()
-    {"subscribers": cmd_subscribers, "confirmable": cmd_confirmable, "intake": cmd_intake, "count": cmd_count}[
-        args.cmd
-    ](args)
+    commands = {"subscribers": cmd_subscribers, "confirmable": cmd_confirmable, "intake": cmd_intake,
+                "deliveries": cmd_deliveries, "count": cmd_count}
+    commands[args.cmd](args)
     return 0
 
 

@@ -14,28 +14,22 @@
 #  4. `signupd serve` again: intake must drain to 0 with subscribers = BACKLOG; then SIGTERM
 #     (timed too: an idle stop).
 #
-# Knobs: BACKLOG=100000 REPEAT=3 SETTLE=1 BUILD=1 KEEP_TMP=0 RUST_LOG_SERVE=info SUMMARY_OUT=file
-#   BENCH_SIGNUPD=path (default target/release/signupd; BUILD=1 builds that one)
+# Knobs: BACKLOG=100000 REPEAT=3 SETTLE=1 RUST_LOG_SERVE=info SUMMARY_OUT=file, and
+#   bench/common.sh's BUILD=1 KEEP_TMP=0 BENCH_SIGNUPD BENCH_REVISION CACHE_MIB
 # Needs sqlite3, curl (installed with apt-get when missing), python3. Listens on 127.0.0.1:18084.
-set -euo pipefail
-
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$REPO"
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 BACKLOG=${BACKLOG:-100000}
 REPEAT=${REPEAT:-3}
 SETTLE=${SETTLE:-1}
-KEEP_TMP=${KEEP_TMP:-0}
 RUST_LOG_SERVE=${RUST_LOG_SERVE:-info}
 PORT=18084
 TOOL=(python3 "$REPO/bench/seed_tool.py")
 
-source "$REPO/bench/common.sh"
 require_tools sqlite3 curl
 
-bench_setup shutdown
-
-
+bench_tmp shutdown
+release_binaries
 
 count() { "${TOOL[@]}" count --data-dir "$1"; }
 jget() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
@@ -43,13 +37,12 @@ jget() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]]
 # Sends SIGTERM and sets STOP_SECS to the seconds until the process has exited; fails on a
 # non-zero exit status. Must run in this shell (not in $(...)), which is the process's parent.
 stop_timed() { # LOGFILE
-    local t0 t1 rc=0
+    local t0 t1
     t0=$(date +%s.%N)
-    kill -TERM "$PID"
-    wait "$PID" || rc=$?
+    stop "$PID"
     t1=$(date +%s.%N)
     PID=
-    ((rc == 0)) || { echo "bench: signupd exited with status $rc after SIGTERM; see $1" >&2; return 1; }
+    ((STOPPED == 0)) || { echo "bench: signupd exited with status $STOPPED after SIGTERM; see $1" >&2; return 1; }
     STOP_SECS=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
 }
 
@@ -66,13 +59,11 @@ for run in $(seq 1 "$REPEAT"); do
 
     log "run $run: serve, SIGTERM ${SETTLE}s after /healthz answers"
     t_start=$(date +%s.%N)
-    RUST_LOG=$RUST_LOG_SERVE "$SIGNUPD" serve --config "$cfg" 2>"$data.serve1.log" &
-    PID=$!
-    wait_up "$data.serve1.log"
+    serve_start "$data" "$RUST_LOG_SERVE"
     t_up=$(date +%s.%N)
     sleep "$SETTLE"
-    at_term=$(sqlite3 -cmd '.timeout 5000' "$data/signupd.sqlite3" 'SELECT count(*) FROM intake')
-    stop_timed "$data.serve1.log"
+    at_term=$(sql "$data/signupd.sqlite3" 'SELECT count(*) FROM intake')
+    stop_timed "$data.log"
     stop_secs=$STOP_SECS
     after=$(count "$data")
     subs=$(jget "$after" subscribers)
@@ -83,20 +74,12 @@ for run in $(seq 1 "$REPEAT"); do
     log "run $run: exited ${stop_secs}s after SIGTERM; intake at SIGTERM ~$at_term; after exit: $after; nothing lost: $ok"
 
     log "run $run: restart, wait for intake to drain"
-    RUST_LOG=warn "$SIGNUPD" serve --config "$cfg" 2>"$data.serve2.log" &
-    PID=$!
     t_restart=$(date +%s.%N)
-    wait_up "$data.serve2.log"
+    serve_start "$data"
     drained=no
-    for _ in $(seq 1 1200); do
-        if [[ $(sqlite3 -cmd '.timeout 5000' "$data/signupd.sqlite3" 'SELECT count(*) FROM intake') == 0 ]]; then
-            drained=yes
-            break
-        fi
-        sleep 0.05
-    done
+    wait_intake "$data/signupd.sqlite3" && drained=yes
     t_drained=$(date +%s.%N)
-    stop_timed "$data.serve2.log"
+    stop_timed "$data.log"
     idle_stop=$STOP_SECS
     final=$(count "$data")
     fsubs=$(jget "$final" subscribers)
@@ -113,7 +96,7 @@ done
 {
     echo
     echo "signupd SIGTERM with a ${BACKLOG}-row intake backlog — $(date -u +%FT%TZ), signupd $REVISION"
-    echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(uname -r), data on $(df --output=source "$TMP" | tail -1)"
+    echo "machine: $(machine), data on $(df --output=source "$TMP" | tail -1)"
     cat "$TMP/runs"
     python3 - "$TMP/runs" "$BACKLOG" <<'EOF'
 import statistics, sys
