@@ -69,9 +69,23 @@ const ATTEMPTS: usize = 3;
 #[error("the row changed while its change was prepared")]
 struct Stale;
 
-/// Whether a command's answer is [`Stale`], and the change should be prepared again.
-fn is_stale<T>(answer: &Result<T, WriteError>) -> bool {
-    matches!(answer, Err(WriteError::Rejected(error)) if error.is::<Stale>())
+/// Prepares a command with `prepare` and runs it on `writer`, preparing it again while the
+/// writer finds it [`Stale`]. `None` when `prepare` finds nothing to change (then nothing is
+/// written).
+async fn write_prepared<C: Command>(
+    writer: &Writer,
+    mut prepare: impl AsyncFnMut() -> anyhow::Result<Option<C>>,
+) -> anyhow::Result<Option<C::Output>> {
+    for _ in 0..ATTEMPTS {
+        let Some(command) = prepare().await? else {
+            return Ok(None);
+        };
+        match writer.execute(command).await {
+            Err(WriteError::Rejected(error)) if error.is::<Stale>() => {}
+            answer => return Ok(Some(answer?)),
+        }
+    }
+    anyhow::bail!(Stale)
 }
 
 /// What confirming and removing work with: a reader to prepare, the writer to write.
@@ -94,23 +108,18 @@ impl Subscriptions<'_> {
         retyped_email: Option<&EmailAddress>,
         now: UnixSeconds,
     ) -> anyhow::Result<Option<Confirmed>> {
-        for _ in 0..ATTEMPTS {
-            let Some(prepared) = self.prepare_confirm(confirm_hash, method, now).await? else {
-                return Ok(None);
-            };
-            let command = Confirm {
+        let confirmed = write_prepared(self.writer, async || {
+            let prepared = self.prepare_confirm(confirm_hash, method, now).await?;
+            Ok(prepared.map(|prepared| Confirm {
                 confirm_hash: confirm_hash.clone(),
                 method,
                 retyped_email: retyped_email.cloned(),
                 now,
                 prepared,
-            };
-            let answer = self.writer.execute(command).await;
-            if !is_stale(&answer) {
-                return Ok(answer?);
-            }
-        }
-        anyhow::bail!(Stale)
+            }))
+        })
+        .await?;
+        Ok(confirmed.flatten())
     }
 
     async fn prepare_confirm(
@@ -163,19 +172,17 @@ impl Subscriptions<'_> {
         via: RemovalChannel,
         now: UnixSeconds,
     ) -> anyhow::Result<Option<Removed>> {
-        for _ in 0..ATTEMPTS {
+        let removed = write_prepared(self.writer, async || {
             let read = target.clone();
             let Some(row) = self.db.run(move |conn| Ok::<_, anyhow::Error>(read.find(conn)?)).await? else {
                 return Ok(None);
             };
             let prepared =
                 self.prepare_removal(&row.list_id, &row.email, Some(&row), reason_for(row.status), via, now)?;
-            let answer = self.writer.execute(Remove { target: target.clone(), prepared, now }).await;
-            if !is_stale(&answer) {
-                return Ok(answer?);
-            }
-        }
-        anyhow::bail!(Stale)
+            Ok(Some(Remove { target: target.clone(), prepared, now }))
+        })
+        .await?;
+        Ok(removed.flatten())
     }
 
     /// An erasure request (`signupd remove`): removes `email` from each of `lists` as the manage
@@ -189,7 +196,7 @@ impl Subscriptions<'_> {
         reason: Option<Reason>,
         now: UnixSeconds,
     ) -> anyhow::Result<Vec<Removed>> {
-        for _ in 0..ATTEMPTS {
+        let removed = write_prepared(self.writer, async || {
             let (read_lists, read_email) = (lists.to_vec(), email.clone());
             let rows = self
                 .db
@@ -219,13 +226,11 @@ impl Subscriptions<'_> {
                 )?;
                 prepared.push((list.clone(), removal));
             }
-            let command = RemoveAddress { email: email.clone(), lists: prepared, now };
-            let answer = self.writer.execute(command).await;
-            if !is_stale(&answer) {
-                return Ok(answer?);
-            }
-        }
-        anyhow::bail!(Stale)
+            Ok(Some(RemoveAddress { email: email.clone(), lists: prepared, now }))
+        })
+        .await?;
+        // The command is always prepared, so there is always an answer.
+        Ok(removed.unwrap_or_default())
     }
 
     /// What removing `row` (or, without one, a signup of `email` still in `intake`) writes.
