@@ -30,8 +30,8 @@ use figment::providers::{Env, Format, Serialized, Toml};
 use lettre::message::Mailbox;
 use url::Url;
 
-use crate::domain::ListId;
 use crate::domain::TrustedProxies;
+use crate::domain::{ListId, Tag};
 use crate::presentation::{Language, Rgb};
 pub use raw::RawConfig;
 use raw::RawList;
@@ -266,6 +266,11 @@ pub struct ListConfig {
     pub accent: Option<Rgb>,
     /// Pages and mails speak this language.
     pub language: Language,
+    /// The tags a signup for this list may carry.
+    pub tags: Vec<Tag>,
+    /// Where the confirm POST sends the visitor (with `signup=confirmed`); `None`: the hosted
+    /// `/confirmed` page. Its origin is one of `allowed_origins` or `site_url`'s.
+    pub confirmed_url: Option<Url>,
 }
 
 impl ListConfig {
@@ -276,6 +281,12 @@ impl ListConfig {
 
     pub fn confirm_subject(&self) -> String {
         self.confirm_subject.clone().unwrap_or_else(|| self.language.messages().mail.confirm_subject.to_string())
+    }
+
+    /// Whether `other` is sent by the same sender in the same language: one confirmation mail
+    /// confirms such lists together, and the preference page shows the sender's lists.
+    pub fn same_sender(&self, other: &Self) -> bool {
+        self.from == other.from && self.language == other.language
     }
 
     pub fn welcome_subject(&self) -> String {
@@ -668,6 +679,13 @@ fn check_lists(
             let site_url = problems.check(&key("site_url"), parse::optional(&list.site_url, parse::http_url));
             let accent = problems.check(&key("accent_color"), parse::optional(&list.accent_color, Rgb::parse));
             let language = problems.check(&key("language"), parse::language(&list.language));
+            let tags = list_tags(&list.tags, &key("tags"), problems);
+            let confirmed_url = problems.check(
+                &key("confirmed_url"),
+                parse::optional(&list.confirmed_url, parse::http_url).and_then(|url| {
+                    confirmed_url_allowed(url, &allowed_origins, site_url.as_ref().and_then(Option::as_ref))
+                }),
+            );
             let confirm_mode = problems.check(
                 &key("confirm_mode"),
                 parse::one_of(&list.confirm_mode, &[("button", ConfirmMode::Button), ("retype", ConfirmMode::Retype)]),
@@ -688,9 +706,46 @@ fn check_lists(
                 site_url: site_url?,
                 accent: accent?,
                 language: language?,
+                tags,
+                confirmed_url: confirmed_url?,
             })
         })
         .collect()
+}
+
+/// A list's `tags`: each a valid word, none twice.
+fn list_tags(raw: &[String], key: &str, problems: &mut parse::Problems) -> Vec<Tag> {
+    let mut tags: Vec<Tag> = Vec::with_capacity(raw.len());
+    for (j, value) in raw.iter().enumerate() {
+        let Some(tag) = problems.check(&format!("{key}[{j}]"), Tag::parse(value).map_err(|e| e.to_string())) else {
+            continue;
+        };
+        if tags.contains(&tag) {
+            problems.push(format!("{key}[{j}]"), format!("duplicate tag {value:?}"));
+        } else {
+            tags.push(tag);
+        }
+    }
+    tags
+}
+
+/// `confirmed_url` may lead only to the operator's own sites: an origin in `allowed_origins`,
+/// or `site_url`'s — never an open redirect.
+fn confirmed_url_allowed(
+    url: Option<Url>,
+    allowed_origins: &[String],
+    site_url: Option<&Url>,
+) -> Result<Option<Url>, String> {
+    let Some(url) = url else {
+        return Ok(None);
+    };
+    let origin = url.origin().ascii_serialization();
+    let site_origin = site_url.map(|site| site.origin().ascii_serialization());
+    if allowed_origins.contains(&origin) || site_origin.as_ref() == Some(&origin) {
+        Ok(Some(url))
+    } else {
+        Err(format!("the origin {origin} must be in the list's allowed_origins or be site_url's origin"))
+    }
 }
 
 #[cfg(test)]

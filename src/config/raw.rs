@@ -262,6 +262,9 @@ pub struct RawList {
     pub site_url: String,
     pub accent_color: String,
     pub language: String,
+    pub tags: Vec<String>,
+    /// Empty: the hosted `/confirmed` page.
+    pub confirmed_url: String,
 }
 
 impl RawList {
@@ -290,6 +293,8 @@ impl Default for RawList {
             site_url: String::new(),
             accent_color: String::new(),
             language: "en".into(),
+            tags: Vec::new(),
+            confirmed_url: String::new(),
         }
     }
 }

@@ -1,13 +1,15 @@
 //! Types that are valid by construction: every string from outside becomes one of these through
 //! a fallible `parse`, so code that holds one never checks it again — `ListId`, `EmailAddress`,
-//! `TrustedProxies` — and the data one of them needs, Cloudflare's published ranges
+//! `TrustedProxies`, a signup's `Source` and `Tag` — and the data one of them needs, Cloudflare's published ranges
 //! ([`cloudflare`]). A leaf: the configuration is built from these.
 
+mod attribution;
 pub mod cloudflare;
 mod email_address;
 mod list_id;
 mod trusted_proxies;
 
+pub use attribution::{AttributionError, Source, Tag};
 pub use email_address::{EmailAddress, EmailAddressError};
 pub use list_id::{ListId, ListIdError};
 pub use trusted_proxies::TrustedProxies;

@@ -71,7 +71,14 @@ pub struct SignupFields {
     pub email: Option<String>,
     /// Whether the first `consent` field said yes ([`says_yes`]).
     pub consent: bool,
-    pub list: Option<String>,
+    /// Every `list` field, in order (a form may name several lists).
+    pub lists: Vec<String>,
+    pub source: Option<String>,
+    /// Every `tags` field, in order.
+    pub tags: Vec<String>,
+    /// The lists the hosted form offered (`offered`, repeated), to show the same choice again
+    /// after an error; no other meaning.
+    pub offered: Vec<String>,
     pub website: Option<String>,
     pub return_to: Option<String>,
     /// Whether a `consent` field was seen: later ones are ignored.
@@ -80,10 +87,14 @@ pub struct SignupFields {
 
 impl SignupFields {
     fn set(&mut self, name: &str, value: String) {
-        // The first occurrence of a field wins; later duplicates are ignored.
+        // The first occurrence of a field wins; later duplicates are ignored, except for the
+        // fields that may be repeated.
         let slot = match name {
+            "list" => return self.lists.push(value),
+            "tags" => return self.tags.push(value),
+            "offered" => return self.offered.push(value),
             "email" => &mut self.email,
-            "list" => &mut self.list,
+            "source" => &mut self.source,
             "website" => &mut self.website,
             "return_to" => &mut self.return_to,
             "consent" => {
@@ -310,6 +321,15 @@ pub fn query_param(req: &HttpRequest, name: &str) -> Option<String> {
         .map(|(_, value)| value.into_owned())
 }
 
+/// Every value of the query parameter `name`, in order.
+pub fn query_params(req: &HttpRequest, name: &str) -> Vec<String> {
+    url::form_urlencoded::parse(req.query_string().as_bytes())
+        .take(MAX_FIELDS)
+        .filter(|(key, _)| key == name)
+        .map(|(_, value)| value.into_owned())
+        .collect()
+}
+
 /// The `list` query parameter, if present.
 pub fn list_param(req: &HttpRequest) -> Option<String> {
     query_param(req, "list")
@@ -347,6 +367,15 @@ fn parse_json(body: &[u8]) -> Result<SignupFields, BodyError> {
             // An array or object is no answer to a yes-or-no question.
             ("consent", serde_json::Value::Array(_) | serde_json::Value::Object(_)) => fields.set_consent(false),
             (_, serde_json::Value::String(text)) => fields.set(name, text.clone()),
+            // The repeated fields may be arrays, of strings.
+            ("list" | "tags", serde_json::Value::Array(items)) => {
+                for item in items {
+                    match item {
+                        serde_json::Value::String(text) => fields.set(name, text.clone()),
+                        other => fields.set(name, format!("\u{FFFD}{other}")),
+                    }
+                }
+            }
             // A number or object where a string belongs reads as a value no check accepts.
             (_, serde_json::Value::Null) => {}
             (_, other) => fields.set(name, format!("\u{FFFD}{other}")),
@@ -406,6 +435,18 @@ mod tests {
         assert!(!parse_urlencoded(b"consent=no&consent=yes").unwrap().consent);
         assert!(parse_urlencoded(b"consent=yes&consent=no").unwrap().consent);
         assert!(!parse_urlencoded(b"consent=&consent=yes").unwrap().consent);
+    }
+
+    #[test]
+    fn list_and_tags_may_be_repeated_or_arrays() {
+        let form = parse_urlencoded(b"list=a&list=b&tags=x&tags=y&source=s&source=t").unwrap();
+        assert_eq!(form.lists, ["a", "b"]);
+        assert_eq!(form.tags, ["x", "y"]);
+        assert_eq!(form.source.as_deref(), Some("s"));
+        let json = parse_json(br#"{"list":["a","b"],"tags":["x",1],"source":"s"}"#).unwrap();
+        assert_eq!(json.lists, ["a", "b"]);
+        assert_eq!(json.tags, ["x", "\u{FFFD}1"]);
+        assert_eq!(parse_json(br#"{"list":"a","tags":"x"}"#).unwrap().lists, ["a"]);
     }
 
     #[test]

@@ -16,6 +16,17 @@
 //!    the durable record, one command in the writer's group commit
 //!    ([`crate::signup::record`]); 503 `storage_unavailable` if SQLite cannot write.
 //!
+//! Several lists (`list` repeated, or a JSON array): each must be configured (400
+//! `unknown_list`), each is named once however often it is repeated, and the origin must suit
+//! every one of them. `source` (400 `invalid_source`) and `tags` (400 `unknown_tag`) are
+//! checked with the fields; a tag must be one of the `tags` of at least one named list, and each
+//! list's row keeps the tags that list allows. An empty `source` or `tags` value counts as
+//! absent. Both refusals are errors in the operator's form, not the visitor's: they are logged
+//! at warn level (the list and the code; never the value). `return_to` is checked against the
+//! first named list, which also names the "check your inbox" page. With several lists and none
+//! ticked on the hosted form, the form comes back with the same choice and asks for one
+//! (`unknown_list`, as the contract says for a signup that names no list).
+//!
 //! Decisions the reference leaves to the code: a body that cannot be read (bad JSON, a JSON value that is
 //! not an object, more than 100 fields) is 400 `invalid_request`; 405, 413 and 415 use the codes
 //! `method_not_allowed`, `payload_too_large` and `unsupported_media_type`. An unparsable
@@ -31,7 +42,7 @@ use askama::Template;
 use url::Url;
 
 use crate::config::{Config, ListConfig};
-use crate::domain::EmailAddress;
+use crate::domain::{EmailAddress, Source, Tag};
 use crate::domain_policy::Verdict;
 use crate::frame::Chrome;
 use crate::presentation::{Language, Messages, Text};
@@ -39,22 +50,50 @@ use crate::ratelimit::{ClientNet, Neighbourhood, client_ip};
 use crate::routes::error_pages;
 use crate::routes::form::{self as body, BodyError, BodyKind};
 use crate::routes::render::html;
-use crate::signup::{IntakeOutcome, SignupRequest};
+use crate::signup::{IntakeOutcome, ListSignup, SignupRequest};
 use crate::state::AppState;
 
+/// The hosted form: for one list, or a checkbox per list when it offers several.
 #[derive(Template)]
 #[template(path = "pages/signup.html")]
 struct SignupPage<'a> {
     chrome: Chrome<'a>,
-    list: &'a ListConfig,
+    /// The one list of a single-list form.
+    single: Option<&'a ListConfig>,
+    /// The lists a multi-list form offers (empty for a single list).
+    choices: Vec<Choice<'a>>,
     /// The address the visitor typed, shown again after an error (escaped by askama).
     email: &'a str,
     error: Option<&'a str>,
 }
 
+struct Choice<'a> {
+    list: &'a ListConfig,
+    ticked: bool,
+}
+
+impl<'a> SignupPage<'a> {
+    /// The form for `offered` (one list, or a choice of several, `ticked` ticked).
+    fn new(config: &'a Config, offered: &[&'a ListConfig], ticked: &[&'a ListConfig]) -> Option<Self> {
+        let first = *offered.first()?;
+        let choices = if offered.len() > 1 {
+            offered.iter().map(|list| Choice { list, ticked: ticked.iter().any(|t| t.id == list.id) }).collect()
+        } else {
+            Vec::new()
+        };
+        Some(Self {
+            chrome: Chrome::for_list(config, first),
+            single: (offered.len() == 1).then_some(first),
+            choices,
+            email: "",
+            error: None,
+        })
+    }
+}
+
 impl std::fmt::Debug for SignupPage<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SignupPage").field("list", &self.list.id).finish_non_exhaustive()
+        f.debug_struct("SignupPage").field("list", &self.single.map(|list| &list.id)).finish_non_exhaustive()
     }
 }
 
@@ -84,8 +123,14 @@ enum Refusal {
     InvalidEmail,
     ConsentRequired,
     UnknownList,
+    /// The hosted form offered several lists and none was ticked (`unknown_list`).
+    NoListTicked,
+    InvalidSource,
+    UnknownTag,
     DomainNotAllowed,
-    RateLimited { retry_after_secs: u64 },
+    RateLimited {
+        retry_after_secs: u64,
+    },
     StorageUnavailable,
 }
 
@@ -100,6 +145,9 @@ impl Refusal {
             | Self::InvalidEmail
             | Self::ConsentRequired
             | Self::UnknownList
+            | Self::NoListTicked
+            | Self::InvalidSource
+            | Self::UnknownTag
             | Self::DomainNotAllowed => StatusCode::BAD_REQUEST,
             Self::OriginNotAllowed => StatusCode::FORBIDDEN,
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
@@ -117,7 +165,9 @@ impl Refusal {
             Self::OriginNotAllowed => "origin_not_allowed",
             Self::InvalidEmail => "invalid_email",
             Self::ConsentRequired => "consent_required",
-            Self::UnknownList => "unknown_list",
+            Self::UnknownList | Self::NoListTicked => "unknown_list",
+            Self::InvalidSource => "invalid_source",
+            Self::UnknownTag => "unknown_tag",
             Self::DomainNotAllowed => "domain_not_allowed",
             Self::RateLimited { .. } => "rate_limited",
             Self::StorageUnavailable => "storage_unavailable",
@@ -135,6 +185,9 @@ impl Refusal {
             Self::InvalidEmail => &s.invalid_email,
             Self::ConsentRequired => &s.consent_required,
             Self::UnknownList => &s.unknown_list,
+            Self::NoListTicked => &s.no_list_ticked,
+            Self::InvalidSource => &s.invalid_source,
+            Self::UnknownTag => &s.unknown_tag,
             Self::DomainNotAllowed => &s.domain_not_allowed,
             Self::RateLimited { .. } => &s.rate_limited,
             Self::StorageUnavailable => &s.storage_unavailable,
@@ -154,12 +207,15 @@ impl Refusal {
 struct Answer<'a> {
     config: &'a Config,
     json: bool,
-    list: Option<&'a ListConfig>,
+    /// The lists the signup names, each once; the first names the "check your inbox" page.
+    lists: Vec<&'a ListConfig>,
+    /// The lists the hosted form offered, to show again after an error.
+    offered: Vec<&'a ListConfig>,
     return_to: Option<Url>,
     cors_origin: Option<String>,
 }
 
-impl Answer<'_> {
+impl<'a> Answer<'a> {
     fn builder(&self, status: StatusCode) -> HttpResponseBuilder {
         let mut builder = HttpResponse::build(status);
         builder.insert_header((header::VARY, "Origin"));
@@ -169,20 +225,29 @@ impl Answer<'_> {
         builder
     }
 
-    /// The list label of the signup metric: a configured list id or `none`.
-    fn list_label(&self) -> String {
-        self.list.map_or_else(|| "none".to_owned(), |list| list.id.as_ref().to_owned())
+    fn list(&self) -> Option<&'a ListConfig> {
+        self.lists.first().copied()
+    }
+
+    /// Counts `outcome` in the signup metric, once per named list (or under `none`).
+    fn count(&self, outcome: &'static str) {
+        if self.lists.is_empty() {
+            crate::metrics::signup("none".to_owned(), outcome);
+        }
+        for list in &self.lists {
+            crate::metrics::signup(list.id.as_ref().to_owned(), outcome);
+        }
     }
 
     /// The one success answer, identical for every state of the address.
     fn success(&self) -> HttpResponse {
-        crate::metrics::signup(self.list_label(), "accepted");
+        self.count("accepted");
         self.success_answer()
     }
 
     /// What a filled honeypot gets: the success answer, counted apart.
     fn honeypot(&self) -> HttpResponse {
-        crate::metrics::signup(self.list_label(), "honeypot");
+        self.count("honeypot");
         self.success_answer()
     }
 
@@ -192,7 +257,7 @@ impl Answer<'_> {
         }
         let location = match &self.return_to {
             Some(url) => with_query(url, &[("signup", "check-inbox")]),
-            None => match self.list {
+            None => match self.list() {
                 Some(list) => crate::frame::href(self.config, &format!("/check-inbox?list={}", list.id)),
                 None => crate::frame::href(self.config, "/check-inbox"),
             },
@@ -201,7 +266,7 @@ impl Answer<'_> {
     }
 
     fn refuse(&self, refusal: Refusal, typed_email: &str) -> HttpResponse {
-        crate::metrics::signup(self.list_label(), refusal.code());
+        self.count(refusal.code());
         let mut builder = self.builder(refusal.status());
         if let Some(seconds) = refusal.retry_after() {
             builder.insert_header((header::RETRY_AFTER, seconds.to_string()));
@@ -217,13 +282,17 @@ impl Answer<'_> {
             let mut redirect = self.builder(StatusCode::SEE_OTHER);
             return redirect.insert_header((header::LOCATION, location)).finish();
         }
-        let Some(list) = self.list.or_else(|| self.config.default_list()).or(self.config.lists.first()) else {
+        // The form the visitor saw: the hosted multi-list form names what it offered.
+        let fallback = self.list().or_else(|| self.config.default_list()).or(self.config.lists.first());
+        let offered = if self.offered.len() > 1 { self.offered.clone() } else { fallback.into_iter().collect() };
+        let Some(mut page) = SignupPage::new(self.config, &offered, &self.lists) else {
             let english = Language::english().messages();
             return builder.content_type("text/plain; charset=utf-8").body(refusal.message(english).to_string());
         };
-        let chrome = Chrome::for_list(self.config, list);
-        let message = refusal.message(chrome.t).to_string();
-        let page = html(refusal.status(), &SignupPage { chrome, list, email: typed_email, error: Some(&message) });
+        let message = refusal.message(page.chrome.t).to_string();
+        page.email = typed_email;
+        page.error = Some(&message);
+        let page = html(refusal.status(), &page);
         // Keep the status, Retry-After, Allow and CORS headers decided above.
         let mut response = builder.content_type("text/html; charset=utf-8").body(page.into_body());
         response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -268,27 +337,59 @@ fn allowed_return_to(list: &ListConfig, return_to: Option<&str>) -> Option<Url> 
     list.allowed_origins.contains(&url.origin().ascii_serialization()).then_some(url)
 }
 
-/// The empty form of `list`.
-fn empty_form(config: &Config, list: &ListConfig) -> HttpResponse {
-    html(StatusCode::OK, &SignupPage { chrome: Chrome::for_list(config, list), list, email: "", error: None })
+/// The lists a signup names, each once, in order; `None` if one of them is not configured. A
+/// signup that names none is for the only list, if there is just one.
+fn named_lists<'a>(config: &'a Config, ids: &[String]) -> Option<Vec<&'a ListConfig>> {
+    if ids.is_empty() {
+        return config.default_list().map(|list| vec![list]);
+    }
+    let mut lists: Vec<&ListConfig> = Vec::with_capacity(ids.len().min(config.lists.len()));
+    for id in ids {
+        let list = config.list(id)?;
+        if !lists.iter().any(|named| named.id == list.id) {
+            lists.push(list);
+        }
+    }
+    Some(lists)
+}
+
+/// The empty form for `lists` (one, or a choice of several, none ticked).
+fn empty_form(config: &Config, lists: &[&ListConfig]) -> HttpResponse {
+    match SignupPage::new(config, lists, &[]) {
+        Some(page) => html(StatusCode::OK, &page),
+        None => error_pages::not_found(config),
+    }
+}
+
+/// The tags of a signup, checked: each a valid word in the `tags` of at least one named list.
+fn checked_tags(values: &[String], lists: &[&ListConfig]) -> Result<Vec<Tag>, ()> {
+    values
+        .iter()
+        .filter(|value| !value.is_empty())
+        .map(|value| {
+            let tag = Tag::parse(value).map_err(|_| ())?;
+            if lists.iter().any(|list| list.tags.contains(&tag)) { Ok(tag) } else { Err(()) }
+        })
+        .collect()
 }
 
 /// `GET /`: the form of the only list, or a choice of lists.
 pub async fn index(state: web::Data<AppState>) -> HttpResponse {
     let config = &state.config;
     match config.default_list() {
-        Some(list) => empty_form(config, list),
+        Some(list) => empty_form(config, &[list]),
         None => html(StatusCode::OK, &ListsPage { chrome: Chrome::general(config), lists: &config.lists }),
     }
 }
 
-/// `GET /signup?list=ID`.
+/// `GET /signup?list=ID`, or with `list` repeated, a checkbox per list.
 pub async fn signup_form(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    let Some(id) = body::list_param(&req) else {
+    let ids = body::query_params(&req, "list");
+    if ids.is_empty() {
         return index(state).await;
-    };
-    match state.config.list(&id) {
-        Some(list) => empty_form(&state.config, list),
+    }
+    match named_lists(&state.config, &ids) {
+        Some(lists) => empty_form(&state.config, &lists),
         None => error_pages::not_found(&state.config),
     }
 }
@@ -300,7 +401,8 @@ pub async fn signup(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
     let mut answer = Answer {
         config,
         json: body::accepts_json(&req),
-        list: None,
+        lists: Vec::new(),
+        offered: Vec::new(),
         return_to: None,
         cors_origin: cors_origin(config, origin.as_ref()),
     };
@@ -324,17 +426,15 @@ pub async fn signup(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
         Err(BodyError::TimedOut) => return answer.refuse(Refusal::RequestTimeout, ""),
     };
     let typed_email = fields.email.as_deref().unwrap_or("");
-    answer.list = match fields.list.as_deref() {
-        Some(id) => config.list(id),
-        None => config.default_list(),
-    };
-    answer.return_to = answer.list.and_then(|list| allowed_return_to(list, fields.return_to.as_deref()));
+    let named = named_lists(config, &fields.lists);
+    answer.lists = named.clone().unwrap_or_default();
+    answer.offered = named_lists(config, &fields.offered).unwrap_or_default();
+    answer.return_to = answer.list().and_then(|list| allowed_return_to(list, fields.return_to.as_deref()));
 
-    // 2. Origin.
-    if let (Some(origin), Some(list)) = (&origin, answer.list)
-        && !list.allowed_origins.is_empty()
+    // 2. Origin: it must suit every list named.
+    if let Some(origin) = &origin
         && *origin != public_origin(config)
-        && !list.allowed_origins.contains(origin)
+        && answer.lists.iter().any(|list| !list.allowed_origins.is_empty() && !list.allowed_origins.contains(origin))
     {
         return answer.refuse(Refusal::OriginNotAllowed, typed_email);
     }
@@ -352,8 +452,24 @@ pub async fn signup(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
     if !fields.consent {
         return answer.refuse(Refusal::ConsentRequired, typed_email);
     }
-    let Some(list) = answer.list else {
-        return answer.refuse(Refusal::UnknownList, typed_email);
+    let Some(lists) = named.filter(|lists| !lists.is_empty()) else {
+        let refusal = if fields.lists.is_empty() && answer.offered.len() > 1 {
+            Refusal::NoListTicked
+        } else {
+            Refusal::UnknownList
+        };
+        return answer.refuse(refusal, typed_email);
+    };
+    let source = match fields.source.as_deref().filter(|value| !value.is_empty()).map(Source::parse).transpose() {
+        Ok(source) => source,
+        Err(_) => {
+            tracing::warn!(list = %lists[0].id, "the signup form sends a source that is not a word of a-z, 0-9, '.', '_', '-'");
+            return answer.refuse(Refusal::InvalidSource, typed_email);
+        }
+    };
+    let Ok(tags) = checked_tags(&fields.tags, &lists) else {
+        tracing::warn!(list = %lists[0].id, "the signup form sends a tag that none of its lists has in `tags`");
+        return answer.refuse(Refusal::UnknownTag, typed_email);
     };
     // The domain last: the DNS is the slowest check of the step, and none of it depends on
     // what the database knows about the address.
@@ -369,14 +485,21 @@ pub async fn signup(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
     let ip = client_ip(peer, req.headers(), &config.server);
     let client = ClientNet::of(ip, config.server.ipv6_prefix);
     let network = Neighbourhood::of(ip, config.signup.network_prefix_v4, config.signup.network_prefix_v6);
-    let request = SignupRequest { list_id: list.id.clone(), email, client, network };
+    let signups = lists
+        .iter()
+        .map(|list| {
+            let allowed: Vec<Tag> = tags.iter().filter(|tag| list.tags.contains(tag)).cloned().collect();
+            ListSignup { list_id: list.id.clone(), tags: Tag::join(&allowed) }
+        })
+        .collect();
+    let request = SignupRequest { lists: signups, source, email, client, network };
     match crate::signup::record(&state, request).await {
         Ok(IntakeOutcome::Accepted) => answer.success(),
         Ok(IntakeOutcome::RateLimited { retry_after_secs }) => {
             answer.refuse(Refusal::RateLimited { retry_after_secs }, typed_email)
         }
         Err(error) => {
-            tracing::error!(error = %error, list = %list.id, "signup not stored");
+            tracing::error!(error = %error, list = %lists[0].id, "signup not stored");
             answer.refuse(Refusal::StorageUnavailable, typed_email)
         }
     }
@@ -402,7 +525,8 @@ pub async fn method_not_allowed(req: HttpRequest, state: web::Data<AppState>) ->
     let answer = Answer {
         config: &state.config,
         json: body::accepts_json(&req),
-        list: None,
+        lists: Vec::new(),
+        offered: Vec::new(),
         return_to: None,
         cors_origin: None,
     };

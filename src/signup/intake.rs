@@ -15,19 +15,29 @@
 
 use crate::clock::UnixSeconds;
 use crate::config::Config;
-use crate::domain::{EmailAddress, ListId};
+use crate::domain::{EmailAddress, ListId, Source};
 use crate::ratelimit::{self, ClientNet, Counter, Decision, Neighbourhood};
 use crate::state::AppState;
 use crate::storage::intake::{self, ConsentText, NewItem};
 use crate::storage::{Batch, Command, WriteError, counters};
 
-/// A validated signup request.
+/// A validated signup request, for one list or several.
 #[derive(Debug, Clone)]
 pub struct SignupRequest {
-    pub list_id: ListId,
+    /// Each list once; at least one.
+    pub lists: Vec<ListSignup>,
+    pub source: Option<Source>,
     pub email: EmailAddress,
     pub client: ClientNet,
     pub network: Neighbourhood,
+}
+
+/// One list of a signup request, with the tags that list allows of those the request carried.
+#[derive(Debug, Clone)]
+pub struct ListSignup {
+    pub list_id: ListId,
+    /// Comma-joined (`Tag::join`); `None`: no tags.
+    pub tags: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,72 +57,103 @@ pub enum IntakeError {
     UnknownList(ListId),
 }
 
-/// Records `request` durably (or refuses it for the rate limit); returns after the commit.
+/// Records `request` durably (or refuses it for the rate limit); returns after the commit. A
+/// request for several lists counts once against the client's limits, and once per list
+/// against each list's surge alert.
 pub async fn record(state: &AppState, request: SignupRequest) -> Result<IntakeOutcome, IntakeError> {
-    let list =
-        state.config.list(request.list_id.as_ref()).ok_or_else(|| IntakeError::UnknownList(request.list_id.clone()))?;
+    let mut lists = Vec::with_capacity(request.lists.len());
+    for signup in request.lists {
+        let list = state
+            .config
+            .list(signup.list_id.as_ref())
+            .ok_or_else(|| IntakeError::UnknownList(signup.list_id.clone()))?;
+        lists.push(ListItem {
+            list_id: signup.list_id,
+            consent_version: list.consent_version.clone(),
+            tags: signup.tags,
+        });
+    }
     let now = state.clock.now();
     let surge = state.config.signup.surge_alert;
     let command = RecordSignup {
         counters: state.limiter.counters(&request.client, &request.network, now),
         network_tag: state.limiter.network_tag(&request.network),
         surge_window_secs: surge.map(|rule| i64::try_from(rule.window.as_secs()).unwrap_or(i64::MAX)),
-        list_id: request.list_id,
+        lists,
+        source: request.source,
         email: request.email,
-        consent_version: list.consent_version.clone(),
         now,
     };
     let recorded = state.writer.execute(command).await.map_err(IntakeError::Storage)?;
-    if let (Some(rule), Some(count)) = (surge, recorded.signups_in_window)
-        && count == i64::from(rule.max) + 1
-    {
-        // Exactly one request per window sees the count pass the threshold: one alert.
-        super::surge::alert(state, list.id.as_ref(), count, rule.window);
+    if let Some(rule) = surge {
+        for (list_id, count) in &recorded.signups_in_window {
+            if *count == i64::from(rule.max) + 1 {
+                // Exactly one request per window sees the count pass the threshold: one alert.
+                super::surge::alert(state, list_id.as_ref(), *count, rule.window);
+            }
+        }
     }
     Ok(recorded.outcome)
 }
 
 /// Counts the client and its neighbourhood against their limits and, if both have room,
-/// appends the request to `intake` and
-/// counts the list's accepted signups in the surge window.
+/// appends the request to `intake` (one item per list) and counts each list's accepted signups
+/// in the surge window.
 struct RecordSignup {
     counters: Vec<Counter>,
     network_tag: String,
     /// `None`: the surge alert is off.
     surge_window_secs: Option<i64>,
-    list_id: ListId,
+    lists: Vec<ListItem>,
+    source: Option<Source>,
     email: EmailAddress,
-    consent_version: String,
     now: UnixSeconds,
+}
+
+struct ListItem {
+    list_id: ListId,
+    consent_version: String,
+    tags: Option<String>,
 }
 
 struct Recorded {
     outcome: IntakeOutcome,
-    /// The list's accepted signups in the current surge window, this one included.
-    signups_in_window: Option<i64>,
+    /// Each list's accepted signups in the current surge window, this one included (empty when
+    /// the surge alert is off or the request was refused).
+    signups_in_window: Vec<(ListId, i64)>,
 }
 
 impl Command for RecordSignup {
     type Output = Recorded;
-    // One statement (the append); the counters are the batch's, dropped if it fails.
+    // One statement (the append of every list's item); the counters are the batch's, dropped
+    // if it fails.
     const ATOMIC: bool = true;
 
     fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<Recorded> {
         if let Decision::Limited { retry_after_secs } = ratelimit::check_and_count(batch, &self.counters, self.now)? {
-            return Ok(Recorded { outcome: IntakeOutcome::RateLimited { retry_after_secs }, signups_in_window: None });
+            let outcome = IntakeOutcome::RateLimited { retry_after_secs };
+            return Ok(Recorded { outcome, signups_in_window: Vec::new() });
         }
-        let list_id = self.list_id.as_ref();
-        let item = NewItem {
-            list_id,
-            email: self.email.as_ref(),
-            consent_version: &self.consent_version,
-            network: &self.network_tag,
-        };
-        intake::append(batch.conn(), &item, self.now)?;
-        let signups_in_window = self
-            .surge_window_secs
-            .map(|window| counters::count_signup(batch, list_id, window, self.now))
-            .transpose()?;
+        let items: Vec<NewItem<'_>> = self
+            .lists
+            .iter()
+            .map(|list| NewItem {
+                list_id: list.list_id.as_ref(),
+                email: self.email.as_ref(),
+                consent_version: &list.consent_version,
+                network: &self.network_tag,
+                source: self.source.as_ref().map(AsRef::as_ref),
+                tags: list.tags.as_deref(),
+            })
+            .collect();
+        intake::append(batch.conn(), &items, self.now)?;
+        let mut signups_in_window = Vec::new();
+        if let Some(window) = self.surge_window_secs {
+            for list in &self.lists {
+                let count = counters::count_signup(batch, list.list_id.as_ref(), window, self.now)?;
+                signups_in_window.push((list.list_id.clone(), count));
+            }
+        }
         Ok(Recorded { outcome: IntakeOutcome::Accepted, signups_in_window })
     }
 }

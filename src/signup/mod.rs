@@ -23,7 +23,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use intake::{IntakeError, IntakeOutcome, RecordConsentTexts, SignupRequest, record};
+pub use intake::{IntakeError, IntakeOutcome, ListSignup, RecordConsentTexts, SignupRequest, record};
 pub use state_table::{Action, ApplyIntake, Prepared};
 
 use crate::background::{self, Round, Shutdown, Worker};

@@ -119,6 +119,8 @@ fn apply(conn: &Connection, cooldown: i64, now: UnixSeconds, prepared: &Prepared
                     consent_version: &item.consent_version,
                     created_at: item.received_at,
                     removal_hash: &prepared.new_removal_hash,
+                    source: item.source.as_deref(),
+                    tags: item.tags.as_deref(),
                 },
             )?;
             subscribers::queue_confirmation(conn, &prepared.new_id, item.network.as_deref(), now)?;

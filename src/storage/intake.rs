@@ -17,6 +17,9 @@ pub struct IntakeItem {
     pub received_at: UnixSeconds,
     /// The keyed hash of the client's neighbourhood, for the fair mail budget.
     pub network: Option<String>,
+    pub source: Option<String>,
+    /// Comma-joined.
+    pub tags: Option<String>,
 }
 
 /// A request to append. No `Debug`: it holds the address.
@@ -26,13 +29,38 @@ pub struct NewItem<'a> {
     pub email: &'a str,
     pub consent_version: &'a str,
     pub network: &'a str,
+    pub source: Option<&'a str>,
+    /// Comma-joined.
+    pub tags: Option<&'a str>,
 }
 
-pub fn append(conn: &Connection, item: &NewItem<'_>, now: UnixSeconds) -> rusqlite::Result<()> {
-    conn.prepare_cached(
-        "INSERT INTO intake (list_id, email, consent_version, received_at, network) VALUES (?1, ?2, ?3, ?4, ?5)",
-    )?
-    .execute(params![item.list_id, item.email, item.consent_version, now, item.network])?;
+/// Appends `items` (a request's lists) in one statement, so they are all there or none is.
+pub fn append(conn: &Connection, items: &[NewItem<'_>], now: UnixSeconds) -> rusqlite::Result<()> {
+    const COLUMNS: usize = 7;
+    let rows: Vec<String> = (0..items.len())
+        .map(|i| {
+            let first = i * COLUMNS + 1;
+            let marks: Vec<String> = (first..first + COLUMNS).map(|n| format!("?{n}")).collect();
+            format!("({})", marks.join(", "))
+        })
+        .collect();
+    let sql = format!(
+        "INSERT INTO intake (list_id, email, consent_version, received_at, network, source, tags) VALUES {}",
+        rows.join(", ")
+    );
+    let mut values: Vec<&dyn rusqlite::ToSql> = Vec::with_capacity(items.len() * COLUMNS);
+    for item in items {
+        values.extend([
+            &item.list_id as &dyn rusqlite::ToSql,
+            &item.email,
+            &item.consent_version,
+            &now,
+            &item.network,
+            &item.source,
+            &item.tags,
+        ]);
+    }
+    conn.prepare_cached(&sql)?.execute(values.as_slice())?;
     Ok(())
 }
 
@@ -40,7 +68,7 @@ pub fn append(conn: &Connection, item: &NewItem<'_>, now: UnixSeconds) -> rusqli
 pub fn oldest(conn: &Connection, after: i64, limit: usize) -> rusqlite::Result<Vec<IntakeItem>> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     conn.prepare_cached(
-        "SELECT id, list_id, email, consent_version, received_at, network FROM intake
+        "SELECT id, list_id, email, consent_version, received_at, network, source, tags FROM intake
          WHERE id > ?1 ORDER BY id LIMIT ?2",
     )?
     .query_map([after, limit], |row| {
@@ -51,6 +79,8 @@ pub fn oldest(conn: &Connection, after: i64, limit: usize) -> rusqlite::Result<V
             consent_version: row.get(3)?,
             received_at: row.get(4)?,
             network: row.get(5)?,
+            source: row.get(6)?,
+            tags: row.get(7)?,
         })
     })?
     .collect()

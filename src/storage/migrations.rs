@@ -10,6 +10,7 @@ const MIGRATION_SLICE: &[M<'_>] = &[
     M::up(include_str!("migrations/0002_operator.sql")),
     M::up(include_str!("migrations/0003_webhooks.sql")),
     M::up(include_str!("migrations/0004_under_attack.sql")),
+    M::up(include_str!("migrations/0005_lists_and_attribution.sql")).foreign_key_check(),
 ];
 
 pub const MIGRATIONS: Migrations<'_> = Migrations::from_slice(MIGRATION_SLICE);
@@ -26,6 +27,8 @@ pub enum MigrationError {
     TooNew { found: usize },
     #[error("cannot read the schema version")]
     Version(#[source] rusqlite::Error),
+    #[error("cannot switch foreign keys off for the migrations")]
+    ForeignKeys(#[source] rusqlite::Error),
     #[error("cannot apply migrations")]
     Apply(#[source] rusqlite_migration::Error),
 }
@@ -47,9 +50,22 @@ pub fn ensure_not_newer(conn: &Connection) -> Result<usize, MigrationError> {
 }
 
 /// Applies every pending migration; a no-op on an up-to-date database. Returns how many ran.
+///
+/// Foreign keys are off while migrations run (a pragma inside a migration's transaction would
+/// be a no-op): a migration that rebuilds a table drops the old one, and with foreign keys on
+/// that would delete the rows that refer to it. Migrations that rebuild check the keys before
+/// they commit (`foreign_key_check`). The setting the connection had is restored.
 pub fn migrate(conn: &mut Connection) -> Result<usize, MigrationError> {
     let before = ensure_not_newer(conn)?;
-    MIGRATIONS.to_latest(conn).map_err(MigrationError::Apply)?;
+    if before == LATEST_VERSION {
+        return Ok(0);
+    }
+    let foreign_keys: bool =
+        conn.pragma_query_value(None, "foreign_keys", |row| row.get(0)).map_err(MigrationError::ForeignKeys)?;
+    conn.pragma_update(None, "foreign_keys", false).map_err(MigrationError::ForeignKeys)?;
+    let applied = MIGRATIONS.to_latest(conn).map_err(MigrationError::Apply);
+    conn.pragma_update(None, "foreign_keys", foreign_keys).map_err(MigrationError::ForeignKeys)?;
+    applied?;
     Ok(LATEST_VERSION - before)
 }
 
@@ -90,6 +106,35 @@ mod tests {
                 "webhook_deliveries"
             ]
         );
+    }
+
+    #[test]
+    fn rebuilding_subscribers_keeps_every_row_and_the_mail_that_refers_to_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = Connection::open(dir.path().join("db.sqlite3")).unwrap();
+        conn.pragma_update(None, "foreign_keys", true).unwrap();
+        MIGRATIONS.to_version(&mut conn, 4).unwrap();
+        conn.execute_batch(
+            "INSERT INTO subscribers (id, list_id, email, status, consent_version, created_at, confirm_hash,
+                                      confirmed_at, confirm_method, removal_hash)
+             VALUES ('a', 'news', 'ann@example.com', 'confirmed', 'v1', 5, 'h', 9, 'retype', 'r');
+             INSERT INTO outbox (kind, subscriber_id, created_at, next_attempt_at) VALUES ('welcome', 'a', 9, 9);",
+        )
+        .unwrap();
+        assert_eq!(migrate(&mut conn).unwrap(), LATEST_VERSION - 4);
+        let row: (String, String, i64, Option<String>) = conn
+            .query_row("SELECT email, confirm_method, confirmed_at, source FROM subscribers WHERE id = 'a'", [], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })
+            .unwrap();
+        assert_eq!(row, ("ann@example.com".into(), "retype".into(), 9, None));
+        let queued: i64 = conn.query_row("SELECT count(*) FROM outbox", [], |r| r.get(0)).unwrap();
+        assert_eq!(queued, 1, "dropping the old table must not cascade into the outbox");
+        let foreign_keys: bool = conn.pragma_query_value(None, "foreign_keys", |r| r.get(0)).unwrap();
+        assert!(foreign_keys, "the connection's setting is restored");
+        conn.execute("DELETE FROM subscribers WHERE id = 'a'", []).unwrap();
+        let queued: i64 = conn.query_row("SELECT count(*) FROM outbox", [], |r| r.get(0)).unwrap();
+        assert_eq!(queued, 0, "the rebuilt table is still the outbox's parent");
     }
 
     #[test]

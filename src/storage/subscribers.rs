@@ -57,14 +57,26 @@ pub struct NewPending<'a> {
     /// `RemovalToken::removal_hash`: `v2:<id>:<SHA-256 hex of the secret>`. Rows created before
     /// removal tokens carried their row's id hold the bare hash.
     pub removal_hash: &'a str,
+    pub source: Option<&'a str>,
+    /// Comma-joined.
+    pub tags: Option<&'a str>,
 }
 
 pub fn insert_pending(conn: &Connection, row: &NewPending<'_>) -> rusqlite::Result<()> {
     conn.prepare_cached(
-        "INSERT INTO subscribers (id, list_id, email, status, consent_version, created_at, removal_hash)
-         VALUES (?1, ?2, ?3, 'pending', ?4, ?5, ?6)",
+        "INSERT INTO subscribers (id, list_id, email, status, consent_version, created_at, removal_hash, source, tags)
+         VALUES (?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?7, ?8)",
     )?
-    .execute(params![row.id, row.list_id, row.email, row.consent_version, row.created_at, row.removal_hash])?;
+    .execute(params![
+        row.id,
+        row.list_id,
+        row.email,
+        row.consent_version,
+        row.created_at,
+        row.removal_hash,
+        row.source,
+        row.tags
+    ])?;
     Ok(())
 }
 
