@@ -99,15 +99,16 @@ pub struct Subscriptions<'a> {
 }
 
 impl Subscriptions<'_> {
-    /// Confirms the live pending row whose confirm token hashes to `confirm_hash` (and, with
-    /// `retyped_email`, whose address it is). `None` when no such row exists.
+    /// Confirms the live pending rows whose confirm token hashes to `confirm_hash` (one, or one
+    /// per list when the mail confirmed several) and, with `retyped_email`, whose address it
+    /// is. Empty when no such row exists.
     pub async fn confirm(
         &self,
         confirm_hash: &TokenHash,
         method: ConfirmMethod,
         retyped_email: Option<&EmailAddress>,
         now: UnixSeconds,
-    ) -> anyhow::Result<Option<Confirmed>> {
+    ) -> anyhow::Result<Vec<Confirmed>> {
         let confirmed = write_prepared(self.writer, async || {
             let prepared = self.prepare_confirm(confirm_hash, method, now).await?;
             Ok(prepared.map(|prepared| Confirm {
@@ -119,49 +120,56 @@ impl Subscriptions<'_> {
             }))
         })
         .await?;
-        Ok(confirmed.flatten())
+        Ok(confirmed.unwrap_or_default())
     }
 
+    /// One [`PreparedConfirm`] per pending row the hash names, in the order of their ids;
+    /// `None` when there is none.
     async fn prepare_confirm(
         &self,
         confirm_hash: &TokenHash,
         method: ConfirmMethod,
         now: UnixSeconds,
-    ) -> anyhow::Result<Option<PreparedConfirm>> {
+    ) -> anyhow::Result<Option<Vec<PreparedConfirm>>> {
         let hash = confirm_hash.clone();
         let webhooks = self.webhooks.clone();
         let found = self
             .db
             .run(move |conn| {
-                let Some(row) = subscribers::pending_by_confirm_hash(conn, hash.as_str())? else {
-                    return Ok(None);
-                };
-                let consent_text = if webhooks.wants_confirmed(&row.list_id) {
-                    intake::consent_text_agreed(conn, &row.list_id, &row.consent_version, row.created_at)?
-                } else {
-                    None
-                };
-                Ok::<_, anyhow::Error>(Some((row, consent_text)))
+                let mut found = Vec::new();
+                for row in subscribers::pending_by_confirm_hash(conn, hash.as_str())? {
+                    let consent_text = if webhooks.wants_confirmed(&row.list_id) {
+                        intake::consent_text_agreed(conn, &row.list_id, &row.consent_version, row.created_at)?
+                    } else {
+                        None
+                    };
+                    found.push((row, consent_text));
+                }
+                Ok::<_, anyhow::Error>(found)
             })
             .await?;
-        let Some((row, consent_text)) = found else {
+        if found.is_empty() {
             return Ok(None);
-        };
-        let event = ConfirmedEvent {
-            list: &row.list_id,
-            email: &row.email,
-            subscriber_id: &row.id,
-            created_at: row.created_at,
-            method: method.as_str(),
-            consent_version: &row.consent_version,
-            now,
-        };
-        Ok(Some(PreparedConfirm {
-            event: self.webhooks.confirmed(&event, consent_text.as_deref())?,
-            welcome_mail: self.config.list(&row.list_id).is_some_and(|list| list.welcome_mail),
-            suppression_hash: suppressions::hash(self.hash_key, &row.list_id, &row.email),
-            subscriber_id: row.id,
-        }))
+        }
+        let mut prepared = Vec::with_capacity(found.len());
+        for (row, consent_text) in found {
+            let event = ConfirmedEvent {
+                list: &row.list_id,
+                email: &row.email,
+                subscriber_id: &row.id,
+                created_at: row.created_at,
+                method: method.as_str(),
+                consent_version: &row.consent_version,
+                now,
+            };
+            prepared.push(PreparedConfirm {
+                event: self.webhooks.confirmed(&event, consent_text.as_deref())?,
+                welcome_mail: self.config.list(&row.list_id).is_some_and(|list| list.welcome_mail),
+                suppression_hash: suppressions::hash(self.hash_key, &row.list_id, &row.email),
+                subscriber_id: row.id,
+            });
+        }
+        Ok(Some(prepared))
     }
 
     /// Removes the row `target` names, as its status says (`not_me` while pending,
@@ -264,7 +272,7 @@ impl Subscriptions<'_> {
     }
 }
 
-/// What a confirmation writes besides the row, prepared from the row a reader saw.
+/// What a confirmation writes besides a row, prepared from the row a reader saw.
 struct PreparedConfirm {
     /// The row the preparation read; the command refuses any other.
     subscriber_id: String,
@@ -276,17 +284,18 @@ struct PreparedConfirm {
     event: Option<PreparedEvent>,
 }
 
-/// The one atomic transition pending → confirmed, with its consequences in the same commit:
-/// the welcome mail is queued (if the list sends one), an `unsubscribed` suppression is lifted,
-/// and `subscriber.confirmed` is queued for the webhooks that want it. Returns what was
-/// confirmed, or `None` when the token matched no live pending row (or, with `retyped_email`,
-/// not its address).
+/// The one atomic transition pending → confirmed of every row the token names, with each
+/// row's consequences in the same commit: the welcome mail is queued (if the list sends one),
+/// an `unsubscribed` suppression is lifted, and `subscriber.confirmed` is queued for the
+/// webhooks that want it. Returns what was confirmed; empty when the token matched no live
+/// pending row (or, with `retyped_email`, not its address).
 struct Confirm {
     confirm_hash: TokenHash,
     method: ConfirmMethod,
     retyped_email: Option<EmailAddress>,
     now: UnixSeconds,
-    prepared: PreparedConfirm,
+    /// In the order of the rows' ids.
+    prepared: Vec<PreparedConfirm>,
 }
 
 impl std::fmt::Debug for Confirm {
@@ -304,28 +313,35 @@ pub struct Confirmed {
 }
 
 impl Command for Confirm {
-    type Output = Option<Confirmed>;
+    type Output = Vec<Confirmed>;
 
-    fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<Option<Confirmed>> {
+    fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<Vec<Confirmed>> {
         let conn = batch.conn();
         let retyped_email = self.retyped_email.as_ref().map(AsRef::as_ref);
-        let Some(row) =
-            subscribers::confirm(conn, self.confirm_hash.as_str(), self.now, self.method.as_str(), retyped_email)?
-        else {
-            return Ok(None);
-        };
-        let prepared = &self.prepared;
-        if row.id != prepared.subscriber_id {
+        let rows =
+            subscribers::confirm(conn, self.confirm_hash.as_str(), self.now, self.method.as_str(), retyped_email)?;
+        if rows.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Every row the preparation read, and no other: anything else rolls back and is
+        // prepared again.
+        let same_rows = rows.len() == self.prepared.len()
+            && rows.iter().zip(&self.prepared).all(|(row, prepared)| row.id == prepared.subscriber_id);
+        if !same_rows {
             return Err(Stale.into());
         }
-        if prepared.welcome_mail {
-            outbox::queue_welcome(conn, &row.id, self.now)?;
+        let mut confirmed = Vec::with_capacity(rows.len());
+        for (row, prepared) in rows.into_iter().zip(&self.prepared) {
+            if prepared.welcome_mail {
+                outbox::queue_welcome(conn, &row.id, self.now)?;
+            }
+            suppressions::lift_unsubscribed(conn, &prepared.suppression_hash)?;
+            if let Some(event) = &prepared.event {
+                event.queue(conn)?;
+            }
+            confirmed.push(Confirmed { list_id: row.list_id, delay_secs: row.delay_secs });
         }
-        suppressions::lift_unsubscribed(conn, &prepared.suppression_hash)?;
-        if let Some(event) = &prepared.event {
-            event.queue(conn)?;
-        }
-        Ok(Some(Confirmed { list_id: row.list_id, delay_secs: row.delay_secs }))
+        Ok(confirmed)
     }
 }
 

@@ -30,7 +30,8 @@ struct Frame<'a> {
     t: &'static Messages,
     lang: &'static str,
     subject: String,
-    list_name: &'a str,
+    /// The list's name; in a confirmation for several lists, all their names ("A, B and C").
+    list_name: String,
     /// The site's name, or the list's.
     site: &'a str,
     site_url: Option<&'a str>,
@@ -46,7 +47,7 @@ impl<'a> Frame<'a> {
             t: list.language.messages(),
             lang: list.language.code(),
             subject,
-            list_name: &list.name,
+            list_name: list.name.clone(),
             site: list.site(),
             site_url: list.site_url.as_ref().map(url::Url::as_str),
             accent,
@@ -119,10 +120,12 @@ impl Links {
 }
 
 /// A confirmation mail for `to`, with the confirm link (`confirm_token`) expiring at
-/// `expires_at` and the manage link (`removal_token`), in the list's language.
+/// `expires_at` and the manage link (`removal_token`), in the list's language. With lists in
+/// `also` (of the same sender), the one link confirms them all, and the mail names them all.
 pub fn confirmation(
     config: &Config,
     list: &ListConfig,
+    also: &[&ListConfig],
     to: &str,
     confirm_token: &str,
     removal_token: &str,
@@ -131,7 +134,11 @@ pub fn confirmation(
     let links = Links::new(config);
     let confirm_url = links.confirm(confirm_token);
     let manage_url = links.manage(removal_token);
-    let m = Frame::new(&links, list, list.confirm_subject());
+    let mut m = Frame::new(&links, list, list.confirm_subject());
+    if !also.is_empty() {
+        let names: Vec<String> = std::iter::once(list).chain(also.iter().copied()).map(|l| l.name.clone()).collect();
+        m.list_name = m.t.and_list(&names);
+    }
     let how = m.t.mail.how.with(&m.t.confirm.button.to_string());
     let until = m.t.mail.until.with(&m.t.date_time(expires_at));
     let (how, until) = (how.as_str(), until.as_str());
@@ -238,7 +245,7 @@ mod tests {
         let config = config();
         let list = &config.lists[0];
         let message =
-            confirmation(&config, list, "ann@example.com", "CONFIRMTOKEN", "REMOVALTOKEN", 1_767_225_600).unwrap();
+            confirmation(&config, list, &[], "ann@example.com", "CONFIRMTOKEN", "REMOVALTOKEN", 1_767_225_600).unwrap();
         let text = readable(&message);
         assert!(text.contains("multipart/alternative"));
         assert!(text.contains("text/plain"));

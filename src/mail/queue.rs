@@ -3,6 +3,13 @@
 //! tokens, counting each neighbourhood's mails), and [`SettleMail`] records how each send
 //! ended. Between the two, the worker sends without holding anything but its leases.
 //!
+//! **Several lists, one mail.** A confirmation for a list whose sender (`from` and `language`)
+//! also sends other lists takes along the confirmations queued for the same address on those
+//! lists ([`companions`]): they share its token (their rows get the same confirm hash) and its
+//! lease, are named in the one mail, and are settled as it is — sent, retried or given up
+//! together. The mail counts once against the budget, the address's cap and its network's
+//! share. A list with no sibling costs nothing more.
+//!
 //! Two bounds against subscription bombing live here (`docs/operations.md`, "Under attack"):
 //!
 //! - **Per victim.** A confirmation to an address that already had
@@ -56,11 +63,21 @@ impl std::fmt::Debug for ClaimMail {
 pub struct Ready {
     pub item: Claimed,
     pub target: MailTarget,
+    /// Confirmations of the same address on other lists of the sender, confirmed by the same
+    /// mail (its token is stamped on their rows too).
+    pub companions: Vec<Companion>,
     /// The hour whose budget it reserved.
     pub reserved_at: UnixSeconds,
     pub kind: ReadyKind,
     /// The per-address hash under which a confirmation was counted against the cap.
     pub address_hash: Option<String>,
+}
+
+/// A confirmation that goes out in another list's mail. No `Debug`: its target holds the address.
+#[allow(missing_debug_implementations)]
+pub struct Companion {
+    pub item: Claimed,
+    pub target: MailTarget,
 }
 
 #[derive(Debug)]
@@ -106,6 +123,7 @@ impl Command for ClaimMail {
         let cooldown = secs(self.config.signup.resend_cooldown);
         let ttl = secs(self.config.signup.confirm_ttl);
         let cap = self.config.signup.max_mails_per_address_per_day.map(i64::from);
+        let lease_until = self.lease_until;
         let limit = self.tokens.len();
         let mut tokens = self.tokens.into_iter();
         let mut fair_order = self.fair_order.map(Vec::into_iter);
@@ -119,6 +137,7 @@ impl Command for ClaimMail {
             let target = subscribers::mail_target(conn, &item.subscriber_id)?
                 .filter(|target| self.config.list(&target.list_id).is_some());
             let mut address_hash = None;
+            let mut companions = Vec::new();
             let kind = match (item.kind, &target) {
                 (MailKind::Confirm, Some(target)) if target.status == Status::Pending => {
                     let recently_mailed =
@@ -157,6 +176,9 @@ impl Command for ClaimMail {
                                 if let Some(network) = &item.network {
                                     counters::count_network_mails(conn, network, self.now, 1)?;
                                 }
+                                let stamp =
+                                    Stamp { hash: token.hash(), now: self.now, expires_at, lease_until, cooldown };
+                                companions = self::companions(conn, &self.config, target, &stamp)?;
                                 address_hash = hash;
                                 Some(ReadyKind::Confirm { token, expires_at })
                             }
@@ -169,7 +191,7 @@ impl Command for ClaimMail {
             };
             match (kind, target) {
                 (Some(kind), Some(target)) => {
-                    claim.ready.push(Ready { item, target, reserved_at: self.now, kind, address_hash });
+                    claim.ready.push(Ready { item, target, companions, reserved_at: self.now, kind, address_hash });
                 }
                 _ => {
                     outbox::delete(conn, item.id)?;
@@ -180,6 +202,57 @@ impl Command for ClaimMail {
         outbox::reserve(conn, self.now, claim.ready.len())?;
         Ok(claim)
     }
+}
+
+/// The token a confirmation was stamped with, to stamp on its companions too.
+struct Stamp {
+    hash: String,
+    now: UnixSeconds,
+    expires_at: UnixSeconds,
+    lease_until: UnixSeconds,
+    cooldown: i64,
+}
+
+/// The confirmations that go out with `target`'s: on every other list of the same sender
+/// (`from` and language), a pending row of the same address, not mailed within the cooldown,
+/// whose queued confirmation no other worker holds. Each is leased with the mail and stamped
+/// with its token.
+fn companions(
+    conn: &Connection,
+    config: &Config,
+    target: &MailTarget,
+    stamp: &Stamp,
+) -> rusqlite::Result<Vec<Companion>> {
+    let Some(list) = config.list(&target.list_id) else {
+        return Ok(Vec::new());
+    };
+    let mut companions = Vec::new();
+    for sibling in config.lists.iter().filter(|other| other.id != list.id && other.same_sender(list)) {
+        let Some(row) = subscribers::mail_target_on(conn, sibling.id.as_ref(), &target.email)? else {
+            continue;
+        };
+        let recently_mailed =
+            row.confirmation_sent_at.is_some_and(|sent| stamp.now.saturating_sub(sent) < stamp.cooldown);
+        if row.status != Status::Pending || recently_mailed {
+            continue;
+        }
+        let Some(item) = outbox::claim_confirmation_of(conn, &row.id, stamp.now, stamp.lease_until)? else {
+            continue;
+        };
+        // The writer runs one command at a time and the row was read in this one: the
+        // compare-and-set cannot lose here, but it is the same write as the primary's.
+        if subscribers::stamp_confirmation(
+            conn,
+            &row.id,
+            row.confirmation_sent_at,
+            &stamp.hash,
+            stamp.now,
+            stamp.expires_at,
+        )? {
+            companions.push(Companion { item, target: row });
+        }
+    }
+    Ok(companions)
 }
 
 /// The next item to claim: the next of the fair order that is still due and unleased, or the
@@ -213,11 +286,12 @@ pub enum Settlement {
         next_attempt_at: UnixSeconds,
         last_error: String,
         undo: Option<Undo>,
-        reserved_at: UnixSeconds,
+        /// The hour whose budget the mail reserved; `None` for a companion, which reserved none.
+        reserved_at: Option<UnixSeconds>,
     },
     /// Not sent, for good: the item goes, and a pending row that never got a confirmation with
     /// it (nothing is kept for an address that never got a link).
-    GiveUp { item_id: i64, subscriber_id: String, undo: Option<Undo>, reserved_at: UnixSeconds },
+    GiveUp { item_id: i64, subscriber_id: String, undo: Option<Undo>, reserved_at: Option<UnixSeconds> },
 }
 
 /// A confirmation's stamp, to take back when its mail was not sent: the link already mailed
@@ -250,13 +324,17 @@ impl Command for SettleMail {
                 }
                 Settlement::Retry { item_id, subscriber_id, next_attempt_at, last_error, undo, reserved_at } => {
                     unstamp(conn, subscriber_id, undo.as_ref())?;
-                    outbox::refund(conn, *reserved_at)?;
+                    if let Some(reserved_at) = reserved_at {
+                        outbox::refund(conn, *reserved_at)?;
+                    }
                     outbox::retry_at(conn, *item_id, *next_attempt_at, last_error)?;
                     false
                 }
                 Settlement::GiveUp { item_id, subscriber_id, undo, reserved_at } => {
                     unstamp(conn, subscriber_id, undo.as_ref())?;
-                    outbox::refund(conn, *reserved_at)?;
+                    if let Some(reserved_at) = reserved_at {
+                        outbox::refund(conn, *reserved_at)?;
+                    }
                     outbox::delete(conn, *item_id)?;
                     undo.is_some() && subscribers::delete_never_mailed(conn, subscriber_id)?
                 }

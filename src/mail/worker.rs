@@ -36,7 +36,7 @@ use ring::hmac;
 
 use super::alert::{self, Alert};
 use super::message;
-use super::queue::{ClaimMail, ReadyKind, SettleMail, Settlement, Undo, secs};
+use super::queue::{ClaimMail, Companion, Ready, ReadyKind, SettleMail, Settlement, Undo, secs};
 use super::transport::{Delivered, SendError, Transport};
 use crate::background::{self, Round, Shutdown, Worker};
 use crate::clock::{Clock, UnixSeconds, backoff_secs};
@@ -144,6 +144,8 @@ pub async fn try_execute_batch(mailer: &Mailer, limit: usize) -> anyhow::Result<
     // the rest goes back to the queue unsent.
     let deadline = Instant::now() + lease_for.saturating_sub(mailer.transport.send_bound());
     let mut settlements = Vec::with_capacity(claim.ready.len());
+    // Settled after every mail's own, so the settlements' answers line up with the mails.
+    let mut companion_settlements = Vec::new();
     let mut targets = Vec::with_capacity(claim.ready.len());
     let mut unreachable: Option<SendError> = None;
     for ready in claim.ready {
@@ -162,7 +164,7 @@ pub async fn try_execute_batch(mailer: &Mailer, limit: usize) -> anyhow::Result<
             (None, true) => Err(SendError { permanent: false, code: None, detail: "not attempted in time".into() }),
             (None, false) => {
                 let started = Instant::now();
-                let sent = send(mailer, &ready.target, &ready.kind, now).await;
+                let sent = send(mailer, &ready, now).await;
                 crate::metrics::smtp_send(started.elapsed());
                 sent
             }
@@ -178,10 +180,13 @@ pub async fn try_execute_batch(mailer: &Mailer, limit: usize) -> anyhow::Result<
                 }
                 let code = error.code;
                 let (settlement, outcome) =
-                    failed(mailer, &ready.item, &ready.target, error, now, undo, ready.reserved_at);
+                    failed(mailer, &ready.item, &ready.target, error, now, undo, Some(ready.reserved_at));
                 (settlement, outcome, code)
             }
         };
+        for companion in &ready.companions {
+            companion_settlements.push(alongside(&settlement, companion));
+        }
         let result = match &outcome {
             MailOutcome::Sent => "sent",
             MailOutcome::Retrying { .. } => "retry",
@@ -193,6 +198,7 @@ pub async fn try_execute_batch(mailer: &Mailer, limit: usize) -> anyhow::Result<
         targets.push((ready.target, code));
     }
 
+    settlements.extend(companion_settlements);
     let deleted_rows = mailer.writer.execute(SettleMail(settlements)).await?;
     let unsent = claim.skipped + claim.capped;
     for ((outcome, (target, code)), deleted_row) in outcomes.iter().skip(unsent).zip(&targets).zip(deleted_rows) {
@@ -240,14 +246,40 @@ fn batch_bound(mailer: &Mailer, mails: usize) -> Duration {
     sends.saturating_add(Duration::from_secs(60))
 }
 
-async fn send(
-    mailer: &Mailer,
-    target: &MailTarget,
-    kind: &ReadyKind,
-    now: UnixSeconds,
-) -> Result<Delivered, SendError> {
-    let message = match kind {
-        ReadyKind::Confirm { token, expires_at } => confirmation_mail(mailer, target, token, *expires_at),
+/// How a companion's confirmation is settled: as the mail it went out in was. Its stamp (the
+/// mail's token, over its own previous link) is taken back with the mail's.
+fn alongside(mail: &Settlement, companion: &Companion) -> Settlement {
+    let (item_id, subscriber_id) = (companion.item.id, companion.target.id.clone());
+    let undo = |mail_undo: &Option<Undo>| {
+        mail_undo.as_ref().map(|mail_undo| Undo {
+            stamped_at: mail_undo.stamped_at,
+            stamped_hash: mail_undo.stamped_hash.clone(),
+            previous: companion.target.previous_link.clone(),
+            address_hash: None,
+        })
+    };
+    match mail {
+        Settlement::Sent { .. } => Settlement::Sent { item_id },
+        Settlement::Retry { next_attempt_at, last_error, undo: mail_undo, .. } => Settlement::Retry {
+            item_id,
+            subscriber_id,
+            next_attempt_at: *next_attempt_at,
+            last_error: last_error.clone(),
+            undo: undo(mail_undo),
+            reserved_at: None,
+        },
+        Settlement::GiveUp { undo: mail_undo, .. } => {
+            Settlement::GiveUp { item_id, subscriber_id, undo: undo(mail_undo), reserved_at: None }
+        }
+    }
+}
+
+async fn send(mailer: &Mailer, ready: &Ready, now: UnixSeconds) -> Result<Delivered, SendError> {
+    let target = &ready.target;
+    let message = match &ready.kind {
+        ReadyKind::Confirm { token, expires_at } => {
+            confirmation_mail(mailer, target, &ready.companions, token, *expires_at)
+        }
         ReadyKind::Welcome => welcome_mail(mailer, target, now),
     };
     let message = message.map_err(|error| SendError {
@@ -278,16 +310,22 @@ impl Worker for Mailer {
     }
 }
 
-/// The mail for a prepared confirmation: a new confirm link and the manage link.
+/// The mail for a prepared confirmation: a new confirm link (for the companions' lists too)
+/// and the manage link.
 fn confirmation_mail(
     mailer: &Mailer,
     target: &MailTarget,
+    companions: &[Companion],
     token: &ConfirmToken,
     expires_at: UnixSeconds,
 ) -> anyhow::Result<lettre::Message> {
     let list = configured_list(mailer, target)?;
+    let also = companions
+        .iter()
+        .map(|companion| configured_list(mailer, &companion.target))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let removal = RemovalToken::derive(&mailer.secrets.hash_key, &target.id);
-    message::confirmation(&mailer.config, list, &target.email, token.expose(), removal.expose(), expires_at)
+    message::confirmation(&mailer.config, list, &also, &target.email, token.expose(), removal.expose(), expires_at)
 }
 
 /// The mail for a prepared welcome: the manage link and a signed one-click unsubscribe link.
@@ -326,7 +364,7 @@ fn failed(
     error: SendError,
     now: UnixSeconds,
     undo: Option<Undo>,
-    reserved_at: UnixSeconds,
+    reserved_at: Option<UnixSeconds>,
 ) -> (Settlement, MailOutcome) {
     let window_ends = item.created_at.saturating_add(secs(mailer.config.signup.confirm_ttl));
     let next = now.saturating_add(backoff_secs(mailer.config.mail.retry_base, item.attempts));

@@ -9,6 +9,14 @@
 //! A repeat POST of a token that already confirmed its row, within the link's lifetime, ends at
 //! the same `/confirmed` page (`GET /confirmed?list=ID`): a person who clicks after a scanner
 //! did sees success. Every failure, GET or POST, is a [`ConfirmError`], answered in one place.
+//!
+//! **Several lists.** One confirmation mail may confirm several lists of one sender: their rows
+//! share the token's hash, and one POST confirms them all at once. The page names them all; it
+//! asks for the address when any of them is in `confirm_mode = "retype"`. Where the visitor
+//! ends is decided by the *first* of the lists in the configuration's order (the page's
+//! language, colours and way back are that list's too): its `confirmed_url`, with
+//! `signup=confirmed` added to the query, or else the hosted `/confirmed?list=ID`. A repeat POST
+//! ends at the same place.
 
 use actix_web::http::StatusCode;
 use actix_web::http::header;
@@ -31,15 +39,56 @@ use crate::tokens::{TokenHash, is_opaque};
 #[template(path = "pages/confirm.html")]
 struct ConfirmPage<'a> {
     chrome: Chrome<'a>,
-    list: &'a ListConfig,
+    /// The names of the lists the token confirms ("A and B").
+    names: String,
     token: &'a str,
     retype: bool,
     error: Option<&'a str>,
 }
 
+impl<'a> ConfirmPage<'a> {
+    fn new(config: &'a Config, lists: &Lists<'a>, token: &'a str) -> Self {
+        let chrome = Chrome::for_list(config, lists.first);
+        let names: Vec<String> = lists.all.iter().map(|list| list.name.clone()).collect();
+        Self { names: chrome.t.and_list(&names), chrome, token, retype: lists.retype(), error: None }
+    }
+}
+
 impl std::fmt::Debug for ConfirmPage<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ConfirmPage").field("list", &self.list.id).finish_non_exhaustive()
+        f.debug_struct("ConfirmPage").field("names", &self.names).finish_non_exhaustive()
+    }
+}
+
+/// The configured lists a token's rows belong to, in the configuration's order.
+#[derive(Debug, Clone)]
+struct Lists<'a> {
+    /// Decides the page's look and where a confirmation ends.
+    first: &'a ListConfig,
+    all: Vec<&'a ListConfig>,
+}
+
+impl Lists<'_> {
+    fn retype(&self) -> bool {
+        self.all.iter().any(|list| list.confirm_mode == ConfirmMode::Retype)
+    }
+}
+
+/// What the rows of one token say together: pending while any row still is, confirmed once
+/// all are; live while the link's lifetime lasts (the rows of one mail share it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct TokenState {
+    status: Status,
+    live: bool,
+}
+
+impl TokenState {
+    fn of(views: &[ConfirmView], now: UnixSeconds) -> Self {
+        let pending = views.iter().any(|view| view.status == Status::Pending);
+        Self {
+            status: if pending { Status::Pending } else { Status::Confirmed },
+            live: views.iter().all(|view| view.expires_at.is_some_and(|expires| expires >= now)),
+        }
     }
 }
 
@@ -55,7 +104,7 @@ enum ConfirmError<'a> {
     Expired { list: Option<&'a ListConfig> },
     /// 400, the confirm page again (`confirm_mode = "retype"`): the typed address is not the
     /// row's, and nothing changed.
-    WrongAddress { list: &'a ListConfig, token: String },
+    WrongAddress { lists: Lists<'a>, token: String },
     /// 503 with `Retry-After`, the shared page: the database could not be read or written.
     StorageUnavailable(anyhow::Error),
 }
@@ -80,10 +129,10 @@ impl ConfirmError<'_> {
                     .with_link(signup, &t.confirm.sign_up_again);
                 html(StatusCode::GONE, &page)
             }
-            Self::WrongAddress { list, token } => {
-                let chrome = Chrome::for_list(config, list);
-                let error = chrome.t.confirm.wrong_address.to_string();
-                let page = ConfirmPage { chrome, list, token: &token, retype: true, error: Some(&error) };
+            Self::WrongAddress { lists, token } => {
+                let mut page = ConfirmPage::new(config, &lists, &token);
+                let error = page.chrome.t.confirm.wrong_address.to_string();
+                page.error = Some(&error);
                 html(StatusCode::BAD_REQUEST, &page)
             }
             Self::StorageUnavailable(error) => error_pages::storage_unavailable(config, &error),
@@ -91,27 +140,38 @@ impl ConfirmError<'_> {
     }
 }
 
-fn confirmed_redirect(config: &Config, list_id: &str) -> HttpResponse {
-    let location = href(config, &format!("/confirmed?list={list_id}"));
+/// Where a confirmation of `list` ends: its `confirmed_url` with `signup=confirmed`, or the
+/// hosted page.
+fn confirmed_redirect(config: &Config, list: &ListConfig) -> HttpResponse {
+    let location = match &list.confirmed_url {
+        Some(url) => {
+            let mut url = url.clone();
+            url.query_pairs_mut().append_pair("signup", "confirmed");
+            url.to_string()
+        }
+        None => href(config, &format!("/confirmed?list={}", list.id)),
+    };
     HttpResponse::SeeOther().insert_header((header::LOCATION, location)).finish()
 }
 
-/// Whether a view's link still works at `now`.
-fn live(view: &ConfirmView, now: UnixSeconds) -> bool {
-    view.expires_at.is_some_and(|expires| expires >= now)
-}
-
-async fn view(state: &AppState, hash: TokenHash) -> anyhow::Result<Option<ConfirmView>> {
+async fn views(state: &AppState, hash: TokenHash) -> anyhow::Result<Vec<ConfirmView>> {
     state.db.run(move |conn| Ok::<_, anyhow::Error>(subscribers::find_by_confirm_hash(conn, hash.as_str())?)).await
 }
 
-/// The row whose confirm hash is `hash`, and its list. No row, or a row of a list that is no
-/// longer configured, is an expired link.
-async fn find(state: &AppState, hash: TokenHash) -> Result<(ConfirmView, &ListConfig), ConfirmError<'_>> {
-    let found = view(state, hash).await?;
-    found
-        .and_then(|view| state.config.list(&view.list_id).map(|list| (view, list)))
-        .ok_or(ConfirmError::Expired { list: None })
+/// The rows whose confirm hash is `hash`, and their lists. No row, or only rows of lists that
+/// are no longer configured, is an expired link; a row of a list no longer configured is left
+/// out.
+async fn find(
+    state: &AppState,
+    hash: TokenHash,
+    now: UnixSeconds,
+) -> Result<(TokenState, Lists<'_>), ConfirmError<'_>> {
+    let views: Vec<ConfirmView> =
+        views(state, hash).await?.into_iter().filter(|view| state.config.list(&view.list_id).is_some()).collect();
+    let all: Vec<&ListConfig> =
+        state.config.lists.iter().filter(|list| views.iter().any(|view| view.list_id == list.id.as_ref())).collect();
+    let first = *all.first().ok_or(ConfirmError::Expired { list: None })?;
+    Ok((TokenState::of(&views, now), Lists { first, all }))
 }
 
 /// `GET /confirm?token=T`: reads, never writes.
@@ -123,19 +183,18 @@ async fn try_confirm_page<'a>(req: &HttpRequest, state: &'a AppState) -> Result<
     let token = form::query_param(req, "token").filter(|token| is_opaque(token)).ok_or(ConfirmError::MalformedToken)?;
     let config = &state.config;
     let now = state.clock.now();
-    let (view, list) = find(state, TokenHash::of(&token)).await?;
-    let chrome = Chrome::for_list(config, list);
-    let t = chrome.t;
-    match view.status {
-        Status::Pending if live(&view, now) => Ok(html(
-            StatusCode::OK,
-            &ConfirmPage { chrome, list, token: &token, retype: list.confirm_mode == ConfirmMode::Retype, error: None },
-        )),
-        Status::Confirmed if live(&view, now) => Ok(html(
-            StatusCode::OK,
-            &MessagePage::new(chrome, &t.confirm.already_title, t.confirm.already.with(&list.name)),
-        )),
-        _ => Err(ConfirmError::Expired { list: Some(list) }),
+    let (token_state, lists) = find(state, TokenHash::of(&token), now).await?;
+    match token_state {
+        TokenState { status: Status::Pending, live: true } => {
+            Ok(html(StatusCode::OK, &ConfirmPage::new(config, &lists, &token)))
+        }
+        TokenState { status: Status::Confirmed, live: true } => {
+            let page = ConfirmPage::new(config, &lists, &token);
+            let t = page.chrome.t;
+            let message = t.confirm.already.with(&page.names);
+            Ok(html(StatusCode::OK, &MessagePage::new(page.chrome, &t.confirm.already_title, message)))
+        }
+        _ => Err(ConfirmError::Expired { list: Some(lists.first) }),
     }
 }
 
@@ -158,35 +217,38 @@ async fn try_confirm<'a>(
     let config = &state.config;
     let hash = TokenHash::of(&token);
     let now = state.clock.now();
-    let (before, list) = find(state, hash.clone()).await?;
-    if before.status == Status::Confirmed && live(&before, now) {
-        return Ok(confirmed_redirect(config, list.id.as_ref()));
+    let (before, lists) = find(state, hash.clone(), now).await?;
+    if before == (TokenState { status: Status::Confirmed, live: true }) {
+        return Ok(confirmed_redirect(config, lists.first));
     }
-    let retype = list.confirm_mode == ConfirmMode::Retype;
+    let retype = lists.retype();
     let retyped = if retype {
         match form::field(&fields, "email").map(EmailAddress::parse) {
             Some(Ok(email)) => Some(email),
-            _ => return Err(ConfirmError::WrongAddress { list, token }),
+            _ => return Err(ConfirmError::WrongAddress { lists, token }),
         }
     } else {
         None
     };
 
     let method = if retype { ConfirmMethod::Retype } else { ConfirmMethod::Button };
-    if let Some(confirmed) = state.subscriptions().confirm(&hash, method, retyped.as_ref(), now).await? {
-        tracing::info!(list = %confirmed.list_id, method = method.as_str(), "signup confirmed");
-        crate::metrics::confirmation(&confirmed.list_id, method.as_str(), confirmed.delay_secs);
-        return Ok(confirmed_redirect(config, &confirmed.list_id));
+    let confirmed = state.subscriptions().confirm(&hash, method, retyped.as_ref(), now).await?;
+    for row in &confirmed {
+        tracing::info!(list = %row.list_id, method = method.as_str(), "signup confirmed");
+        crate::metrics::confirmation(&row.list_id, method.as_str(), row.delay_secs);
+    }
+    if !confirmed.is_empty() {
+        return Ok(confirmed_redirect(config, lists.first));
     }
     // Lost a race with a concurrent POST, a wrong retyped address, or an expired link.
-    match view(state, hash).await? {
-        Some(after) if after.status == Status::Confirmed && live(&after, now) => {
-            Ok(confirmed_redirect(config, list.id.as_ref()))
+    let views = views(state, hash).await?;
+    match TokenState::of(&views, now) {
+        _ if views.is_empty() => Err(ConfirmError::Expired { list: Some(lists.first) }),
+        TokenState { status: Status::Confirmed, live: true } => Ok(confirmed_redirect(config, lists.first)),
+        TokenState { status: Status::Pending, live: true } if retype => {
+            Err(ConfirmError::WrongAddress { lists, token })
         }
-        Some(after) if retype && after.status == Status::Pending && live(&after, now) => {
-            Err(ConfirmError::WrongAddress { list, token })
-        }
-        _ => Err(ConfirmError::Expired { list: Some(list) }),
+        _ => Err(ConfirmError::Expired { list: Some(lists.first) }),
     }
 }
 

@@ -54,6 +54,23 @@ pub fn claim_by_id(
     .optional()
 }
 
+/// Claims the queued confirmation of `subscriber_id`, due or waiting for a retry, if no live
+/// lease holds it: it goes out with another list's confirmation, in one mail.
+pub fn claim_confirmation_of(
+    conn: &Connection,
+    subscriber_id: &str,
+    now: UnixSeconds,
+    lease_until: UnixSeconds,
+) -> rusqlite::Result<Option<Claimed>> {
+    conn.prepare_cached(
+        "UPDATE outbox SET lease_until = ?3, attempts = attempts + 1
+         WHERE subscriber_id = ?1 AND kind = 'confirm' AND (lease_until IS NULL OR lease_until <= ?2)
+         RETURNING id, kind, subscriber_id, created_at, attempts, network",
+    )?
+    .query_row(params![subscriber_id, now, lease_until], claimed)
+    .optional()
+}
+
 fn claimed(row: &rusqlite::Row<'_>) -> rusqlite::Result<Claimed> {
     let kind: String = row.get(1)?;
     Ok(Claimed {

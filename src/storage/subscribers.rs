@@ -124,18 +124,31 @@ pub fn mail_target(conn: &Connection, id: &str) -> rusqlite::Result<Option<MailT
         "SELECT id, list_id, email, status, confirmation_sent_at, confirm_hash, confirm_expires_at
          FROM subscribers WHERE id = ?1",
     )?
-    .query_row([id], |row| {
-        let sent_at: Option<UnixSeconds> = row.get(4)?;
-        Ok(MailTarget {
-            id: row.get(0)?,
-            list_id: row.get(1)?,
-            email: row.get(2)?,
-            status: row.get(3)?,
-            confirmation_sent_at: sent_at,
-            previous_link: PreviousLink { sent_at, confirm_hash: row.get(5)?, expires_at: row.get(6)? },
-        })
-    })
+    .query_row([id], mail_target_row)
     .optional()
+}
+
+/// The row of `email` on `list_id`, as the mail worker needs it: a list that one confirmation
+/// mail may confirm together with another of the same sender.
+pub fn mail_target_on(conn: &Connection, list_id: &str, email: &str) -> rusqlite::Result<Option<MailTarget>> {
+    conn.prepare_cached(
+        "SELECT id, list_id, email, status, confirmation_sent_at, confirm_hash, confirm_expires_at
+         FROM subscribers WHERE list_id = ?1 AND email = ?2",
+    )?
+    .query_row([list_id, email], mail_target_row)
+    .optional()
+}
+
+fn mail_target_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<MailTarget> {
+    let sent_at: Option<UnixSeconds> = row.get(4)?;
+    Ok(MailTarget {
+        id: row.get(0)?,
+        list_id: row.get(1)?,
+        email: row.get(2)?,
+        status: row.get(3)?,
+        confirmation_sent_at: sent_at,
+        previous_link: PreviousLink { sent_at, confirm_hash: row.get(5)?, expires_at: row.get(6)? },
+    })
 }
 
 /// Compare-and-set: stores a new confirm token hash and send time only if the row is still
@@ -201,10 +214,14 @@ pub struct ConfirmView {
     pub expires_at: Option<UnixSeconds>,
 }
 
-pub fn find_by_confirm_hash(conn: &Connection, hash: &str) -> rusqlite::Result<Option<ConfirmView>> {
+/// The rows a confirm hash names: one, or one per list that a confirmation mail for several
+/// lists of one sender confirms.
+pub fn find_by_confirm_hash(conn: &Connection, hash: &str) -> rusqlite::Result<Vec<ConfirmView>> {
     conn.prepare_cached("SELECT list_id, status, confirm_expires_at FROM subscribers WHERE confirm_hash = ?1")?
-        .query_row([hash], |row| Ok(ConfirmView { list_id: row.get(0)?, status: row.get(1)?, expires_at: row.get(2)? }))
-        .optional()
+        .query_map([hash], |row| {
+            Ok(ConfirmView { list_id: row.get(0)?, status: row.get(1)?, expires_at: row.get(2)? })
+        })?
+        .collect()
 }
 
 /// A pending row a confirm hash names, read before the confirmation is written (its webhook
@@ -218,13 +235,14 @@ pub struct ConfirmCandidate {
     pub consent_version: String,
 }
 
-/// The pending row whose confirm hash is `hash`, live or not (the confirmation checks that).
-pub fn pending_by_confirm_hash(conn: &Connection, hash: &str) -> rusqlite::Result<Option<ConfirmCandidate>> {
+/// The pending rows whose confirm hash is `hash`, live or not (the confirmation checks that),
+/// in the order of their ids.
+pub fn pending_by_confirm_hash(conn: &Connection, hash: &str) -> rusqlite::Result<Vec<ConfirmCandidate>> {
     conn.prepare_cached(
         "SELECT id, list_id, email, created_at, consent_version FROM subscribers
-         WHERE confirm_hash = ?1 AND status = 'pending'",
+         WHERE confirm_hash = ?1 AND status = 'pending' ORDER BY id",
     )?
-    .query_row([hash], |row| {
+    .query_map([hash], |row| {
         Ok(ConfirmCandidate {
             id: row.get(0)?,
             list_id: row.get(1)?,
@@ -232,8 +250,8 @@ pub fn pending_by_confirm_hash(conn: &Connection, hash: &str) -> rusqlite::Resul
             created_at: row.get(3)?,
             consent_version: row.get(4)?,
         })
-    })
-    .optional()
+    })?
+    .collect()
 }
 
 /// A row that was just confirmed.
@@ -245,16 +263,17 @@ pub struct JustConfirmed {
     pub delay_secs: Option<i64>,
 }
 
-/// The one atomic transition pending → confirmed (`docs/http-api.md`). With `retyped_email`, the row's
-/// address must match too. The confirm hash stays until the link's lifetime ends, so a repeated
-/// POST can be recognised as already done.
+/// The one atomic transition pending → confirmed (`docs/http-api.md`) of every live row the
+/// hash names (several when one mail confirmed several lists), in the order of their ids. With
+/// `retyped_email`, the rows' address must match too. The confirm hash stays until the link's
+/// lifetime ends, so a repeated POST can be recognised as already done.
 pub fn confirm(
     conn: &Connection,
     hash: &str,
     now: UnixSeconds,
     method: &str,
     retyped_email: Option<&str>,
-) -> rusqlite::Result<Option<JustConfirmed>> {
+) -> rusqlite::Result<Vec<JustConfirmed>> {
     conn.prepare_cached(
         "UPDATE subscribers
          SET status = 'confirmed', confirmed_at = ?2, confirm_method = ?3,
@@ -263,10 +282,14 @@ pub fn confirm(
            AND (?4 IS NULL OR email = ?4)
          RETURNING id, list_id, confirm_delay_secs",
     )?
-    .query_row(params![hash, now, method, retyped_email], |row| {
+    .query_map(params![hash, now, method, retyped_email], |row| {
         Ok(JustConfirmed { id: row.get(0)?, list_id: row.get(1)?, delay_secs: row.get(2)? })
+    })?
+    .collect::<rusqlite::Result<Vec<_>>>()
+    .map(|mut rows| {
+        rows.sort_by(|a, b| a.id.cmp(&b.id));
+        rows
     })
-    .optional()
 }
 
 /// The row a removal token or an unsubscribe token names.

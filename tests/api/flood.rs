@@ -178,8 +178,10 @@ async fn a_failed_send_does_not_count_against_the_cap() {
 
 #[actix_web::test]
 async fn the_cap_holds_when_sixteen_real_workers_race_for_one_victims_mails() {
-    // Arrange: one victim on six lists, each confirmation queued at once
-    let lists: String = (0..6).map(|n| format!("[[lists]]\nid = \"l{n}\"\n")).collect();
+    // Arrange: one victim on six lists of six senders (lists of one sender would share a
+    // mail), each confirmation queued at once
+    let lists: String =
+        (0..6).map(|n| format!("[[lists]]\nid = \"l{n}\"\nfrom = \"L{n} <l{n}@example.com>\"\n")).collect();
     let app = spawn_app_with(&format!("{TRUSTED}{lists}")).await;
     for n in 0..6 {
         assert_eq!(signup_as(&app, &format!("203.0.{n}.1"), "victim@example.com", &format!("l{n}")).await, 202);
