@@ -168,6 +168,19 @@ fn list_problems_name_the_list_index() {
         ),
         ("line break in site name", "[[lists]]\nid = \"a\"\nsite_name = \"a\\nb\"", "lists[0].site_name"),
         ("file without lists", "[server]\nlisten = \"127.0.0.1:1\"", "lists: no list configured"),
+        ("tag with a space", "[[lists]]\nid = \"a\"\ntags = [\"ok\", \"not ok\"]", "lists[0].tags[1]"),
+        ("tag twice", "[[lists]]\nid = \"a\"\ntags = [\"beta\", \"beta\"]", "lists[0].tags[1]: duplicate tag"),
+        (
+            "confirmed_url on a foreign origin",
+            "[[lists]]\nid = \"a\"\nallowed_origins = [\"https://shop.test\"]\nconfirmed_url = \"https://evil.test/x\"",
+            "lists[0].confirmed_url: the origin https://evil.test must be in",
+        ),
+        (
+            "confirmed_url with no origin allowed",
+            "[[lists]]\nid = \"a\"\nconfirmed_url = \"https://shop.test/thanks\"",
+            "lists[0].confirmed_url",
+        ),
+        ("relative confirmed_url", "[[lists]]\nid = \"a\"\nconfirmed_url = \"/thanks\"", "lists[0].confirmed_url"),
     ];
     for (case, toml, expected) in cases {
         let problems = problems_of(toml);
@@ -296,4 +309,18 @@ fn a_loopback_relay_takes_any_sender_and_presentation_keys_are_read() {
     let plain = Config::from_toml(MINIMAL).unwrap();
     assert_eq!(plain.lists[0].site(), "Newsletter");
     assert_eq!(plain.lists[0].welcome_subject(), "You are signed up");
+}
+
+#[test]
+fn a_confirmed_url_may_lead_to_an_allowed_origin_or_to_the_site() {
+    let config = Config::from_toml(
+        "[[lists]]\nid = \"a\"\nallowed_origins = [\"https://shop.test\"]\nconfirmed_url = \"https://shop.test/thanks?x=1\"\n\
+         tags = [\"beta\", \"v1.2_x\"]\n\
+         [[lists]]\nid = \"b\"\nsite_url = \"https://bakery.test/home\"\nconfirmed_url = \"https://bakery.test/danke\"",
+    )
+    .unwrap();
+    assert_eq!(config.lists[0].confirmed_url.as_ref().unwrap().as_str(), "https://shop.test/thanks?x=1");
+    assert_eq!(config.lists[1].confirmed_url.as_ref().unwrap().as_str(), "https://bakery.test/danke");
+    let tags: Vec<&str> = config.lists[0].tags.iter().map(AsRef::as_ref).collect();
+    assert_eq!(tags, ["beta", "v1.2_x"]);
 }

@@ -67,6 +67,11 @@ impl SentMail {
         tokens.into_iter().next().unwrap()
     }
 
+    /// The whole mail, soft line breaks and `=3D` undone.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
     /// The 43-character token of the confirm link.
     pub fn confirm_token(&self) -> String {
         let token = self.token("/confirm");

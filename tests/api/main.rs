@@ -19,6 +19,7 @@ mod helpers;
 mod loader;
 mod mail;
 mod manage;
+mod multilist;
 mod operator;
 mod presentation;
 mod process;
