@@ -5,7 +5,7 @@
 //!
 //! **Several lists, one mail.** A confirmation for a list whose sender (`from` and `language`)
 //! also sends other lists takes along the confirmations queued for the same address on those
-//! lists ([`companions`]): they share its token (their rows get the same confirm hash) and its
+//! lists (the `companions` of a claim): they share its token (their rows get the same confirm hash) and its
 //! lease, are named in the one mail, and are settled as it is — sent, retried or given up
 //! together. The mail counts once against the budget, the address's cap and its network's
 //! share. A list with no sibling costs nothing more.
