@@ -341,3 +341,67 @@ async fn sixteen_real_workers_send_each_address_one_mail_for_its_two_lists() {
     assert_eq!(pairs.len(), 40);
     assert_eq!(count(&app, "outbox"), 0);
 }
+
+/// The `html` block under "Several lists in one form" in docs/http-api.md.
+fn documented_form() -> String {
+    let guide = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/http-api.md")).unwrap();
+    let section = guide.split("### Several lists in one form").nth(1).expect("the section");
+    let block = section.split("```html\n").nth(1).expect("an html example");
+    block.split("```").next().unwrap().to_owned()
+}
+
+/// The fields a browser sends for `form`'s inputs as they stand: hidden ones, and checkboxes
+/// that are `checked`, each `name=value`.
+fn fields_sent(form: &str) -> Vec<(String, String)> {
+    let attribute = |tag: &str, name: &str| {
+        let start = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+        Some(tag[start..].split('"').next()?.to_owned())
+    };
+    form.split("<input")
+        .skip(1)
+        .map(|rest| rest.split('>').next().unwrap())
+        .filter(|tag| {
+            tag.contains(r#"type="hidden""#) || (tag.contains(r#"type="checkbox""#) && tag.contains(" checked"))
+        })
+        .filter_map(|tag| Some((attribute(tag, "name")?, attribute(tag, "value")?)))
+        .collect()
+}
+
+#[actix_web::test]
+async fn the_documented_two_list_form_signs_up_for_its_ticked_lists_with_its_source() {
+    // Arrange: the lists the example names, with the example's site allowed
+    let app = spawn_app_with(
+        "[[lists]]\nid = \"news\"\nallowed_origins = [\"https://www.example.com\"]\n\
+         [[lists]]\nid = \"offers\"\nallowed_origins = [\"https://www.example.com\"]\n",
+    )
+    .await;
+    let form = documented_form();
+    assert!(form.contains(r#"action="https://signup.example.com/api/signup""#));
+    let mut fields = fields_sent(&form);
+    assert!(fields.contains(&("list".to_owned(), "news".to_owned())), "{fields:?}");
+    // The visitor ticks the second list too, types an address and ticks consent.
+    fields.extend(
+        [("list", "offers"), ("email", "ann@example.com"), ("consent", "yes")]
+            .map(|(k, v)| (k.to_owned(), v.to_owned())),
+    );
+    let pairs: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+
+    // Act
+    let response = app
+        .client
+        .post(app.url("/api/signup"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .header("Origin", "https://www.example.com")
+        .body(form_body(&pairs))
+        .send()
+        .await
+        .unwrap();
+    drain(&app).await;
+
+    // Assert
+    assert_eq!(location(&response), "https://www.example.com/newsletter/?signup=check-inbox");
+    assert_eq!(rows(&app, "ann@example.com"), ["news pending -", "offers pending -"]);
+    let sources = strings(&app, "SELECT source FROM subscribers ORDER BY list_id");
+    assert_eq!(sources, ["homepage-footer", "homepage-footer"]);
+    assert_eq!(deliver(&app).await.len(), 1, "one sender, one mail");
+}
