@@ -405,3 +405,28 @@ async fn the_documented_two_list_form_signs_up_for_its_ticked_lists_with_its_sou
     assert_eq!(sources, ["homepage-footer", "homepage-footer"]);
     assert_eq!(deliver(&app).await.len(), 1, "one sender, one mail");
 }
+
+#[actix_web::test]
+async fn the_per_address_cap_counts_the_shared_mail_once() {
+    // Arrange: one confirmation mail a day per address
+    let app =
+        spawn_app_with(&LISTS.replace("max_mails_per_address_per_day = 50", "max_mails_per_address_per_day = 1")).await;
+    sign_up(&app, "ann@example.com", &["a", "b", "c"]).await;
+    drain(&app).await;
+
+    // Act
+    let mut outcomes = Vec::new();
+    loop {
+        match try_execute_task(&app.state.mailer()).await.unwrap() {
+            MailOutcome::EmptyQueue => break,
+            outcome => outcomes.push(outcome),
+        }
+    }
+
+    // Assert: the shared mail for a and b went; c's own mail would have been the second
+    assert!(outcomes.contains(&MailOutcome::Sent) && outcomes.contains(&MailOutcome::Capped), "{outcomes:?}");
+    assert_eq!(outcomes.iter().filter(|outcome| **outcome == MailOutcome::Sent).count(), 1);
+    assert_eq!(rows(&app, "ann@example.com"), ["a pending -", "b pending -"], "c was never mailed, so it is gone");
+    let hashes = confirm_hashes(&app, "ann@example.com");
+    assert!(hashes[0] != "-" && hashes[0] == hashes[1]);
+}
