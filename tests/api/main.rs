@@ -20,6 +20,7 @@ mod loader;
 mod mail;
 mod manage;
 mod operator;
+mod preferences;
 mod presentation;
 mod process;
 mod scanner;
