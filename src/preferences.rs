@@ -390,3 +390,27 @@ impl Command for SavePreferences {
         Ok((confirmed, removed))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sender_is_the_whole_from_in_any_language() {
+        let config = Config::from_toml(
+            "[[lists]]\nid = \"news\"\nfrom = \"Acme <hello@acme.example>\"\n\
+             [[lists]]\nid = \"neues\"\nfrom = \"Acme <hello@acme.example>\"\nlanguage = \"de\"\n\
+             [[lists]]\nid = \"other-brand\"\nfrom = \"Beta <hello@acme.example>\"\n\
+             [[lists]]\nid = \"club\"\nfrom = \"Club <club@books.example>\"\n",
+        )
+        .unwrap();
+        let ids = |list: &str| -> Vec<String> {
+            sender_lists(&config, config.list(list).unwrap()).iter().map(|list| list.id.to_string()).collect()
+        };
+
+        assert_eq!(ids("news"), ["news", "neues"], "another language, the same sender");
+        assert_eq!(ids("neues"), ["news", "neues"]);
+        assert_eq!(ids("other-brand"), ["other-brand"], "the same address under another name is another sender");
+        assert_eq!(ids("club"), ["club"]);
+    }
+}

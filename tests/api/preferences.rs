@@ -579,3 +579,32 @@ async fn a_hostile_body_gets_a_clear_status_and_writes_nothing() {
     }
     assert_eq!(status(&app, JANE, "offers"), None);
 }
+
+#[actix_web::test]
+async fn a_save_is_one_transaction_while_another_process_holds_the_write_lock_it_answers_503_and_changes_nothing() {
+    // Arrange: a save that would remove news and confirm offers; another process holds the lock
+    let receiver = Receiver::start(Reply::Status(204));
+    let app = spawn(&receiver).await;
+    let news = confirmed(&app, JANE, "news").await;
+    signed_up(&app, JANE, "offers").await;
+    let before = dump(&app);
+    let blocker = db(&app);
+    blocker.execute_batch("BEGIN EXCLUSIVE;").unwrap();
+
+    // Act
+    let saved = save(&app, &news.removal, &["offers"]).await;
+    let removed = remove_all(&app, &news.removal).await;
+
+    // Assert: neither half of either was written
+    for (case, response) in [("save", saved), ("remove all", removed)] {
+        assert_eq!(response.status().as_u16(), 503, "{case}");
+        assert_eq!(crate::signup::header(&response, "retry-after").as_deref(), Some("30"), "{case}");
+    }
+    blocker.execute_batch("ROLLBACK").unwrap();
+    assert_eq!(dump(&app), before, "nothing changed");
+
+    // Act and assert: once the lock is gone, the same save does both at once
+    assert_eq!(location(&save(&app, &news.removal, &["offers"]).await), "/saved?list=news");
+    assert_eq!(status(&app, JANE, "news"), None);
+    assert_eq!(status(&app, JANE, "offers").as_deref(), Some("confirmed"));
+}
