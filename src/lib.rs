@@ -25,7 +25,8 @@
 //!   (and a checkpointer thread beside it copies the WAL into the file). The commands:
 //!   `signup::intake` (record a signup), `signup::state_table` (apply intake), `mail::queue`
 //!   (claim and settle mail), `webhooks::worker` (claim and settle deliveries),
-//!   [`subscription`] (confirm, remove), [`scheduler`] (cleanup), and the writer's readiness
+//!   [`subscription`] (confirm, remove), [`preferences`] (save the preference page),
+//!   [`scheduler`] (cleanup), and the writer's readiness
 //!   probe. Everything else reads through the `query_only` pool [`storage::Db`]. All SQL of
 //!   the program lives here, in functions named for what they answer, one file per table
 //!   family; migrations are split by schema version.
@@ -50,6 +51,8 @@
 //!   on a jittered tick.
 //! - [`subscription`]: confirming and removing, prepared off the writer thread and checked in
 //!   it; shared by the routes and the command line.
+//! - [`preferences`]: the preference page's use case — which lists of the sender a manage link
+//!   shows, saving the ticked ones in one writer command, and "remove me from all".
 //! - [`tokens`]: token derivation and the hashes that are stored instead of tokens.
 //! - [`webhooks`]: subscriber events for the operator's systems — prepared before the change,
 //!   queued with it, signed (Standard Webhooks), delivered in order by one worker per endpoint.
@@ -73,6 +76,7 @@ pub mod mail;
 pub mod metrics;
 pub mod middleware;
 pub mod operator;
+pub mod preferences;
 pub mod preflight;
 pub mod presentation;
 pub mod ratelimit;

@@ -9,6 +9,8 @@
 //! then checks, inside its transaction, that the row it changes is the row the preparation read
 //! (same id, same status). If a concurrent change came between the two, the command fails
 //! without writing and [`Subscriptions`] prepares it again from the new row, a few times at most.
+//! The preference page's save ([`crate::preferences`]) is built from the same parts: its
+//! removals are `PreparedRemoval`s, and `write_prepared` runs it.
 
 use rusqlite::Connection;
 
@@ -29,6 +31,8 @@ pub enum ConfirmMethod {
     Button,
     /// The confirm page with the address typed again (`confirm_mode = "retype"`).
     Retype,
+    /// Ticked on the preference page (`crate::preferences`), reached from the address's inbox.
+    Preferences,
 }
 
 impl ConfirmMethod {
@@ -36,6 +40,7 @@ impl ConfirmMethod {
         match self {
             Self::Button => "button",
             Self::Retype => "retype",
+            Self::Preferences => "preferences",
         }
     }
 }
@@ -67,12 +72,12 @@ const ATTEMPTS: usize = 3;
 /// The row a command was prepared from is no longer the row it would change.
 #[derive(Debug, thiserror::Error)]
 #[error("the row changed while its change was prepared")]
-struct Stale;
+pub(crate) struct Stale;
 
 /// Prepares a command with `prepare` and runs it on `writer`, preparing it again while the
 /// writer finds it [`Stale`]. `None` when `prepare` finds nothing to change (then nothing is
 /// written).
-async fn write_prepared<C: Command>(
+pub(crate) async fn write_prepared<C: Command>(
     writer: &Writer,
     mut prepare: impl AsyncFnMut() -> anyhow::Result<Option<C>>,
 ) -> anyhow::Result<Option<C::Output>> {
@@ -204,13 +209,26 @@ impl Subscriptions<'_> {
         reason: Option<Reason>,
         now: UnixSeconds,
     ) -> anyhow::Result<Vec<Removed>> {
+        self.remove_from_lists(lists, email.as_ref(), reason, RemovalChannel::Cli, now).await
+    }
+
+    /// Removes `email` (as stored: normalised) from each of `lists` in one transaction, as
+    /// [`Self::remove_address`] does, reporting `via`: the erasure request, and the preference
+    /// page's "remove me from all".
+    pub(crate) async fn remove_from_lists(
+        &self,
+        lists: &[ListId],
+        email: &str,
+        reason: Option<Reason>,
+        via: RemovalChannel,
+        now: UnixSeconds,
+    ) -> anyhow::Result<Vec<Removed>> {
         let removed = write_prepared(self.writer, async || {
-            let (read_lists, read_email) = (lists.to_vec(), email.clone());
+            let (read_lists, read_email) = (lists.to_vec(), email.to_owned());
             let rows = self
                 .db
                 .run(move |conn| {
-                    let rows =
-                        read_lists.iter().map(|list| subscribers::find(conn, list.as_ref(), read_email.as_ref()));
+                    let rows = read_lists.iter().map(|list| subscribers::find(conn, list.as_ref(), &read_email));
                     Ok::<_, anyhow::Error>(rows.collect::<rusqlite::Result<Vec<_>>>()?)
                 })
                 .await?;
@@ -219,22 +237,15 @@ impl Subscriptions<'_> {
                 let row = existing.map(|existing| Removable {
                     id: existing.id,
                     list_id: list.as_ref().to_owned(),
-                    email: email.as_ref().to_owned(),
+                    email: email.to_owned(),
                     status: existing.status,
                 });
                 let status = row.as_ref().map_or(Status::Pending, |row| row.status);
                 let reason = reason.unwrap_or(reason_for(status));
-                let removal = self.prepare_removal(
-                    list.as_ref(),
-                    email.as_ref(),
-                    row.as_ref(),
-                    reason,
-                    RemovalChannel::Cli,
-                    now,
-                )?;
+                let removal = self.prepare_removal(list.as_ref(), email, row.as_ref(), reason, via, now)?;
                 prepared.push((list.clone(), removal));
             }
-            Ok(Some(RemoveAddress { email: email.clone(), lists: prepared, now }))
+            Ok(Some(RemoveAddress { email: email.to_owned(), lists: prepared, now }))
         })
         .await?;
         // The command is always prepared, so there is always an answer.
@@ -242,7 +253,7 @@ impl Subscriptions<'_> {
     }
 
     /// What removing `row` (or, without one, a signup of `email` still in `intake`) writes.
-    fn prepare_removal(
+    pub(crate) fn prepare_removal(
         &self,
         list_id: &str,
         email: &str,
@@ -384,7 +395,7 @@ pub struct Removed {
 }
 
 /// What a removal writes besides deleting, prepared from the row a reader saw.
-struct PreparedRemoval {
+pub(crate) struct PreparedRemoval {
     /// The row (id and status) the preparation read, or `None` for a signup only in `intake`;
     /// the command refuses anything else.
     expected: Option<(String, Status)>,
@@ -396,14 +407,14 @@ struct PreparedRemoval {
 
 impl PreparedRemoval {
     /// Whether `row` is what the preparation read.
-    fn check(&self, row: Option<(&str, Status)>) -> Result<(), Stale> {
+    pub(crate) fn check(&self, row: Option<(&str, Status)>) -> Result<(), Stale> {
         let expected = self.expected.as_ref().map(|(id, status)| (id.as_str(), *status));
         if expected == row { Ok(()) } else { Err(Stale) }
     }
 
     /// Deletes `row` everywhere (the row, its queued mail, any intake item for the address),
     /// records its suppression and queues its event.
-    fn apply(&self, conn: &Connection, row: &Removable, now: UnixSeconds) -> anyhow::Result<Removed> {
+    pub(crate) fn apply(&self, conn: &Connection, row: &Removable, now: UnixSeconds) -> anyhow::Result<Removed> {
         subscribers::delete_everywhere(conn, row)?;
         suppressions::record(conn, &self.suppression_hash, &row.list_id, self.reason, now)?;
         if let Some(event) = &self.event {
@@ -450,7 +461,8 @@ fn reason_for(status: Status) -> Reason {
 /// [`Subscriptions::remove_address`] as one command: each list's row, or its signup still in
 /// `intake`, removed as prepared.
 struct RemoveAddress {
-    email: EmailAddress,
+    /// Normalised, as stored.
+    email: String,
     lists: Vec<(ListId, PreparedRemoval)>,
     now: UnixSeconds,
 }
@@ -468,7 +480,7 @@ impl Command for RemoveAddress {
 
     fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<Vec<Removed>> {
         let conn = batch.conn();
-        let email = self.email.as_ref();
+        let email = self.email.as_str();
         let mut removed = Vec::new();
         for (list, prepared) in &self.lists {
             let list_id = list.as_ref();

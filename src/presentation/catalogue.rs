@@ -198,6 +198,7 @@ pub struct Messages {
     pub check_inbox: CheckInboxTexts,
     pub confirm: ConfirmTexts,
     pub manage: ManageTexts,
+    pub preferences: PreferencesTexts,
     pub privacy: PrivacyTexts,
     pub mail: MailTexts,
 }
@@ -343,6 +344,25 @@ pub struct ManageTexts {
     pub removed_title: Text,
     pub removed: Text,
     pub removed_any: Text,
+}
+
+/// The preference page (`GET /manage` for a link that names a row) and its answers.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PreferencesTexts {
+    pub title: Text,
+    pub intro: Text,
+    pub legend: Text,
+    pub pending: Text,
+    pub save: Text,
+    pub remove_all_heading: Text,
+    pub remove_all_intro: Text,
+    pub remove_all: Text,
+    pub saved_title: Text,
+    pub saved: Text,
+    pub saved_any: Text,
+    pub unreadable_title: Text,
+    pub unreadable: Text,
 }
 
 #[derive(Debug, Deserialize)]

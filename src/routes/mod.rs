@@ -6,8 +6,9 @@
 //!   and `GET /check-inbox`; refusals are a `Refusal`.
 //! - `confirm.rs`: `GET /confirm`, `POST /api/confirm` and `GET /confirmed`; failures are a
 //!   `ConfirmError`.
-//! - `manage.rs`: `GET /manage`, `POST /api/manage`, `GET /removed`, and one-click
-//!   `POST /api/unsubscribe` with its `GET` redirect; failures are a `ManageError`.
+//! - `manage.rs`: `GET /manage` (the preference page), `POST /api/manage`, `GET /saved`, `GET
+//!   /removed`, and one-click `POST /api/unsubscribe` with its `GET` redirect; failures are a
+//!   `ManageError`.
 //! - `privacy.rs`: `GET /privacy`, the notice written from the configuration.
 //! - `health.rs`: `GET /healthz` and `GET /readyz`.
 //! - `stylesheets.rs`: `GET /static/style.css`, `/static/list.css` and `/static/custom.css`.
@@ -52,6 +53,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/confirmed", read().to(confirm::confirmed_page))
         .route("/manage", read().to(manage::manage_page))
         .route("/removed", read().to(manage::removed_page))
+        .route("/saved", read().to(manage::saved_page))
         .route("/api/confirm", web::post().to(confirm::confirm))
         .route("/api/manage", web::post().to(manage::manage))
         .route("/api/unsubscribe", web::post().to(manage::one_click))

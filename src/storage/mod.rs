@@ -22,7 +22,8 @@
 //! do-not-mail entries), `address_mails` (the per-address mail cap), `counters` (the surge and
 //! per-network mail counts, and the expiry of every `rate_limits` counter; the limiter counts
 //! its own keys through [`Batch`]), `webhooks` (deliveries waiting for an endpoint),
-//! `service_runs` (when the cleanup last ran). Beside them: `figures` (counts for `signupd
+//! `service_runs` (when the cleanup last ran), `preferences` (an address's rows across a sender's
+//! lists, and confirming a list from the preference page). Beside them: `figures` (counts for `signupd
 //! stats` and the metrics gauges) and `backup` (the online copy for `signupd backup`).
 
 pub mod address_mails;
@@ -34,6 +35,7 @@ mod file;
 pub mod intake;
 pub mod migrations;
 pub mod outbox;
+pub mod preferences;
 pub mod service_runs;
 pub mod subscribers;
 pub mod suppressions;

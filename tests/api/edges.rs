@@ -181,7 +181,7 @@ fn mailed_token(app: &crate::helpers::TestApp, path: &str) -> String {
 
 #[actix_web::test]
 async fn every_page_url_form_action_stylesheet_and_redirect_is_under_the_public_url_path() {
-    use crate::confirm::{deliver, get, location, post_token, with_token};
+    use crate::confirm::{deliver, get, location, post_fields, post_token, with_token};
     use crate::signup::{drain, post_form, valid};
 
     let css = tempfile::tempdir().unwrap();
@@ -213,9 +213,11 @@ async fn every_page_url_form_action_stylesheet_and_redirect_is_under_the_public_
         (with_token("/confirm", &unknown), 410, vec![]),
         ("/confirm?token=short".into(), 400, vec![]),
         ("/confirmed?list=news".into(), 200, vec![]),
-        (with_token("/manage", &removal), 200, vec!["/join/api/manage"]),
+        // The preference page: Save, and Remove me from all.
+        (with_token("/manage", &removal), 200, vec!["/join/api/manage", "/join/api/manage"]),
         ("/manage?token=short".into(), 400, vec![]),
         ("/removed?list=news".into(), 200, vec![]),
+        ("/saved?list=news".into(), 200, vec![]),
     ];
     let mut links_seen = std::collections::BTreeSet::new();
     for (path, status, expected_actions) in &pages {
@@ -250,6 +252,9 @@ async fn every_page_url_form_action_stylesheet_and_redirect_is_under_the_public_
     assert_eq!(location(&confirmed), "/join/confirmed?list=news", "POST /api/confirm");
     let again = post_token(&app, "/api/confirm", &confirm).await;
     assert_eq!(location(&again), "/join/confirmed?list=news", "POST /api/confirm again");
+    let saved =
+        post_fields(&app, "/api/manage", &[("token", &removal), ("save", "preferences"), ("list", "news")]).await;
+    assert_eq!(location(&saved), "/join/saved?list=news", "POST /api/manage, saving the preference page");
     let removed = post_token(&app, "/api/manage", &removal).await;
     assert_eq!(location(&removed), "/join/removed?list=news", "POST /api/manage");
     let nothing = post_token(&app, "/api/manage", &unknown).await;

@@ -21,6 +21,7 @@ mod mail;
 mod manage;
 mod multilist;
 mod operator;
+mod preferences;
 mod presentation;
 mod process;
 mod scanner;

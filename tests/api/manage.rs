@@ -80,7 +80,7 @@ fn forged_tokens(signed: &str, list: &str, subscriber: &str, other_subscriber: &
 // The manage page
 
 #[actix_web::test]
-async fn the_manage_page_names_the_list_and_shows_one_remove_button_and_writes_nothing() {
+async fn the_manage_page_names_the_list_with_its_box_a_save_and_a_remove_all_button_and_writes_nothing() {
     // Arrange: a pending row (removal token) and a confirmed one (removal and signed tokens)
     let app = spawn_app_with(RAISED_LIMITS).await;
     let (_, pending_removal) = signed_up_and_mailed(&app, "ann@example.com").await;
@@ -107,8 +107,9 @@ async fn the_manage_page_names_the_list_and_shows_one_remove_button_and_writes_n
             body.contains(&format!(r#"<input type="hidden" name="token" value="{token}">"#)),
             "{case}: the token in a hidden field: {body}"
         );
-        assert_eq!(body.matches("<button").count(), 1, "{case}: one button: {body}");
-        assert!(body.contains("Remove my address"), "{case}: {body}");
+        assert_eq!(body.matches("<button").count(), 2, "{case}: save, and remove from all: {body}");
+        assert!(body.contains(r#"name="list" value="news""#), "{case}: the list's box: {body}");
+        assert!(body.contains("Remove me from all"), "{case}: {body}");
         assert_eq!(dump(&app), before, "{case}: GET never writes");
     }
 }
