@@ -10,6 +10,7 @@ import path from 'node:path';
 import { describeViolations, runAxe } from './lib/axe.mjs';
 import { CheckFailed, check, ok } from './lib/checks.mjs';
 import { waitForMailLink } from './lib/mail.mjs';
+import { navigateBy } from './lib/page.mjs';
 
 export const THEMES = ['light', 'dark'];
 export const VIEWPORTS = [
@@ -208,13 +209,6 @@ export async function pageSpecs(flowBase, server) {
     specs.push(...brandedSpecs(L, branded, await listLinks(server, branded.list.id, seen)));
   }
   return specs;
-}
-
-// Clicks/presses and waits for the resulting main-frame navigation; returns its final response.
-export async function navigateBy(page, action) {
-  const navigation = page.waitForNavigation({ waitUntil: 'load' });
-  await action();
-  return navigation;
 }
 
 // WCAG relative luminance and contrast ratio of two computed "rgb(…)"/"rgba(…)" colours.

@@ -18,11 +18,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { A11Y_LISTS, navigateBy, pageSpecs, runMatrix } from './a11y.mjs';
+import { A11Y_LISTS, pageSpecs, runMatrix } from './a11y.mjs';
 import { axeVersion } from './lib/axe.mjs';
 import { CheckFailed, check, counts, ok } from './lib/checks.mjs';
 import { checkDocScreenshot } from './lib/doc-screenshot.mjs';
 import { waitForMailLink } from './lib/mail.mjs';
+import { checkPage, describe, focused, navigateBy, startFromTop } from './lib/page.mjs';
 import { servers, startServer } from './lib/server.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -46,71 +47,6 @@ const OVERALL_CAP_MS = 300_000;
 
 let tmp;
 let browser;
-
-// ---------------------------------------------------------------------------------------------
-// Page checks.
-
-function checkHeaders(response, label) {
-  const headers = response.headers();
-  const csp = headers['content-security-policy'];
-  const cacheControl = headers['cache-control'];
-  const noStore = (cacheControl || '').split(',').map((token) => token.trim().toLowerCase()).includes('no-store');
-  check(
-    Boolean(csp) && noStore,
-    `${label}: headers have content-security-policy and cache-control: no-store`,
-    `content-security-policy=${JSON.stringify(csp)} cache-control=${JSON.stringify(cacheControl)}`,
-  );
-}
-
-async function checkLang(page, label) {
-  const lang = await page.evaluate(() => document.documentElement.getAttribute('lang'));
-  check(Boolean(lang && lang.trim()), `${label}: <html lang="${lang}">`, `lang attribute is ${JSON.stringify(lang)}`);
-}
-
-async function checkPage(page, response, label, { status, pathname, search, heading }) {
-  check(response !== null, `${label}: the navigation got a response`);
-  const url = new URL(page.url());
-  check(
-    response.status() === status && url.pathname === pathname && url.search === search,
-    `${label}: ${status} at ${pathname}${search}`,
-    `got ${response.status()} at ${url.pathname}${url.search}`,
-  );
-  checkHeaders(response, label);
-  await checkLang(page, label);
-  if (heading) {
-    const h1 = page.getByRole('heading', { level: 1, name: heading, exact: true });
-    check(await h1.isVisible(), `${label}: shows "${heading}"`, `h1 is ${JSON.stringify(await page.locator('h1').allInnerTexts())}`);
-  }
-}
-
-async function focused(page) {
-  return page.evaluate(() => {
-    const el = document.activeElement;
-    if (!el || el === document.body || el === document.documentElement) return null;
-    return {
-      tag: el.tagName.toLowerCase(),
-      name: el.getAttribute('name'),
-      type: el.getAttribute('type'),
-      text: el.tagName === 'BUTTON' ? el.textContent.trim() : undefined,
-      href: el.getAttribute('href'),
-    };
-  });
-}
-
-function describe(el) {
-  if (!el) return '(page)';
-  if (el.tag === 'button') return `button "${el.text}"`;
-  if (el.tag === 'a') return `a[href=${el.href}]`;
-  return `${el.tag}${el.type ? `[type=${el.type}]` : ''}${el.name ? `[name=${el.name}]` : ''}`;
-}
-
-async function startFromTop(page) {
-  // Focus back at the start of the document, as after a fresh load.
-  await page.evaluate(() => {
-    if (document.activeElement && document.activeElement !== document.body) document.activeElement.blur();
-    window.getSelection()?.removeAllRanges();
-  });
-}
 
 // ---------------------------------------------------------------------------------------------
 
