@@ -2,7 +2,8 @@
 // against target/debug/signupd serving on free loopback ports with the file mail transport.
 // Signs up with the keyboard, confirms from the link in the .eml file, removes the address from
 // the welcome mail's manage link, and checks the form's error state, <html lang>, the security
-// headers of every page and the layout at phone width. Then the accessibility matrix
+// headers of every page and the layout at phone width. Signs up for two lists in one form with
+// JavaScript off and confirms both with one button (multilist.mjs). Then the accessibility matrix
 // (a11y.mjs): every page, also of lists with an accent colour, a site name and German texts, in
 // light and dark colour scheme at 375 and 1280 px, checked with axe-core, screenshots in
 // target/browser-screenshots/, one of which docs/install.md shows (lib/doc-screenshot.mjs
@@ -25,6 +26,7 @@ import { checkDocScreenshot } from './lib/doc-screenshot.mjs';
 import { waitForMailLink } from './lib/mail.mjs';
 import { checkPage, describe, focused, navigateBy, startFromTop } from './lib/page.mjs';
 import { servers, startServer } from './lib/server.mjs';
+import { MULTI_LISTS, multiListFlow } from './multilist.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..', '..');
@@ -65,6 +67,14 @@ async function main() {
     path.join(tmp, 'lists'),
     'lists server',
     A11Y_LISTS,
+    { signup: ['rate_limits = [ { window = "10m", max = 100 } ]'] },
+  );
+  // Several lists in one form (multilist.mjs): two lists of one sender, one of another.
+  const multi = await startServer(
+    binary,
+    path.join(tmp, 'multi'),
+    'multi-list server',
+    MULTI_LISTS,
     { signup: ['rate_limits = [ { window = "10m", max = 100 } ]'] },
   );
   const { base, mailDir } = flow;
@@ -251,6 +261,9 @@ async function main() {
 
   await context.close();
 
+  // ---- several lists in one form, JavaScript off
+  await multiListFlow(browser, multi);
+
   // ---- the accessibility matrix
   const specs = await pageSpecs(base, lists);
   console.log(`     axe-core ${axeVersion}: ${specs.length} pages`);
@@ -264,6 +277,7 @@ async function main() {
   // ---- shutdown
   await flow.stop();
   await lists.stop();
+  await multi.stop();
 }
 
 // Never leave a server behind, whatever ends this process.
