@@ -265,7 +265,7 @@ async function main() {
   await multiListFlow(browser, multi);
 
   // ---- the accessibility matrix
-  const specs = await pageSpecs(base, lists);
+  const specs = await pageSpecs(base, lists, multi);
   console.log(`     axe-core ${axeVersion}: ${specs.length} pages`);
   await runMatrix(browser, specs, shotDir);
   checkDocScreenshot(root, shotDir);
