@@ -24,7 +24,8 @@ export const MULTI_LISTS = [
     id: 'club',
     name: 'Club Letter',
     from: 'Club <letter@club.example>',
-    consent_text: 'Email me the club letter every Friday. I can unsubscribe at any time.',
+    // A long word (a URL) in a label must wrap at phone width, not widen the page.
+    consent_text: 'Email me the club letter every Friday. How to unsubscribe: https://club.example/letter/unsubscribe-and-privacy',
   },
   {
     id: 'beta',
