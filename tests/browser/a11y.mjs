@@ -1,7 +1,8 @@
 // The accessibility matrix: every page of the signup flow, in light and dark colour scheme, at
 // phone (375 px) and desktop (1280 px) width, checked with axe-core (any violation of any impact
 // fails the run) and screenshotted to target/browser-screenshots/<page>-<theme>-<width>.png
-// (with -<list> or -<language> after it for the branded lists).
+// (with -<list> or -<language> after it for the branded lists). The form for several lists
+// (signup-lists*, confirm-lists) comes from a server with the MULTI_LISTS of multilist.mjs.
 // The four theme × width combinations run side by side, each in its own browser context.
 
 import fs from 'node:fs';
@@ -10,6 +11,8 @@ import path from 'node:path';
 import { describeViolations, runAxe } from './lib/axe.mjs';
 import { CheckFailed, check, ok } from './lib/checks.mjs';
 import { waitForMailLink } from './lib/mail.mjs';
+import { navigateBy } from './lib/page.mjs';
+import { MULTI_FORM_PATH, MULTI_LISTS } from './multilist.mjs';
 
 export const THEMES = ['light', 'dark'];
 export const VIEWPORTS = [
@@ -165,9 +168,48 @@ function brandedSpecs(L, { suffix, list }, links) {
   ];
 }
 
-// Every page of the flow: `flowBase` serves one list (the form at /), `server` the A11Y_LISTS.
+// The pages of several lists in one form: the form with a checkbox per list, the same sent with
+// none ticked, and the confirm page of the one mail for the two lists of one sender.
+async function multiListSpecs(multi) {
+  const [first, , second] = MULTI_LISTS;
+  const email = 'a11y-multi@example.com';
+  const answer = await postForm(`${multi.base}/api/signup`, [
+    ['email', email],
+    ['consent', 'yes'],
+    ['list', first.id],
+    ['list', second.id],
+  ]);
+  check(answer.status === 303, `${multi.name}: POST /api/signup for ${first.id} and ${second.id} answers 303`, `status ${answer.status}`);
+  const confirm = (await waitForMailLink(multi.mailDir, multi.base, '/confirm', new Set(), email)).link;
+  const names = `${first.name} and ${second.name}`;
+  const namesBoth = async (page, where) => {
+    const text = (await page.locator('main').innerText()).replace(/\s+/g, ' ');
+    check(text.includes(names), `${where}: names "${names}"`, text);
+  };
+  const form = `${multi.base}${MULTI_FORM_PATH}`;
+  return [
+    { name: 'signup-lists', url: form, status: 200, heading: 'Sign up' },
+    {
+      name: 'signup-lists-error',
+      url: form,
+      // Address and consent, but no list ticked.
+      submit: async (page) => {
+        await page.getByLabel('Email address', { exact: true }).fill(email);
+        await page.locator('#consent').check();
+        await page.locator('button[type=submit]').click();
+      },
+      status: 400,
+      heading: 'Sign up',
+      checks: [showsAlert],
+    },
+    { name: 'confirm-lists', url: confirm, status: 200, heading: 'Confirm your signup', checks: [namesBoth] },
+  ];
+}
+
+// Every page of the flow: `flowBase` serves one list (the form at /), `server` the A11Y_LISTS,
+// `multi` the MULTI_LISTS (the form with a checkbox per list).
 // Each spec: { name, suffix?, url, status, heading, submit?(page), checks?: [(page, where)] }.
-export async function pageSpecs(flowBase, server) {
+export async function pageSpecs(flowBase, server, multi) {
   const seen = new Set();
   const links = await listLinks(server, 'news', seen);
   const retype = await signUp(server, 'club', 'a11y-retype@example.com', seen);
@@ -207,14 +249,8 @@ export async function pageSpecs(flowBase, server) {
   for (const branded of BRANDED) {
     specs.push(...brandedSpecs(L, branded, await listLinks(server, branded.list.id, seen)));
   }
+  specs.push(...(await multiListSpecs(multi)));
   return specs;
-}
-
-// Clicks/presses and waits for the resulting main-frame navigation; returns its final response.
-export async function navigateBy(page, action) {
-  const navigation = page.waitForNavigation({ waitUntil: 'load' });
-  await action();
-  return navigation;
 }
 
 // WCAG relative luminance and contrast ratio of two computed "rgb(…)"/"rgba(…)" colours.

@@ -2,7 +2,8 @@
 // against target/debug/signupd serving on free loopback ports with the file mail transport.
 // Signs up with the keyboard, confirms from the link in the .eml file, removes the address from
 // the welcome mail's manage link, and checks the form's error state, <html lang>, the security
-// headers of every page and the layout at phone width. Then the accessibility matrix
+// headers of every page and the layout at phone width. Signs up for two lists in one form with
+// JavaScript off and confirms both with one button (multilist.mjs). Then the accessibility matrix
 // (a11y.mjs): every page, also of lists with an accent colour, a site name and German texts, in
 // light and dark colour scheme at 375 and 1280 px, checked with axe-core, screenshots in
 // target/browser-screenshots/, one of which docs/install.md shows (lib/doc-screenshot.mjs
@@ -18,12 +19,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { A11Y_LISTS, navigateBy, pageSpecs, runMatrix } from './a11y.mjs';
+import { A11Y_LISTS, pageSpecs, runMatrix } from './a11y.mjs';
 import { axeVersion } from './lib/axe.mjs';
 import { CheckFailed, check, counts, ok } from './lib/checks.mjs';
 import { checkDocScreenshot } from './lib/doc-screenshot.mjs';
 import { waitForMailLink } from './lib/mail.mjs';
+import { checkPage, describe, focused, navigateBy, startFromTop } from './lib/page.mjs';
 import { servers, startServer } from './lib/server.mjs';
+import { MULTI_LISTS, multiListFlow } from './multilist.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..', '..');
@@ -48,71 +51,6 @@ let tmp;
 let browser;
 
 // ---------------------------------------------------------------------------------------------
-// Page checks.
-
-function checkHeaders(response, label) {
-  const headers = response.headers();
-  const csp = headers['content-security-policy'];
-  const cacheControl = headers['cache-control'];
-  const noStore = (cacheControl || '').split(',').map((token) => token.trim().toLowerCase()).includes('no-store');
-  check(
-    Boolean(csp) && noStore,
-    `${label}: headers have content-security-policy and cache-control: no-store`,
-    `content-security-policy=${JSON.stringify(csp)} cache-control=${JSON.stringify(cacheControl)}`,
-  );
-}
-
-async function checkLang(page, label) {
-  const lang = await page.evaluate(() => document.documentElement.getAttribute('lang'));
-  check(Boolean(lang && lang.trim()), `${label}: <html lang="${lang}">`, `lang attribute is ${JSON.stringify(lang)}`);
-}
-
-async function checkPage(page, response, label, { status, pathname, search, heading }) {
-  check(response !== null, `${label}: the navigation got a response`);
-  const url = new URL(page.url());
-  check(
-    response.status() === status && url.pathname === pathname && url.search === search,
-    `${label}: ${status} at ${pathname}${search}`,
-    `got ${response.status()} at ${url.pathname}${url.search}`,
-  );
-  checkHeaders(response, label);
-  await checkLang(page, label);
-  if (heading) {
-    const h1 = page.getByRole('heading', { level: 1, name: heading, exact: true });
-    check(await h1.isVisible(), `${label}: shows "${heading}"`, `h1 is ${JSON.stringify(await page.locator('h1').allInnerTexts())}`);
-  }
-}
-
-async function focused(page) {
-  return page.evaluate(() => {
-    const el = document.activeElement;
-    if (!el || el === document.body || el === document.documentElement) return null;
-    return {
-      tag: el.tagName.toLowerCase(),
-      name: el.getAttribute('name'),
-      type: el.getAttribute('type'),
-      text: el.tagName === 'BUTTON' ? el.textContent.trim() : undefined,
-      href: el.getAttribute('href'),
-    };
-  });
-}
-
-function describe(el) {
-  if (!el) return '(page)';
-  if (el.tag === 'button') return `button "${el.text}"`;
-  if (el.tag === 'a') return `a[href=${el.href}]`;
-  return `${el.tag}${el.type ? `[type=${el.type}]` : ''}${el.name ? `[name=${el.name}]` : ''}`;
-}
-
-async function startFromTop(page) {
-  // Focus back at the start of the document, as after a fresh load.
-  await page.evaluate(() => {
-    if (document.activeElement && document.activeElement !== document.body) document.activeElement.blur();
-    window.getSelection()?.removeAllRanges();
-  });
-}
-
-// ---------------------------------------------------------------------------------------------
 
 async function main() {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'signupd-browser-'));
@@ -129,6 +67,14 @@ async function main() {
     path.join(tmp, 'lists'),
     'lists server',
     A11Y_LISTS,
+    { signup: ['rate_limits = [ { window = "10m", max = 100 } ]'] },
+  );
+  // Several lists in one form (multilist.mjs): two lists of one sender, one of another.
+  const multi = await startServer(
+    binary,
+    path.join(tmp, 'multi'),
+    'multi-list server',
+    MULTI_LISTS,
     { signup: ['rate_limits = [ { window = "10m", max = 100 } ]'] },
   );
   const { base, mailDir } = flow;
@@ -315,8 +261,11 @@ async function main() {
 
   await context.close();
 
+  // ---- several lists in one form, JavaScript off
+  await multiListFlow(browser, multi);
+
   // ---- the accessibility matrix
-  const specs = await pageSpecs(base, lists);
+  const specs = await pageSpecs(base, lists, multi);
   console.log(`     axe-core ${axeVersion}: ${specs.length} pages`);
   await runMatrix(browser, specs, shotDir);
   checkDocScreenshot(root, shotDir);
@@ -328,6 +277,7 @@ async function main() {
   // ---- shutdown
   await flow.stop();
   await lists.stop();
+  await multi.stop();
 }
 
 // Never leave a server behind, whatever ends this process.

@@ -65,9 +65,17 @@ function escapeRegExp(text) {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
+// One .eml file: its top-level headers (lower-case names) and its plain-text part, decoded.
+export function readMail(file) {
+  const raw = fs.readFileSync(file, 'latin1');
+  const plain = mimeParts(raw).find((part) => part.type === 'text/plain');
+  return { headers: topHeaders(raw), text: plain ? plain.text : '' };
+}
+
 // Polls the mail folder until a not-yet-seen .eml file has a plain-text part with a link to
 // `${base}${route}?token=…` (and, given `to`, is addressed to it). Returns
-// { file, link, encoding, htmlHasLink } and marks the file as seen.
+// { file, link, encoding, htmlHasLink, headers, text } (text: the plain-text part) and marks
+// the file as seen.
 export async function waitForMailLink(mailDir, base, route, seen, to) {
   const pattern = new RegExp(`${escapeRegExp(base)}${escapeRegExp(route)}\\?token=[^\\s<>"']+`);
   const deadline = Date.now() + MAIL_CAP_MS;
@@ -77,7 +85,8 @@ export async function waitForMailLink(mailDir, base, route, seen, to) {
       : [];
     for (const name of files) {
       const raw = fs.readFileSync(path.join(mailDir, name), 'latin1');
-      if (to && !(topHeaders(raw).to || '').includes(to)) continue;
+      const headers = topHeaders(raw);
+      if (to && !(headers.to || '').includes(to)) continue;
       const parts = mimeParts(raw);
       const plain = parts.find((part) => part.type === 'text/plain');
       const link = plain && pattern.exec(plain.text)?.[0];
@@ -85,7 +94,7 @@ export async function waitForMailLink(mailDir, base, route, seen, to) {
         const html = parts.find((part) => part.type === 'text/html');
         const htmlHasLink = Boolean(html && html.text.replace(/&amp;/g, '&').includes(link));
         seen.add(name);
-        return { file: name, link, encoding: plain.encoding, htmlHasLink };
+        return { file: name, link, encoding: plain.encoding, htmlHasLink, headers, text: plain.text };
       }
     }
     await sleep(100);
