@@ -132,13 +132,15 @@ impl<'a> Preferences<'a> {
     /// The row `target` names and every row of its address. Reads only.
     async fn find(&self, target: &RemovalTarget) -> anyhow::Result<Found> {
         let target = target.clone();
+        let list_ids: Vec<String> = self.config().lists.iter().map(|list| list.id.as_ref().to_owned()).collect();
         self.subscriptions
             .db
             .run(move |conn| {
                 let Some(row) = target.find(conn)? else {
                     return Ok(None);
                 };
-                let rows = rows::rows_of_address(conn, &row.email)?;
+                let lists: Vec<&str> = list_ids.iter().map(String::as_str).collect();
+                let rows = rows::rows_of_address(conn, &row.email, &lists)?;
                 Ok::<_, anyhow::Error>(Some((row, rows)))
             })
             .await

@@ -4,4 +4,4 @@ mod access_log;
 mod security_headers;
 
 pub use access_log::access_log;
-pub use security_headers::security_headers;
+pub use security_headers::{csp_with_form_targets, security_headers};

@@ -27,6 +27,7 @@ use crate::clock::UnixSeconds;
 use crate::config::{Config, ConfirmMode, ListConfig};
 use crate::domain::EmailAddress;
 use crate::frame::{Chrome, href};
+use crate::middleware::csp_with_form_targets;
 use crate::routes::error_pages;
 use crate::routes::form;
 use crate::routes::render::{MessagePage, html};
@@ -47,6 +48,20 @@ struct ConfirmPage<'a> {
 }
 
 impl<'a> ConfirmPage<'a> {
+    /// The page, as an answer with `status`. Its form may end at the first list's
+    /// `confirmed_url`, so that origin is added to the page's `form-action`
+    /// ([`crate::middleware::security_headers`]).
+    fn answer(&self, status: StatusCode, lists: &Lists<'_>) -> HttpResponse {
+        let mut response = html(status, self);
+        if let Some(url) = &lists.first.confirmed_url {
+            let csp = csp_with_form_targets(&[url.origin().ascii_serialization()]);
+            if let Ok(value) = header::HeaderValue::from_str(&csp) {
+                response.headers_mut().insert(header::CONTENT_SECURITY_POLICY, value);
+            }
+        }
+        response
+    }
+
     fn new(config: &'a Config, lists: &Lists<'a>, token: &'a str) -> Self {
         let chrome = Chrome::for_list(config, lists.first);
         let names: Vec<String> = lists.all.iter().map(|list| list.name.clone()).collect();
@@ -133,7 +148,7 @@ impl ConfirmError<'_> {
                 let mut page = ConfirmPage::new(config, &lists, &token);
                 let error = page.chrome.t.confirm.wrong_address.to_string();
                 page.error = Some(&error);
-                html(StatusCode::BAD_REQUEST, &page)
+                page.answer(StatusCode::BAD_REQUEST, &lists)
             }
             Self::StorageUnavailable(error) => error_pages::storage_unavailable(config, &error),
         }
@@ -186,7 +201,7 @@ async fn try_confirm_page<'a>(req: &HttpRequest, state: &'a AppState) -> Result<
     let (token_state, lists) = find(state, TokenHash::of(&token), now).await?;
     match token_state {
         TokenState { status: Status::Pending, live: true } => {
-            Ok(html(StatusCode::OK, &ConfirmPage::new(config, &lists, &token)))
+            Ok(ConfirmPage::new(config, &lists, &token).answer(StatusCode::OK, &lists))
         }
         TokenState { status: Status::Confirmed, live: true } => {
             let page = ConfirmPage::new(config, &lists, &token);

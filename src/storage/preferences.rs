@@ -3,7 +3,7 @@
 //! from the page, either a pending row or a new row. Removing a list goes the way every removal
 //! goes ([`super::subscribers::delete_everywhere`]).
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::clock::UnixSeconds;
 use crate::storage::subscribers::Status;
@@ -17,14 +17,22 @@ pub struct ListRow {
     pub created_at: UnixSeconds,
 }
 
-/// Every row `email` has, on any list (at most one per list: `UNIQUE (list_id, email)`), in no
-/// particular order; the caller keeps the sender's. Found through the index `subscribers_email`.
-pub fn rows_of_address(conn: &Connection, email: &str) -> rusqlite::Result<Vec<ListRow>> {
-    conn.prepare_cached("SELECT id, list_id, status, created_at FROM subscribers WHERE email = ?1")?
-        .query_map([email], |row| {
-            Ok(ListRow { id: row.get(0)?, list_id: row.get(1)?, status: row.get(2)?, created_at: row.get(3)? })
-        })?
-        .collect()
+/// The rows `email` has on `lists` (at most one per list: `UNIQUE (list_id, email)`), in the
+/// order of `lists`; the caller keeps the sender's. One lookup of the `(list_id, email)` index
+/// per list, so the address needs no index of its own (which every signup would pay for).
+pub fn rows_of_address(conn: &Connection, email: &str, lists: &[&str]) -> rusqlite::Result<Vec<ListRow>> {
+    let mut statement = conn
+        .prepare_cached("SELECT id, list_id, status, created_at FROM subscribers WHERE list_id = ?1 AND email = ?2")?;
+    let mut rows = Vec::new();
+    for list_id in lists {
+        let row = statement
+            .query_row([list_id, &email], |row| {
+                Ok(ListRow { id: row.get(0)?, list_id: row.get(1)?, status: row.get(2)?, created_at: row.get(3)? })
+            })
+            .optional()?;
+        rows.extend(row);
+    }
+    Ok(rows)
 }
 
 /// A row confirmed on the preference page without a pending row before it. No `Debug`: it

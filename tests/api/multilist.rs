@@ -430,3 +430,28 @@ async fn the_per_address_cap_counts_the_shared_mail_once() {
     let hashes = confirm_hashes(&app, "ann@example.com");
     assert!(hashes[0] != "-" && hashes[0] == hashes[1]);
 }
+
+#[actix_web::test]
+async fn the_confirm_page_may_post_to_the_confirmed_url_origin_and_no_other_page_may() {
+    // Arrange: a ends at the shop's site; c at signupd's own page
+    let app = app().await;
+    sign_up(&app, "ann@example.com", &["a", "b", "c"]).await;
+    drain(&app).await;
+    let mails = deliver(&app).await;
+    let token_of = |sender: &str| {
+        mails.iter().find(|mail| mail.text().contains(&format!("From: {sender}"))).unwrap().confirm_token()
+    };
+    let csp = |response: &reqwest::Response| crate::signup::header(response, "content-security-policy").unwrap();
+
+    // Act
+    let shop = get(&app, &format!("/confirm?{}", form_body(&[("token", &token_of("Shop"))]))).await;
+    let club = get(&app, &format!("/confirm?{}", form_body(&[("token", &token_of("Club"))]))).await;
+    let form = get(&app, "/signup?list=a").await;
+
+    // Assert: browsers hold the POST's redirect to the page's form-action
+    assert_eq!(shop.status().as_u16(), 200);
+    assert!(csp(&shop).contains("form-action 'self' https://www.shop.example;"), "{}", csp(&shop));
+    assert!(csp(&club).contains("form-action 'self';"), "{}", csp(&club));
+    assert!(csp(&form).contains("form-action 'self';"), "{}", csp(&form));
+    assert_eq!(csp(&shop).replace(" https://www.shop.example", ""), csp(&club), "nothing else differs");
+}

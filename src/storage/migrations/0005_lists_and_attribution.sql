@@ -46,8 +46,6 @@ CREATE INDEX subscribers_confirm_hash ON subscribers (confirm_hash) WHERE confir
 CREATE INDEX subscribers_confirm_expiry ON subscribers (confirm_expires_at) WHERE confirm_expires_at IS NOT NULL;
 CREATE INDEX subscribers_never_mailed ON subscribers (created_at)
     WHERE status = 'pending' AND confirmation_sent_at IS NULL;
--- The preference page and the multi-list mail look an address up across a sender's lists.
-CREATE INDEX subscribers_email ON subscribers (email);
 
 ALTER TABLE intake ADD COLUMN source TEXT;
 ALTER TABLE intake ADD COLUMN tags TEXT;
