@@ -362,6 +362,9 @@ pub struct Exported {
     pub consent_version: String,
     /// The text the row agreed to ([`super::intake::consent_text_agreed`]).
     pub consent_text: Option<String>,
+    pub source: Option<String>,
+    /// Comma-joined, as stored (`Tag::split` reads it).
+    pub tags: Option<String>,
 }
 
 /// Calls `each` with every row `filter` selects, in the order they were created. Run it inside
@@ -372,7 +375,7 @@ pub fn for_each_exported(
     mut each: impl FnMut(Exported) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let mut statement = conn.prepare(
-        "SELECT id, email, list_id, status, created_at, confirmed_at, confirm_method, consent_version
+        "SELECT id, email, list_id, status, created_at, confirmed_at, confirm_method, consent_version, source, tags
          FROM subscribers
          WHERE (?1 IS NULL OR list_id = ?1) AND (?2 IS NULL OR status = ?2) AND (?3 IS NULL OR created_at >= ?3)
          ORDER BY rowid",
@@ -393,6 +396,8 @@ pub fn for_each_exported(
             confirm_method: row.get(6)?,
             consent_version,
             consent_text,
+            source: row.get(8)?,
+            tags: row.get(9)?,
         })?;
     }
     Ok(())
