@@ -216,12 +216,15 @@ pub struct ConfirmCandidate {
     pub email: String,
     pub created_at: UnixSeconds,
     pub consent_version: String,
+    pub source: Option<String>,
+    /// Comma-joined, as stored (`Tag::split` reads it).
+    pub tags: Option<String>,
 }
 
 /// The pending row whose confirm hash is `hash`, live or not (the confirmation checks that).
 pub fn pending_by_confirm_hash(conn: &Connection, hash: &str) -> rusqlite::Result<Option<ConfirmCandidate>> {
     conn.prepare_cached(
-        "SELECT id, list_id, email, created_at, consent_version FROM subscribers
+        "SELECT id, list_id, email, created_at, consent_version, source, tags FROM subscribers
          WHERE confirm_hash = ?1 AND status = 'pending'",
     )?
     .query_row([hash], |row| {
@@ -231,6 +234,8 @@ pub fn pending_by_confirm_hash(conn: &Connection, hash: &str) -> rusqlite::Resul
             email: row.get(2)?,
             created_at: row.get(3)?,
             consent_version: row.get(4)?,
+            source: row.get(5)?,
+            tags: row.get(6)?,
         })
     })
     .optional()
