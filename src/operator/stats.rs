@@ -74,12 +74,8 @@ pub struct ListStats {
 pub struct SourceStats {
     /// `None` (`null`): rows whose signup carried no source.
     pub source: Option<String>,
-    pub signups: Recent,
-    /// Of the last 7 days' signups, the rows confirmed now.
-    pub confirmed_of_signups_7d: i64,
-    /// `confirmed_of_signups_7d` ÷ `signups.last_7d` (never 0 signups: such a source is not
-    /// listed).
-    pub confirmation_rate_7d: f64,
+    #[serde(flatten)]
+    pub figures: SourceSignups,
 }
 
 /// The sources that did not fit, summed.
@@ -87,9 +83,31 @@ pub struct SourceStats {
 pub struct OtherSources {
     /// How many sources are summed here.
     pub sources: i64,
+    #[serde(flatten)]
+    pub figures: SourceSignups,
+}
+
+/// The figures of one source, or of several summed.
+#[derive(Debug, Serialize, PartialEq)]
+pub struct SourceSignups {
     pub signups: Recent,
+    /// Of the last 7 days' signups, the rows confirmed now.
     pub confirmed_of_signups_7d: i64,
+    /// `confirmed_of_signups_7d` ÷ `signups.last_7d`. Never over 0 signups: a source without
+    /// any in the last 7 days is not listed.
     pub confirmation_rate_7d: f64,
+}
+
+impl From<&SourceCounts> for SourceSignups {
+    fn from(counts: &SourceCounts) -> Self {
+        #[allow(clippy::cast_precision_loss, reason = "counts far below 2^52")]
+        let rate = counts.confirmed as f64 / counts.created.max(1) as f64;
+        Self {
+            signups: Recent { last_24h: counts.created_recent, last_7d: counts.created },
+            confirmed_of_signups_7d: counts.confirmed,
+            confirmation_rate_7d: rate,
+        }
+    }
 }
 
 #[derive(Debug, Serialize, PartialEq)]
@@ -151,9 +169,11 @@ fn list_stats(conn: &Connection, list: &str, now: UnixSeconds) -> rusqlite::Resu
     let created_7d = figures::created_since(conn, list, week)?;
     let confirmed_of_created_7d = figures::confirmed_of_created_since(conn, list, week)?;
     let by_source = figures::created_by_source_since(conn, list, week, day, MAX_SOURCES)?;
-    let named = by_source.named.into_iter().map(|(source, counts)| source_stats(Some(source), &counts));
-    let without = by_source.without.map(|counts| source_stats(None, &counts));
-    let other = by_source.other;
+    let named = by_source
+        .named
+        .iter()
+        .map(|(source, counts)| SourceStats { source: Some(source.clone()), figures: counts.into() });
+    let without = by_source.without.as_ref().map(|counts| SourceStats { source: None, figures: counts.into() });
     Ok(ListStats {
         id: list.to_owned(),
         pending: figures::subscribers(conn, list, Status::Pending)?,
@@ -171,24 +191,11 @@ fn list_stats(conn: &Connection, list: &str, now: UnixSeconds) -> rusqlite::Resu
         confirmation_rate_7d: (created_7d > 0).then(|| confirmed_of_created_7d as f64 / created_7d as f64),
         median_time_to_confirm_secs_7d: figures::median_confirm_delay_since(conn, list, week)?,
         sources_7d: named.chain(without).collect(),
-        other_sources_7d: other.map(|(sources, counts)| {
-            let (signups, confirmed_of_signups_7d, confirmation_rate_7d) = source_figures(&counts);
-            OtherSources { sources, signups, confirmed_of_signups_7d, confirmation_rate_7d }
-        }),
+        other_sources_7d: by_source
+            .other
+            .as_ref()
+            .map(|(sources, counts)| OtherSources { sources: *sources, figures: counts.into() }),
     })
-}
-
-/// Signups, confirmed of them, and the rate, of one source's counts (never 0 rows).
-fn source_figures(counts: &SourceCounts) -> (Recent, i64, f64) {
-    let signups = Recent { last_24h: counts.created_recent, last_7d: counts.created };
-    #[allow(clippy::cast_precision_loss, reason = "counts far below 2^52")]
-    let rate = counts.confirmed as f64 / counts.created.max(1) as f64;
-    (signups, counts.confirmed, rate)
-}
-
-fn source_stats(source: Option<String>, counts: &SourceCounts) -> SourceStats {
-    let (signups, confirmed_of_signups_7d, confirmation_rate_7d) = source_figures(counts);
-    SourceStats { source, signups, confirmed_of_signups_7d, confirmation_rate_7d }
 }
 
 /// Prints the figures as a table, or as JSON.
@@ -256,19 +263,20 @@ fn write_sources(out: &mut dyn Write, list: &ListStats) -> anyhow::Result<()> {
         return Ok(());
     }
     writeln!(out, "sources of {}, signups of the last 7 d:", list.id)?;
-    let line = |out: &mut dyn Write, label: &str, signups: &Recent, confirmed: i64, rate: f64, note: &str| {
-        let rate = format!("{:.0}%", rate * 100.0);
-        let (day, week) = (signups.last_24h, signups.last_7d);
+    let line = |out: &mut dyn Write, label: &str, figures: &SourceSignups, note: &str| {
+        let (day, week) = (figures.signups.last_24h, figures.signups.last_7d);
+        let confirmed = figures.confirmed_of_signups_7d;
+        let rate = format!("{:.0}%", figures.confirmation_rate_7d * 100.0);
         writeln!(out, "  {label:<32} {day:>10} {week:>10} {confirmed:>10} {rate:>7}{note}")
     };
     writeln!(out, "  {:<32} {:>10} {:>10} {:>10} {:>7}", "source", "signups24h", "signups7d", "confirmed", "rate7d")?;
     for source in &list.sources_7d {
         let label = source.source.as_deref().unwrap_or("(none)");
-        line(out, label, &source.signups, source.confirmed_of_signups_7d, source.confirmation_rate_7d, "")?;
+        line(out, label, &source.figures, "")?;
     }
     if let Some(other) = &list.other_sources_7d {
         let note = format!("   ({} more sources)", other.sources);
-        line(out, "(other)", &other.signups, other.confirmed_of_signups_7d, other.confirmation_rate_7d, &note)?;
+        line(out, "(other)", &other.figures, &note)?;
     }
     Ok(())
 }
