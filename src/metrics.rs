@@ -4,6 +4,9 @@
 //!
 //! Labels only ever hold configured names and fixed words — a configured list id, an outcome,
 //! a route pattern — never an address, a subscriber's domain, an IP, a token or a raw path.
+//! Nor a signup's `source` or `tags`: a source is whatever the form sent, so as a label it would
+//! let any visitor create time series without bound; the per-source figures are in `signupd
+//! stats`, which bounds them.
 //! Gauges that need a query (subscribers per list and status, queue depth and age) are read at
 //! scrape time, through a reader, not on any request path: the listener and that refresh live
 //! beside the assembly (`app::metrics_server`); this module only names and records.

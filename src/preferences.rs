@@ -267,6 +267,8 @@ impl<'a> Preferences<'a> {
                 created_at,
                 method: ConfirmMethod::Preferences.as_str(),
                 consent_version: &list.consent_version,
+                source: existing.and_then(|row| row.source.as_deref()),
+                tags: existing.and_then(|row| row.tags.as_deref()),
                 now,
             },
             Some(&list.consent_text),

@@ -165,6 +165,8 @@ impl Subscriptions<'_> {
                 created_at: row.created_at,
                 method: method.as_str(),
                 consent_version: &row.consent_version,
+                source: row.source.as_deref(),
+                tags: row.tags.as_deref(),
                 now,
             };
             prepared.push(PreparedConfirm {

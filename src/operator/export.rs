@@ -4,9 +4,16 @@
 //!
 //! Each record: `email`, `list`, `status`, `created_at`, `confirmed_at`, `confirm_method`,
 //! `consent_version`, `consent_text` (the text the list showed for that version when the row was
-//! created) and, for confirmed rows, `unsubscribe_url`: a one-click link signed with the current
-//! key, for the operator's own mail. Times are RFC 3339 UTC; absent values are empty (CSV) or
-//! `null` (JSON).
+//! created), for confirmed rows `unsubscribe_url`: a one-click link signed with the current
+//! key, for the operator's own mail, and then where the signup came from: `source` and `tags`
+//! (as the first signup of the row stored them; a repeat never changes them). Times are RFC 3339
+//! UTC; absent values are empty (CSV) or `null` (JSON).
+//!
+//! The attribution columns come last, so a consumer that reads the columns by position keeps
+//! working. In JSON, `source` is a string or `null` and `tags` an array of strings (empty when
+//! none). In CSV, `source` is a cell (empty when none) and `tags` one cell with the tags
+//! separated by a single space (`beta pricing`; empty when none): a tag is `[a-z0-9._-]` only,
+//! so the space can never be part of one, and the cell needs no quoting.
 //!
 //! CSV follows RFC 4180 (the `csv` crate quotes), and a cell a spreadsheet would run as a
 //! formula — starting with `=`, `+`, `-`, `@`, a tab or a carriage return — gets a leading `'`
@@ -26,6 +33,7 @@ use serde::Serialize;
 
 use super::Beside;
 use crate::clock::{Clock, SystemClock, UnixSeconds, rfc3339};
+use crate::domain::Tag;
 use crate::mail::message::Links;
 use crate::storage::subscribers::{self, ExportFilter, Status};
 use crate::tokens::Keyring;
@@ -67,9 +75,13 @@ pub struct Record {
     pub consent_version: String,
     pub consent_text: Option<String>,
     pub unsubscribe_url: Option<String>,
+    pub source: Option<String>,
+    /// Sorted, each once.
+    pub tags: Vec<String>,
 }
 
-const COLUMNS: [&str; 9] = [
+/// The CSV header; new columns only ever go at the end.
+const COLUMNS: [&str; 11] = [
     "email",
     "list",
     "status",
@@ -79,7 +91,12 @@ const COLUMNS: [&str; 9] = [
     "consent_version",
     "consent_text",
     "unsubscribe_url",
+    "source",
+    "tags",
 ];
+
+/// Between the tags of one CSV cell.
+const CSV_TAG_SEPARATOR: &str = " ";
 
 /// Parses `--since`: RFC 3339 (`2026-11-01T00:00:00Z`) or a date (`2026-11-01`, midnight UTC).
 pub fn parse_since(value: &str) -> Result<UnixSeconds, String> {
@@ -166,6 +183,8 @@ fn write_records(
             consent_version: row.consent_version,
             consent_text: row.consent_text,
             unsubscribe_url,
+            source: row.source,
+            tags: Tag::split(row.tags.as_deref()),
         })?;
         count += 1;
         Ok(())
@@ -200,6 +219,7 @@ impl<'a> Sink<'a> {
     fn write(&mut self, record: &Record) -> anyhow::Result<()> {
         match self {
             Sink::Csv(writer) => {
+                let tags = record.tags.join(CSV_TAG_SEPARATOR);
                 let cells = [
                     Some(record.email.as_str()),
                     Some(record.list.as_str()),
@@ -210,6 +230,8 @@ impl<'a> Sink<'a> {
                     Some(record.consent_version.as_str()),
                     record.consent_text.as_deref(),
                     record.unsubscribe_url.as_deref(),
+                    record.source.as_deref(),
+                    Some(tags.as_str()),
                 ];
                 writer.write_record(cells.iter().map(|cell| neutralise(cell.unwrap_or("")).into_owned()))?;
             }

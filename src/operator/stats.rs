@@ -9,6 +9,17 @@
 //! depth and the age of the oldest item. The mail budget of the current hour, and when the
 //! hourly cleanup last finished.
 //!
+//! Per list and source (`docs/operations.md`), over the same windows as the list's figures: the
+//! signups (rows created) of the last 24 h and 7 d from that source, how many of the last 7 d's
+//! are confirmed now, and so the confirmation rate of the last 7 d's signups. Only sources with
+//! a signup in the last 7 d appear, largest first (ties by name). Rows whose signup carried no
+//! source count under `(none)` in the table and `"source": null` in JSON. The source is free
+//! text from the form, so a visitor can make up any number of them: at most the
+//! [`MAX_SOURCES`] largest appear by name, and the rest are summed in one `(other)` line
+//! (`other_sources_7d` in JSON) that says how many sources it holds. `(none)` and `(other)`
+//! cannot be a source's name: a source has no parentheses. Prometheus has no per-source
+//! figures at all (`crate::metrics`).
+//!
 //! `--json` prints [`Stats`] as one JSON object; its field names are stable. Times are
 //! RFC 3339 UTC, durations seconds, absent values `null`.
 
@@ -20,11 +31,15 @@ use serde::Serialize;
 
 use super::Beside;
 use crate::clock::{Clock, SystemClock, UnixSeconds, rfc3339};
+use crate::storage::figures::SourceCounts;
 use crate::storage::subscribers::Status;
 use crate::storage::suppressions::Reason;
 use crate::storage::{figures, outbox, service_runs};
 
 const DAY: i64 = 86_400;
+
+/// The most sources `stats` names per list; the rest are summed as `(other)`.
+pub const MAX_SOURCES: usize = 20;
 
 #[derive(Debug, Serialize, PartialEq)]
 pub struct Stats {
@@ -47,6 +62,52 @@ pub struct ListStats {
     pub confirmation_rate_7d: Option<f64>,
     /// Median seconds from mail to confirm, over the last 7 days' confirmations.
     pub median_time_to_confirm_secs_7d: Option<i64>,
+    /// The last 7 days' signups by source: at most [`MAX_SOURCES`] named sources, most signups
+    /// first, then the rows without a source (`source: null`), if any.
+    pub sources_7d: Vec<SourceStats>,
+    /// The named sources beyond the first [`MAX_SOURCES`], summed; `null` when there are none.
+    pub other_sources_7d: Option<OtherSources>,
+}
+
+/// One source's signups.
+#[derive(Debug, Serialize, PartialEq)]
+pub struct SourceStats {
+    /// `None` (`null`): rows whose signup carried no source.
+    pub source: Option<String>,
+    #[serde(flatten)]
+    pub figures: SourceSignups,
+}
+
+/// The sources that did not fit, summed.
+#[derive(Debug, Serialize, PartialEq)]
+pub struct OtherSources {
+    /// How many sources are summed here.
+    pub sources: i64,
+    #[serde(flatten)]
+    pub figures: SourceSignups,
+}
+
+/// The figures of one source, or of several summed.
+#[derive(Debug, Serialize, PartialEq)]
+pub struct SourceSignups {
+    pub signups: Recent,
+    /// Of the last 7 days' signups, the rows confirmed now.
+    pub confirmed_of_signups_7d: i64,
+    /// `confirmed_of_signups_7d` ÷ `signups.last_7d`. Never over 0 signups: a source without
+    /// any in the last 7 days is not listed.
+    pub confirmation_rate_7d: f64,
+}
+
+impl From<&SourceCounts> for SourceSignups {
+    fn from(counts: &SourceCounts) -> Self {
+        #[allow(clippy::cast_precision_loss, reason = "counts far below 2^52")]
+        let rate = counts.confirmed as f64 / counts.created.max(1) as f64;
+        Self {
+            signups: Recent { last_24h: counts.created_recent, last_7d: counts.created },
+            confirmed_of_signups_7d: counts.confirmed,
+            confirmation_rate_7d: rate,
+        }
+    }
 }
 
 #[derive(Debug, Serialize, PartialEq)]
@@ -107,6 +168,12 @@ fn list_stats(conn: &Connection, list: &str, now: UnixSeconds) -> rusqlite::Resu
     let (day, week) = (now - DAY, now - 7 * DAY);
     let created_7d = figures::created_since(conn, list, week)?;
     let confirmed_of_created_7d = figures::confirmed_of_created_since(conn, list, week)?;
+    let by_source = figures::created_by_source_since(conn, list, week, day, MAX_SOURCES)?;
+    let named = by_source
+        .named
+        .iter()
+        .map(|(source, counts)| SourceStats { source: Some(source.clone()), figures: counts.into() });
+    let without = by_source.without.as_ref().map(|counts| SourceStats { source: None, figures: counts.into() });
     Ok(ListStats {
         id: list.to_owned(),
         pending: figures::subscribers(conn, list, Status::Pending)?,
@@ -123,6 +190,11 @@ fn list_stats(conn: &Connection, list: &str, now: UnixSeconds) -> rusqlite::Resu
         #[allow(clippy::cast_precision_loss, reason = "counts far below 2^52")]
         confirmation_rate_7d: (created_7d > 0).then(|| confirmed_of_created_7d as f64 / created_7d as f64),
         median_time_to_confirm_secs_7d: figures::median_confirm_delay_since(conn, list, week)?,
+        sources_7d: named.chain(without).collect(),
+        other_sources_7d: by_source
+            .other
+            .as_ref()
+            .map(|(sources, counts)| OtherSources { sources: *sources, figures: counts.into() }),
     })
 }
 
@@ -170,6 +242,9 @@ pub fn run(beside: &Beside, json: bool, out: &mut dyn Write) -> anyhow::Result<(
             median
         )?;
     }
+    for list in &stats.lists {
+        write_sources(out, list)?;
+    }
     writeln!(out)?;
     for queue in &stats.queues {
         let oldest = queue.oldest_age_secs.map_or_else(|| "-".to_owned(), |secs| format!("{secs} s"));
@@ -177,5 +252,31 @@ pub fn run(beside: &Beside, json: bool, out: &mut dyn Write) -> anyhow::Result<(
     }
     writeln!(out, "mail budget this hour: {} of {}", stats.mail_budget.used_this_hour, stats.mail_budget.max_per_hour)?;
     writeln!(out, "last cleanup: {}", stats.last_cleanup_at.as_deref().unwrap_or("never"))?;
+    Ok(())
+}
+
+/// The per-source lines of one list (the module doc says what they count).
+fn write_sources(out: &mut dyn Write, list: &ListStats) -> anyhow::Result<()> {
+    writeln!(out)?;
+    if list.sources_7d.is_empty() {
+        writeln!(out, "sources of {}: no signups in the last 7 d", list.id)?;
+        return Ok(());
+    }
+    writeln!(out, "sources of {}, signups of the last 7 d:", list.id)?;
+    let line = |out: &mut dyn Write, label: &str, figures: &SourceSignups, note: &str| {
+        let (day, week) = (figures.signups.last_24h, figures.signups.last_7d);
+        let confirmed = figures.confirmed_of_signups_7d;
+        let rate = format!("{:.0}%", figures.confirmation_rate_7d * 100.0);
+        writeln!(out, "  {label:<32} {day:>10} {week:>10} {confirmed:>10} {rate:>7}{note}")
+    };
+    writeln!(out, "  {:<32} {:>10} {:>10} {:>10} {:>7}", "source", "signups24h", "signups7d", "confirmed", "rate7d")?;
+    for source in &list.sources_7d {
+        let label = source.source.as_deref().unwrap_or("(none)");
+        line(out, label, &source.figures, "")?;
+    }
+    if let Some(other) = &list.other_sources_7d {
+        let note = format!("   ({} more sources)", other.sources);
+        line(out, "(other)", &other.figures, &note)?;
+    }
     Ok(())
 }

@@ -102,3 +102,121 @@ pub fn median_confirm_delay_since(conn: &Connection, list: &str, since: UnixSeco
     .query_row(params![list, since, delays / 2], |row| row.get(0))
     .optional()
 }
+
+/// Signups of one source (or of several, summed): rows created in a window, and how many of
+/// them are confirmed now.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SourceCounts {
+    /// Rows created at or after the recent cut (the last 24 h in `stats`).
+    pub created_recent: i64,
+    /// Rows created at or after the window's start (the last 7 d in `stats`).
+    pub created: i64,
+    /// Of `created`, the rows confirmed now.
+    pub confirmed: i64,
+}
+
+impl SourceCounts {
+    fn add(&mut self, other: &Self) {
+        self.created_recent += other.created_recent;
+        self.created += other.created;
+        self.confirmed += other.confirmed;
+    }
+}
+
+/// A list's signups by source, bounded: the source is whatever the form sent, so a visitor can
+/// make up any number of them, and only the `top` largest are kept by name.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SourceFigures {
+    /// The largest named sources, most rows first (ties by name), at most the `top` asked for.
+    pub named: Vec<(String, SourceCounts)>,
+    /// Rows without a source; `None` when there are none.
+    pub without: Option<SourceCounts>,
+    /// How many named sources did not fit in `named`, and their rows summed; `None` when all
+    /// fit.
+    pub other: Option<(i64, SourceCounts)>,
+}
+
+/// Rows of `list` created at or after `since` by source, with those created at or after
+/// `recent` counted apart: the `top` largest named sources, the rows without a source, and the
+/// rest summed. SQLite groups and sorts; this side keeps at most `top` entries however many
+/// sources there are.
+pub fn created_by_source_since(
+    conn: &Connection,
+    list: &str,
+    since: UnixSeconds,
+    recent: UnixSeconds,
+    top: usize,
+) -> rusqlite::Result<SourceFigures> {
+    let mut statement = conn.prepare_cached(
+        "SELECT source, count(*), sum(created_at >= ?3), sum(status = 'confirmed')
+         FROM subscribers WHERE list_id = ?1 AND created_at >= ?2
+         GROUP BY source
+         ORDER BY source IS NULL, count(*) DESC, source",
+    )?;
+    let mut rows = statement.query(params![list, since, recent])?;
+    let mut figures = SourceFigures::default();
+    while let Some(row) = rows.next()? {
+        let source: Option<String> = row.get(0)?;
+        let counts = SourceCounts { created: row.get(1)?, created_recent: row.get(2)?, confirmed: row.get(3)? };
+        match source {
+            None => figures.without = Some(counts),
+            Some(source) if figures.named.len() < top => figures.named.push((source, counts)),
+            Some(_) => {
+                let (sources, sum) = figures.other.get_or_insert_with(Default::default);
+                *sources += 1;
+                sum.add(&counts);
+            }
+        }
+    }
+    Ok(figures)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: UnixSeconds = 1_767_225_600;
+
+    /// A row of `list`, `age` seconds old, from `source`.
+    fn insert(conn: &Connection, list: &str, source: Option<&str>, age: i64, status: &str) {
+        conn.execute(
+            "INSERT INTO subscribers (id, list_id, email, status, consent_version, created_at, removal_hash, source)
+             VALUES (lower(hex(randomblob(16))), ?1, lower(hex(randomblob(8))) || '@example.com', ?2, 'v1', ?3,
+                     lower(hex(randomblob(16))), ?4)",
+            params![list, status, NOW - age, source],
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn signups_by_source_keep_the_largest_by_name_count_none_apart_and_sum_the_rest() {
+        // Arrange: on news, `big` with 3 rows (one confirmed, one 2 days old, one 8 days old),
+        // 24 sources with one row each, two rows without a source; a row of another list
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = Connection::open(dir.path().join("db.sqlite3")).unwrap();
+        crate::storage::migrations::migrate(&mut conn).unwrap();
+        insert(&conn, "news", Some("big"), 60, "confirmed");
+        insert(&conn, "news", Some("big"), 60, "pending");
+        insert(&conn, "news", Some("big"), 2 * 86_400, "pending");
+        insert(&conn, "news", Some("big"), 8 * 86_400, "confirmed");
+        for n in 0..24 {
+            insert(&conn, "news", Some(&format!("s{n:02}")), 60, if n == 23 { "confirmed" } else { "pending" });
+        }
+        insert(&conn, "news", None, 60, "pending");
+        insert(&conn, "news", None, 60, "confirmed");
+        insert(&conn, "other", Some("big"), 60, "pending");
+
+        // Act
+        let figures = created_by_source_since(&conn, "news", NOW - 7 * 86_400, NOW - 86_400, 5).unwrap();
+
+        // Assert: `big` first, then by name; the 8-day-old row and the other list's row left out
+        let names: Vec<&str> = figures.named.iter().map(|(name, _)| name.as_str()).collect();
+        assert_eq!(names, ["big", "s00", "s01", "s02", "s03"]);
+        assert_eq!(figures.named[0].1, SourceCounts { created_recent: 2, created: 3, confirmed: 1 });
+        assert_eq!(figures.named[1].1, SourceCounts { created_recent: 1, created: 1, confirmed: 0 });
+        assert_eq!(figures.without, Some(SourceCounts { created_recent: 2, created: 2, confirmed: 1 }));
+        assert_eq!(figures.other, Some((20, SourceCounts { created_recent: 20, created: 20, confirmed: 1 })));
+        let quiet = created_by_source_since(&conn, "none-such", NOW - 7 * 86_400, NOW - 86_400, 5).unwrap();
+        assert_eq!(quiet, SourceFigures::default());
+    }
+}

@@ -15,19 +15,31 @@ pub struct ListRow {
     pub list_id: String,
     pub status: Status,
     pub created_at: UnixSeconds,
+    /// Attribution of the first signup, for the confirmed event.
+    pub source: Option<String>,
+    /// Comma-joined.
+    pub tags: Option<String>,
 }
 
 /// The rows `email` has on `lists` (at most one per list: `UNIQUE (list_id, email)`), in the
 /// order of `lists`; the caller keeps the sender's. One lookup of the `(list_id, email)` index
 /// per list, so the address needs no index of its own (which every signup would pay for).
 pub fn rows_of_address(conn: &Connection, email: &str, lists: &[&str]) -> rusqlite::Result<Vec<ListRow>> {
-    let mut statement = conn
-        .prepare_cached("SELECT id, list_id, status, created_at FROM subscribers WHERE list_id = ?1 AND email = ?2")?;
+    let mut statement = conn.prepare_cached(
+        "SELECT id, list_id, status, created_at, source, tags FROM subscribers WHERE list_id = ?1 AND email = ?2",
+    )?;
     let mut rows = Vec::new();
     for list_id in lists {
         let row = statement
             .query_row([list_id, &email], |row| {
-                Ok(ListRow { id: row.get(0)?, list_id: row.get(1)?, status: row.get(2)?, created_at: row.get(3)? })
+                Ok(ListRow {
+                    id: row.get(0)?,
+                    list_id: row.get(1)?,
+                    status: row.get(2)?,
+                    created_at: row.get(3)?,
+                    source: row.get(4)?,
+                    tags: row.get(5)?,
+                })
             })
             .optional()?;
         rows.extend(row);

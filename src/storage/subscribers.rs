@@ -233,13 +233,16 @@ pub struct ConfirmCandidate {
     pub email: String,
     pub created_at: UnixSeconds,
     pub consent_version: String,
+    pub source: Option<String>,
+    /// Comma-joined, as stored (`Tag::split` reads it).
+    pub tags: Option<String>,
 }
 
 /// The pending rows whose confirm hash is `hash`, live or not (the confirmation checks that),
 /// in the order of their ids.
 pub fn pending_by_confirm_hash(conn: &Connection, hash: &str) -> rusqlite::Result<Vec<ConfirmCandidate>> {
     conn.prepare_cached(
-        "SELECT id, list_id, email, created_at, consent_version FROM subscribers
+        "SELECT id, list_id, email, created_at, consent_version, source, tags FROM subscribers
          WHERE confirm_hash = ?1 AND status = 'pending' ORDER BY id",
     )?
     .query_map([hash], |row| {
@@ -249,6 +252,8 @@ pub fn pending_by_confirm_hash(conn: &Connection, hash: &str) -> rusqlite::Resul
             email: row.get(2)?,
             created_at: row.get(3)?,
             consent_version: row.get(4)?,
+            source: row.get(5)?,
+            tags: row.get(6)?,
         })
     })?
     .collect()
@@ -385,6 +390,9 @@ pub struct Exported {
     pub consent_version: String,
     /// The text the row agreed to ([`super::intake::consent_text_agreed`]).
     pub consent_text: Option<String>,
+    pub source: Option<String>,
+    /// Comma-joined, as stored (`Tag::split` reads it).
+    pub tags: Option<String>,
 }
 
 /// Calls `each` with every row `filter` selects, in the order they were created. Run it inside
@@ -395,7 +403,7 @@ pub fn for_each_exported(
     mut each: impl FnMut(Exported) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let mut statement = conn.prepare(
-        "SELECT id, email, list_id, status, created_at, confirmed_at, confirm_method, consent_version
+        "SELECT id, email, list_id, status, created_at, confirmed_at, confirm_method, consent_version, source, tags
          FROM subscribers
          WHERE (?1 IS NULL OR list_id = ?1) AND (?2 IS NULL OR status = ?2) AND (?3 IS NULL OR created_at >= ?3)
          ORDER BY rowid",
@@ -416,6 +424,8 @@ pub fn for_each_exported(
             confirm_method: row.get(6)?,
             consent_version,
             consent_text,
+            source: row.get(8)?,
+            tags: row.get(9)?,
         })?;
     }
     Ok(())

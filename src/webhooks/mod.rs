@@ -6,6 +6,8 @@
 //!   (`crate::subscription`); the command queues it ([`PreparedEvent::queue`]) in its own
 //!   transaction, so the event commits with the change it reports or not at all. A
 //!   pending address that is removed or expires produces nothing: the receiver never knew it.
+//! - **Attributed.** `subscriber.confirmed` carries the row's `source` (a string, or `null` when
+//!   the form sent none) and `tags` (an array, empty when none), as the first signup stored them.
 //! - **Signed** per Standard Webhooks: `webhook-id` (the event id, the same on every retry),
 //!   `webhook-timestamp` (Unix seconds of the attempt) and `webhook-signature: v1,<base64 of
 //!   HMAC-SHA256(secret, id + "." + timestamp + "." + body)>`, where the secret is the base64
@@ -33,6 +35,7 @@ use serde_json::json;
 
 use crate::clock::{UnixSeconds, rfc3339};
 use crate::config::{Config, WebhookConfig, WebhookEvent};
+use crate::domain::Tag;
 use crate::mail::message::Links;
 use crate::storage::webhooks::{self, NewDelivery};
 use crate::tokens::Keyring;
@@ -187,6 +190,8 @@ impl Webhooks {
             "consent_version": confirmed.consent_version,
             "consent_text": consent_text,
             "unsubscribe_url": self.inner.links.unsubscribe(&token),
+            "source": confirmed.source,
+            "tags": Tag::split(confirmed.tags),
         });
         self.prepare(WebhookEvent::Confirmed, confirmed.list, confirmed.subscriber_id, data, confirmed.now).map(Some)
     }
@@ -300,6 +305,10 @@ pub struct ConfirmedEvent<'a> {
     pub created_at: UnixSeconds,
     pub method: &'a str,
     pub consent_version: &'a str,
+    /// Where the signup came from; `null` in the payload when the form sent none.
+    pub source: Option<&'a str>,
+    /// The stored, comma-joined column; an array in the payload (empty when none).
+    pub tags: Option<&'a str>,
     pub now: UnixSeconds,
 }
 

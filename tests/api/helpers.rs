@@ -22,6 +22,8 @@ pub struct TestApp {
     #[allow(dead_code, reason = "the signup and mail suites move time")]
     pub clock: ManualClock,
     pub client: reqwest::Client,
+    /// The port of `GET /metrics`, when the config sets `server.metrics_listen`.
+    pub metrics_port: Option<u16>,
     /// Keeps the data directory alive for the test's duration.
     pub dir: TempDir,
     _stop: tokio::sync::oneshot::Sender<()>,
@@ -64,13 +66,14 @@ pub async fn spawn_app_in(dir: TempDir, extra: &str) -> TestApp {
     let options = BuildOptions { clock: Arc::new(clock.clone()), credentials_dir: None, background_workers: false };
     let application = Application::build_with(config, options).await.expect("the app builds");
     let address = format!("http://127.0.0.1:{}", application.port());
+    let metrics_port = application.metrics_port();
     let state = application.state().clone();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     actix_web::rt::spawn(application.run_until_stopped(async move {
         let _ = stopped.await;
     }));
     let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("HTTP client");
-    TestApp { address, state, clock, client, dir, _stop: stop }
+    TestApp { address, state, clock, client, metrics_port, dir, _stop: stop }
 }
 
 /// The real `signupd` binary, with `RUST_LOG` and `SIGNUPD_*` cleared so the caller's

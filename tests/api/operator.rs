@@ -25,7 +25,7 @@ const LISTS: &str = "[[lists]]\nid = \"news\"\nconsent_text = \"News, now and th
 const NEWS_CONSENT: &str = "News, now and then.";
 
 /// The CSV header, in the documented order.
-const COLUMNS: [&str; 9] = [
+pub const COLUMNS: [&str; 11] = [
     "email",
     "list",
     "status",
@@ -35,6 +35,8 @@ const COLUMNS: [&str; 9] = [
     "consent_version",
     "consent_text",
     "unsubscribe_url",
+    "source",
+    "tags",
 ];
 
 /// A config with both lists, the file transport, no rate limit to speak of, the given mail budget
@@ -204,10 +206,11 @@ fn mode(path: &Path) -> u32 {
 // ---------------------------------------------------------------------------------------------
 // export
 
-/// One exported record, as strings: a JSON `null` becomes `None`.
-type Record = BTreeMap<String, Option<String>>;
+/// One exported record, as strings: a JSON `null` becomes `None`, the `tags` array its tags
+/// joined by a space, as the CSV cell holds them.
+pub type Record = BTreeMap<String, Option<String>>;
 
-fn json_record(value: &Value) -> Record {
+pub fn json_record(value: &Value) -> Record {
     let object = value.as_object().unwrap_or_else(|| panic!("not an object: {value}"));
     let keys: BTreeSet<&str> = object.keys().map(String::as_str).collect();
     assert_eq!(keys, COLUMNS.into_iter().collect::<BTreeSet<_>>(), "the fields of {value}");
@@ -215,28 +218,34 @@ fn json_record(value: &Value) -> Record {
         .iter()
         .map(|(key, value)| {
             let value = match value {
-                Value::Null => None,
-                Value::String(text) => Some(text.clone()),
-                other => panic!("{key}: not a string or null: {other}"),
+                Value::Array(tags) if key == "tags" => Some(
+                    tags.iter()
+                        .map(|tag| tag.as_str().unwrap_or_else(|| panic!("tags: not a string: {tag}")))
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                ),
+                Value::Null if key != "tags" => None,
+                Value::String(text) if key != "tags" => Some(text.clone()),
+                other => panic!("{key}: not a string or null (tags: an array of strings): {other}"),
             };
             (key.clone(), value)
         })
         .collect()
 }
 
-fn parse_json(output: &Output) -> Vec<Record> {
+pub fn parse_json(output: &Output) -> Vec<Record> {
     succeeded(output);
     let value: Value = serde_json::from_slice(&output.stdout).unwrap();
     value.as_array().unwrap().iter().map(json_record).collect()
 }
 
-fn parse_jsonl(output: &Output) -> Vec<Record> {
+pub fn parse_jsonl(output: &Output) -> Vec<Record> {
     succeeded(output);
     stdout(output).lines().map(|line| json_record(&serde_json::from_str(line).unwrap())).collect()
 }
 
 /// CSV rows as cells by column name; the header must be the documented one.
-fn parse_csv(output: &Output) -> Vec<BTreeMap<String, String>> {
+pub fn parse_csv(output: &Output) -> Vec<BTreeMap<String, String>> {
     succeeded(output);
     let mut reader = csv::Reader::from_reader(output.stdout.as_slice());
     let header: Vec<String> = reader.headers().unwrap().iter().map(str::to_owned).collect();

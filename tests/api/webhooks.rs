@@ -33,7 +33,7 @@ use crate::webhook_receiver::{Receiver, Recorded, Reply};
 
 /// The `public_url` the links in events start with (the default).
 const PUBLIC_URL: &str = "http://127.0.0.1:8080";
-const HOOK_PATH: &str = "/hooks/signupd";
+pub const HOOK_PATH: &str = "/hooks/signupd";
 const CONFIRMED: &str = "subscriber.confirmed";
 const UNSUBSCRIBED: &str = "subscriber.unsubscribed";
 
@@ -62,7 +62,7 @@ fn hook_toml(name: &str, url: &str, secret_file: &Path) -> String {
 /// An in-process app (background workers off) with the endpoints `hooks` (name, URL), all signed
 /// with one secret kept in its data directory; `mail` goes into `[mail]` after
 /// `webhook_timeout = "1s"`, `lists` (if any) replaces the default list `news`.
-async fn app_with_hooks(mail: &str, lists: &str, hooks: &[(&str, &str)]) -> (TestApp, String) {
+pub async fn app_with_hooks(mail: &str, lists: &str, hooks: &[(&str, &str)]) -> (TestApp, String) {
     let dir = tempfile::tempdir().unwrap();
     let secret = new_secret();
     let path = write_secret(dir.path(), &secret);
@@ -72,7 +72,7 @@ async fn app_with_hooks(mail: &str, lists: &str, hooks: &[(&str, &str)]) -> (Tes
 }
 
 /// Moves the app's clock from [`START`] to the real time, as the CLI's clock is.
-fn to_real_time(app: &TestApp) {
+pub fn to_real_time(app: &TestApp) {
     let behind = u64::try_from(unix_now() - START).expect("the real time is after START");
     app.clock.advance(Duration::from_secs(behind));
 }
@@ -89,7 +89,7 @@ async fn confirm(app: &TestApp, email: &str) -> String {
 
 /// One batch of the endpoint named `name`, as its background worker would run it; bounded, so a
 /// hang fails the test instead of stalling the suite.
-async fn deliver(app: &TestApp, name: &str) -> Vec<DeliveryOutcome> {
+pub async fn deliver(app: &TestApp, name: &str) -> Vec<DeliveryOutcome> {
     let endpoint = app
         .state
         .webhooks
