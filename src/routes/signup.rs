@@ -65,6 +65,9 @@ struct SignupPage<'a> {
     /// The address the visitor typed, shown again after an error (escaped by askama).
     email: &'a str,
     error: Option<&'a str>,
+    /// The error is about the choice of lists (none ticked), not the address: the message
+    /// describes the fieldset instead of the email field.
+    error_on_lists: bool,
 }
 
 struct Choice<'a> {
@@ -87,6 +90,7 @@ impl<'a> SignupPage<'a> {
             choices,
             email: "",
             error: None,
+            error_on_lists: false,
         })
     }
 }
@@ -292,6 +296,7 @@ impl<'a> Answer<'a> {
         let message = refusal.message(page.chrome.t).to_string();
         page.email = typed_email;
         page.error = Some(&message);
+        page.error_on_lists = refusal == Refusal::NoListTicked && !page.choices.is_empty();
         let page = html(refusal.status(), &page);
         // Keep the status, Retry-After, Allow and CORS headers decided above.
         let mut response = builder.content_type("text/html; charset=utf-8").body(page.into_body());

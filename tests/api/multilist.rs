@@ -265,6 +265,11 @@ async fn the_hosted_form_offers_a_checkbox_per_list_and_asks_again_when_none_is_
     assert!(again.contains("Please tick at least one list."), "{again}");
     assert!(again.contains(r#"value="ann@example.com""#), "the typed address is kept");
     assert!(again.contains(r#"id="list-b""#) && !again.contains(r#"id="list-c""#), "the same choice as before");
+    assert!(
+        again.contains(r#"<fieldset class="field lists" aria-describedby="form-error">"#),
+        "the message describes the choice"
+    );
+    assert!(!again.contains(r#"maxlength="254" aria-describedby="form-error""#), "not the address, which was fine");
     assert_eq!(unknown, 404);
     assert_eq!(count(&app, "intake"), 0);
 }
