@@ -4,7 +4,8 @@
 // "Remove me from all" on the preference page the welcome mail's manage link opens, and checks
 // the form's error state, <html lang>, the security headers of every page and the layout at
 // phone width. Signs up for two lists in one form with JavaScript off and confirms both with one
-// button (multilist.mjs). Then the accessibility matrix
+// button (multilist.mjs); ticks and unticks lists of one sender on the preference page with
+// JavaScript off (preferences.mjs). Then the accessibility matrix
 // (a11y.mjs): every page, also of lists with an accent colour, a site name and German texts, in
 // light and dark colour scheme at 375 and 1280 px, checked with axe-core, screenshots in
 // target/browser-screenshots/, one of which docs/install.md shows (lib/doc-screenshot.mjs
@@ -28,6 +29,7 @@ import { waitForMailLink } from './lib/mail.mjs';
 import { checkPage, describe, focused, navigateBy, startFromTop } from './lib/page.mjs';
 import { servers, startServer } from './lib/server.mjs';
 import { MULTI_LISTS, multiListFlow } from './multilist.mjs';
+import { preferencesFlow } from './preferences.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..', '..');
@@ -293,6 +295,9 @@ async function main() {
 
   // ---- several lists in one form, JavaScript off
   await multiListFlow(browser, multi);
+
+  // ---- the preference page, JavaScript off: the two lists of one sender
+  await preferencesFlow(browser, multi);
 
   // ---- the accessibility matrix
   const specs = await pageSpecs(base, lists, multi);
