@@ -5,11 +5,13 @@
 // the form's error state, <html lang>, the security headers of every page and the layout at
 // phone width. Signs up for two lists in one form with JavaScript off and confirms both with one
 // button (multilist.mjs); ticks and unticks lists of one sender on the preference page with
-// JavaScript off (preferences.mjs). Then the accessibility matrix
+// JavaScript off (preferences.mjs); confirms a list whose confirmed_url is on another origin and
+// lands there (confirmed-url.mjs). Then the accessibility matrix
 // (a11y.mjs): every page, also of lists with an accent colour, a site name and German texts, in
 // light and dark colour scheme at 375 and 1280 px, checked with axe-core, screenshots in
 // target/browser-screenshots/, one of which docs/install.md shows (lib/doc-screenshot.mjs
-// checks the committed copy still matches the page). No mocks, no fixed sleeps.
+// checks the committed copy still matches the page). No mocks (a control in confirmed-url.mjs
+// rewrites one header to show its check can fail), no fixed sleeps.
 // Run by .ci/browser (it installs Chromium, runs npm ci and builds the binary). Prints one line
 // per check and exits 1 at the first failed check (the axe matrix lists all its violations
 // first). SIGNUPD_BROWSER_KEEP=1 keeps the temp folder (configs, data, mail, server logs); it is
@@ -28,6 +30,7 @@ import { checkDocScreenshot } from './lib/doc-screenshot.mjs';
 import { waitForMailLink } from './lib/mail.mjs';
 import { checkPage, describe, focused, navigateBy, startFromTop } from './lib/page.mjs';
 import { servers, startServer } from './lib/server.mjs';
+import { confirmedUrlFlow } from './confirmed-url.mjs';
 import { MULTI_LISTS, multiListFlow } from './multilist.mjs';
 import { preferencesFlow } from './preferences.mjs';
 
@@ -298,6 +301,9 @@ async function main() {
 
   // ---- the preference page, JavaScript off: the two lists of one sender
   await preferencesFlow(browser, multi);
+
+  // ---- a list's confirmed_url on another origin, JavaScript off
+  await confirmedUrlFlow(browser, binary, tmp);
 
   // ---- the accessibility matrix
   const specs = await pageSpecs(base, lists, multi);
