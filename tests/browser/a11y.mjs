@@ -3,6 +3,9 @@
 // fails the run) and screenshotted to target/browser-screenshots/<page>-<theme>-<width>.png
 // (with -<list> or -<language> after it for the branded lists). The form for several lists
 // (signup-lists*, confirm-lists) comes from a server with the MULTI_LISTS of multilist.mjs.
+// The manage link opens the preference page (preferences*): every list of A11Y_LISTS (they
+// share one sender), the address confirmed on one and pending on another; saved* is where
+// saving it ends.
 // The four theme × width combinations run side by side, each in its own browser context.
 
 import fs from 'node:fs';
@@ -55,7 +58,8 @@ const WORDS = {
     checkInbox: 'Check your inbox',
     confirm: 'Confirm your signup',
     confirmed: 'You are signed up',
-    manage: 'Remove my address',
+    preferences: 'Your email preferences',
+    saved: 'Preferences saved',
     removed: 'Address removed',
     privacy: 'What happens to your address',
   },
@@ -66,7 +70,8 @@ const WORDS = {
     checkInbox: 'Sehen Sie in Ihr Postfach',
     confirm: 'Anmeldung bestätigen',
     confirmed: 'Sie sind angemeldet',
-    manage: 'Meine Adresse entfernen',
+    preferences: 'Ihre E-Mail-Einstellungen',
+    saved: 'Einstellungen gespeichert',
     removed: 'Adresse entfernt',
     privacy: 'Was mit Ihrer Adresse geschieht',
   },
@@ -93,10 +98,14 @@ async function signUp(server, list, email, seen) {
 }
 
 // A pending signup of `list` (its confirm page) and a confirmed one (its confirm link now says
-// "already confirmed"; its welcome mail has the manage link).
-async function listLinks(server, list, seen) {
+// "already confirmed"; its welcome mail has the manage link, which opens the preference page).
+// The confirmed address also signs up, and stays pending, for `pendingList` (every list of
+// A11Y_LISTS has the same sender), so that its preference page shows one list ticked and one
+// pending.
+async function listLinks(server, list, seen, pendingList) {
   const confirm = await signUp(server, list, `a11y-pending-${list}@example.com`, seen);
   const confirmed = await signUp(server, list, `a11y-confirmed-${list}@example.com`, seen);
+  await signUp(server, pendingList, `a11y-confirmed-${list}@example.com`, seen);
   const token = new URL(confirmed).searchParams.get('token');
   const answer = await postForm(`${server.base}/api/confirm`, { token });
   check(
@@ -116,6 +125,21 @@ const fillAndSend = (field, value) => async (page) => {
   const consent = page.getByRole('checkbox');
   if (await consent.count()) await consent.check();
   await page.locator('button[type=submit]').click();
+};
+
+// The preference page shows every list of A11Y_LISTS (one sender), `ticked` ticked and the only
+// one ticked, `pending` marked pending and the only one marked.
+const tickedAndPending = (ticked, pending) => async (page, where) => {
+  const boxes = await page.locator('input[type=checkbox][name=list]').evaluateAll((inputs) =>
+    inputs.map((box) => ({ value: box.value, checked: box.checked, pending: Boolean(box.labels[0]?.querySelector('.pending')) })),
+  );
+  check(
+    JSON.stringify(boxes.map((box) => box.value)) === JSON.stringify(A11Y_LISTS.map((list) => list.id)) &&
+      JSON.stringify(boxes.filter((box) => box.checked).map((box) => box.value)) === JSON.stringify([ticked]) &&
+      JSON.stringify(boxes.filter((box) => box.pending).map((box) => box.value)) === JSON.stringify([pending]),
+    `${where}: every list, ${ticked} ticked, ${pending} pending`,
+    JSON.stringify(boxes),
+  );
 };
 
 async function showsAlert(page, where) {
@@ -162,7 +186,8 @@ function brandedSpecs(L, { suffix, list }, links) {
     spec('check-inbox', `${L}/check-inbox?list=${list.id}`, 200, w.checkInbox),
     spec('confirm', links.confirm, 200, w.confirm),
     spec('confirmed', `${L}/confirmed?list=${list.id}`, 200, w.confirmed),
-    spec('manage', links.manage, 200, w.manage),
+    spec('preferences', links.manage, 200, w.preferences, { checks: [brand, tickedAndPending(list.id, 'news')] }),
+    spec('saved', `${L}/saved?list=${list.id}`, 200, w.saved),
     spec('removed', `${L}/removed?list=${list.id}`, 200, w.removed),
     spec('privacy', `${L}/privacy?list=${list.id}`, 200, w.privacy),
   ];
@@ -211,7 +236,7 @@ async function multiListSpecs(multi) {
 // Each spec: { name, suffix?, url, status, heading, submit?(page), checks?: [(page, where)] }.
 export async function pageSpecs(flowBase, server, multi) {
   const seen = new Set();
-  const links = await listLinks(server, 'news', seen);
+  const links = await listLinks(server, 'news', seen, 'club');
   const retype = await signUp(server, 'club', 'a11y-retype@example.com', seen);
   const L = server.base;
   const specs = [
@@ -241,13 +266,20 @@ export async function pageSpecs(flowBase, server, multi) {
     { name: 'already-confirmed', url: links.confirmed, status: 200, heading: 'Already confirmed' },
     { name: 'expired', url: links.unknown, status: 410, heading: 'This link has expired' },
     { name: 'malformed', url: `${L}/confirm?token=cut-off`, status: 400, heading: 'This link is incomplete' },
-    { name: 'manage', url: links.manage, status: 200, heading: 'Remove my address' },
+    {
+      name: 'preferences',
+      url: links.manage,
+      status: 200,
+      heading: 'Your email preferences',
+      checks: [tickedAndPending('news', 'club')],
+    },
+    { name: 'saved', url: `${L}/saved?list=news`, status: 200, heading: 'Preferences saved' },
     { name: 'removed', url: `${L}/removed?list=news`, status: 200, heading: 'Address removed' },
     { name: 'privacy', url: `${L}/privacy?list=news`, status: 200, heading: 'What happens to your address' },
     { name: 'not-found', url: `${L}/signup?list=nope`, status: 404, heading: 'Not found' },
   ];
   for (const branded of BRANDED) {
-    specs.push(...brandedSpecs(L, branded, await listLinks(server, branded.list.id, seen)));
+    specs.push(...brandedSpecs(L, branded, await listLinks(server, branded.list.id, seen, 'news')));
   }
   specs.push(...(await multiListSpecs(multi)));
   return specs;

@@ -1,13 +1,17 @@
 // signupd in a real browser: Debian's Chromium (/usr/bin/chromium), driven by playwright-core,
 // against target/debug/signupd serving on free loopback ports with the file mail transport.
-// Signs up with the keyboard, confirms from the link in the .eml file, removes the address from
-// the welcome mail's manage link, and checks the form's error state, <html lang>, the security
-// headers of every page and the layout at phone width. Signs up for two lists in one form with
-// JavaScript off and confirms both with one button (multilist.mjs). Then the accessibility matrix
+// Signs up with the keyboard, confirms from the link in the .eml file, removes the address with
+// "Remove me from all" on the preference page the welcome mail's manage link opens, and checks
+// the form's error state, <html lang>, the security headers of every page and the layout at
+// phone width. Signs up for two lists in one form with JavaScript off and confirms both with one
+// button (multilist.mjs); ticks and unticks lists of one sender on the preference page with
+// JavaScript off (preferences.mjs); confirms a list whose confirmed_url is on another origin and
+// lands there (confirmed-url.mjs). Then the accessibility matrix
 // (a11y.mjs): every page, also of lists with an accent colour, a site name and German texts, in
 // light and dark colour scheme at 375 and 1280 px, checked with axe-core, screenshots in
 // target/browser-screenshots/, one of which docs/install.md shows (lib/doc-screenshot.mjs
-// checks the committed copy still matches the page). No mocks, no fixed sleeps.
+// checks the committed copy still matches the page). No mocks (a control in confirmed-url.mjs
+// rewrites one header to show its check can fail), no fixed sleeps.
 // Run by .ci/browser (it installs Chromium, runs npm ci and builds the binary). Prints one line
 // per check and exits 1 at the first failed check (the axe matrix lists all its violations
 // first). SIGNUPD_BROWSER_KEEP=1 keeps the temp folder (configs, data, mail, server logs); it is
@@ -26,7 +30,9 @@ import { checkDocScreenshot } from './lib/doc-screenshot.mjs';
 import { waitForMailLink } from './lib/mail.mjs';
 import { checkPage, describe, focused, navigateBy, startFromTop } from './lib/page.mjs';
 import { servers, startServer } from './lib/server.mjs';
+import { confirmedUrlFlow } from './confirmed-url.mjs';
 import { MULTI_LISTS, multiListFlow } from './multilist.mjs';
+import { preferencesFlow } from './preferences.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..', '..');
@@ -205,13 +211,42 @@ async function main() {
   ok(`welcome mail ${welcomeMail.file}: text part (${welcomeMail.encoding}) has the manage link`);
   check(welcomeMail.htmlHasLink, 'welcome mail: the HTML part has the same manage link');
 
+  // The manage link opens the preference page: the one list, ticked; "Remove me from all".
+  const manageSearch = new URL(welcomeMail.link).search;
   response = await page.goto(welcomeMail.link);
-  await checkPage(page, response, 'GET /manage', { status: 200, pathname: '/manage', search: new URL(welcomeMail.link).search });
-  const removeButton = page.getByRole('button', { name: 'Remove my address', exact: true });
-  check(await removeButton.isVisible(), 'GET /manage: shows a "Remove my address" button');
+  await checkPage(page, response, 'GET /manage', {
+    status: 200,
+    pathname: '/manage',
+    search: manageSearch,
+    heading: 'Your email preferences',
+  });
+  const newsBox = page.getByRole('checkbox', { name: /^News\b/ });
+  check(
+    (await page.getByRole('checkbox').count()) === 1 && (await newsBox.isChecked()),
+    'GET /manage: the preference page has one checkbox, "News", ticked',
+  );
+  const removeButton = page.getByRole('button', { name: 'Remove me from all', exact: true });
+  check(
+    (await removeButton.isVisible()) && (await page.getByRole('button', { name: 'Save', exact: true }).isVisible()),
+    'GET /manage: shows "Save" and "Remove me from all" buttons',
+  );
   response = await navigateBy(page, () => removeButton.click());
-  await checkPage(page, response, 'remove (click)', { status: 200, pathname: '/removed', search: '?list=news' });
+  await checkPage(page, response, 'remove me from all (click)', {
+    status: 200,
+    pathname: '/removed',
+    search: '?list=news',
+    heading: 'Address removed',
+  });
   console.log(`     /removed says: ${JSON.stringify((await page.locator('main').innerText()).replace(/\s+/g, ' ').trim())}`);
+  // The link names no row any more: the page from before the preference page, no list shown.
+  response = await page.goto(welcomeMail.link);
+  await checkPage(page, response, 'GET /manage after removal', {
+    status: 200,
+    pathname: '/manage',
+    search: manageSearch,
+    heading: 'Remove my address',
+  });
+  check((await page.getByRole('checkbox').count()) === 0, 'GET /manage after removal: no list, no checkbox');
 
   // ---- errors keep the form and the typed text
   const invalid = 'not-an-address';
@@ -263,6 +298,12 @@ async function main() {
 
   // ---- several lists in one form, JavaScript off
   await multiListFlow(browser, multi);
+
+  // ---- the preference page, JavaScript off: the two lists of one sender
+  await preferencesFlow(browser, multi);
+
+  // ---- a list's confirmed_url on another origin, JavaScript off
+  await confirmedUrlFlow(browser, binary, tmp);
 
   // ---- the accessibility matrix
   const specs = await pageSpecs(base, lists, multi);
