@@ -154,14 +154,16 @@ fn read_custom(path: &std::path::Path) -> Result<String, String> {
 }
 
 /// The accent's rules for both themes. The button keeps the exact colour with black or white
-/// text; links and the focus ring get the nearest shade that reads on the theme's background.
+/// text; links, the focus ring and ticked checkboxes get the nearest shade that reads on the
+/// theme's background (4.5:1, above the 3:1 a control needs).
 fn accent_css(id: &str, accent: Rgb) -> String {
     let rules = |background: Rgb| {
         let shade = accent.readable_on(background, AA);
         format!(
             "button {{ background: {accent}; color: {text}; }}\n\
              a, a:visited {{ color: {shade}; }}\n\
-             :focus-visible {{ outline-color: {shade}; }}\n",
+             :focus-visible {{ outline-color: {shade}; }}\n\
+             .checkbox input {{ accent-color: {shade}; }}\n",
             text = accent.text_on(),
         )
     };
@@ -202,5 +204,10 @@ mod tests {
         assert!(!light_link.contains("#ffd400"), "yellow links on white would be unreadable: {light_link}");
         // In the dark theme the yellow itself reads well.
         assert!(css.split("@media").nth(1).unwrap().contains("a, a:visited { color: #ffd400; }"), "{css}");
+        // Ticked checkboxes take the link's shade in each theme.
+        let light_box = css.lines().find(|line| line.starts_with(".checkbox input")).unwrap();
+        let light_shade = light_link.split("color: ").nth(1).unwrap().trim_end_matches(" }").trim_end_matches(';');
+        assert_eq!(light_box, format!(".checkbox input {{ accent-color: {light_shade}; }}"));
+        assert!(css.split("@media").nth(1).unwrap().contains(".checkbox input { accent-color: #ffd400; }"), "{css}");
     }
 }
