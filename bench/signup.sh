@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end signup benchmark for signupd; BENCHMARKS.md has the figures and how to read them.
 #
-#   bash bench/signup.sh      # ~9.5 minutes on an idle 2-core machine, after the release build
+#   bash bench/signup.sh      # ~11.5 minutes on an idle 2-core machine, after the release build
 #
 # 1. ceiling: examples/bench_ceiling.rs (actix-web, parses the same form, answers 303), wrk;
 # 2. signupd POST /api/signup, unique addresses, rate limits raised, RUST_LOG=warn, the same wrk
