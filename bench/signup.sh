@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end signup benchmark for signupd; BENCHMARKS.md has the figures and how to read them.
 #
-#   bash bench/signup.sh      # ~9.5 minutes on an idle 2-core machine, after the release build
+#   bash bench/signup.sh      # ~11.5 minutes on an idle 2-core machine, after the release build
 #
 # 1. ceiling: examples/bench_ceiling.rs (actix-web, parses the same form, answers 303), wrk;
 # 2. signupd POST /api/signup, unique addresses, rate limits raised, RUST_LOG=warn, the same wrk
@@ -16,7 +16,10 @@
 #    median maximum rate of 2., the ceiling at the same rate, and a sweep of other fractions of
 #    the maximum;
 # 4. answer timing for the four address states (bench/states.py), requests back to back (the
-#    answer itself and the one after it) and with a pause between them.
+#    answer itself and the one after it) and with a pause between them;
+# 4b. (phase `multistates`) the same with every request naming several lists (MULTI_LISTS: two of
+#    one sender, one of another) and the address's states mixed across them; for each gap right
+#    after the one-list run, so the two are measured side by side on the same machine.
 # Every phase reports the server's peak RSS (VmHWM from /proc/PID/status, MiB, bench/common.sh's
 # peak_rss_mib), read right after the measured load ends, before the server is stopped.
 #
@@ -24,12 +27,16 @@
 #   THREADS=2 CONNS=64 DURATION=20s WARMUP=3s REPEAT=3 LOG_COMPARE=1
 #   PACED_SECS=30 PACED_WARMUP=5 PACED_CONNS=64 SWEEP_FRACTIONS="0.25 0.75" (of the median
 #   maximum rate; SWEEP_RATES="r1 r2 ..." gives absolute rates instead) SWEEP_SECS=20
-#   STATES_N=600 STATES_GAPS="0 20" (ms between requests)
+#   STATES_N=600 STATES_GAPS="0 20" (ms between requests; both for 4. and 4b.)
+#   MULTI_LISTS=news,offers,club: the lists of 4b., in the order the requests name them;
+#     MULTI_OWN_SENDER="club": those of them with a sender of their own (Club
+#     <letter@club.example>), the others share news's (the default `from`); MULTI_MIX: the state
+#     of each list in 4b.'s `mixed` state (states.py --mix; default confirmed,pending_past,unknown)
 #   QUIET_MAX=10 QUIET_WAIT=900: before each phase, wait up to QUIET_WAIT s until the machine is
 #     at most QUIET_MAX % busy; the summary names phases that never got that quiet
 #   SUMMARY_OUT=file, and bench/common.sh's BUILD=1 KEEP_TMP=0 BENCH_SIGNUPD BENCH_CEILING
 #   BENCH_REVISION CACHE_MIB (other binaries, what they were built from, `[storage] cache_mib`)
-#   PHASES="ceiling max mail paced sweep states": the parts to run; without `max`, PACED_RATE=r
+#   PHASES="ceiling max mail paced sweep states multistates": the parts to run; without `max`, PACED_RATE=r
 #     gives the paced rate (otherwise half the median maximum) and the sweep uses fractions of 2r;
 #     only `ceiling` and `paced` need the ceiling binary, only `paced` and `sweep` the load generator
 #   MAIL_PER_HOUR=100000000: the mail phase's [mail] max_mails_per_hour (REPEAT runs, like max)
@@ -47,6 +54,9 @@ PACED_WARMUP=${PACED_WARMUP:-5}
 PACED_CONNS=${PACED_CONNS:-64}
 STATES_N=${STATES_N:-600}
 STATES_GAPS=${STATES_GAPS:-0 20}
+MULTI_LISTS=${MULTI_LISTS:-news,offers,club}
+MULTI_OWN_SENDER=${MULTI_OWN_SENDER:-club}
+MULTI_MIX=${MULTI_MIX:-}
 SWEEP_FRACTIONS=${SWEEP_FRACTIONS:-0.25 0.75}
 SWEEP_RATES=${SWEEP_RATES:-}
 SWEEP_SECS=${SWEEP_SECS:-20}
@@ -54,7 +64,7 @@ REPEAT=${REPEAT:-3}
 QUIET_MAX=${QUIET_MAX:-10}
 QUIET_WAIT=${QUIET_WAIT:-900}
 LOG_COMPARE=${LOG_COMPARE:-1}
-PHASES=${PHASES:-ceiling max mail paced sweep states}
+PHASES=${PHASES:-ceiling max mail paced sweep states multistates}
 PACED_RATE=${PACED_RATE:-}
 MAIL_PER_HOUR=${MAIL_PER_HOUR:-100000000}
 has() { [[ " $PHASES " == *" $1 "* ]]; }
@@ -272,24 +282,53 @@ for rate in $(has sweep && echo "$SWEEP_RATES"); do
     echo "$PACED_LINE backlog=$PACED_BACKLOG foreign_cpu=$PH_FOREIGN rss_mib=$PACED_RSS" | tee -a "$TMP/sweep.runs" >&2
 done
 
-# --- 4. four address states ----------------------------------------------------------------------
-: >"$TMP/states.out"
-for gap in $(has states && echo "$STATES_GAPS"); do
-    log "4. answer timing by address state ($STATES_N samples per state, one keep-alive connection, ${gap} ms between requests)"
-    phase_begin "states, gap $gap ms"
-    PORT=$STATES_PORT serve_start "$TMP/states-$gap"
-    python3 bench/states.py --port "$STATES_PORT" --db "$TMP/states-$gap/signupd.sqlite3" \
-        --n "$STATES_N" --gap-ms "$gap" --json "$TMP/states-$gap.json" >"$TMP/states-$gap.txt" || true
+# --- 4. four address states; 4b. the same across several lists -----------------------------------
+# The [[lists]] tables of MULTI_LISTS besides `news` (which config always writes), for CONFIG_MORE.
+multi_lists_toml() {
+    local name
+    for name in ${MULTI_LISTS//,/ }; do
+        [[ $name == news ]] && continue
+        echo "[[lists]]"
+        echo "id = \"$name\""
+        if [[ " $MULTI_OWN_SENDER " == *" $name "* ]]; then
+            echo 'from = "Club <letter@club.example>"'
+        else
+            echo 'from = "Newsletter <no-reply@example.com>"' # news's (the default): one sender
+        fi
+    done
+}
+# One states.py run on a fresh server: KIND `states` (one list) or `multistates` (MULTI_LISTS).
+states_run() { # KIND GAP
+    local kind=$1 gap=$2 name=$1-$2 more= args=() heading="requests ${2} ms apart:"
+    if [[ $kind == multistates ]]; then
+        more=$(multi_lists_toml)
+        args=(--lists "$MULTI_LISTS")
+        [[ -n $MULTI_MIX ]] && args+=(--mix "$MULTI_MIX")
+        heading="lists $MULTI_LISTS in every request (own sender: $MULTI_OWN_SENDER), requests ${gap} ms apart:"
+        log "4b. answer timing by mix of address states over $MULTI_LISTS ($STATES_N samples per state, one keep-alive connection, ${gap} ms between requests)"
+    else
+        log "4. answer timing by address state ($STATES_N samples per state, one keep-alive connection, ${gap} ms between requests)"
+    fi
+    phase_begin "$kind, gap $gap ms"
+    CONFIG_MORE=$more PORT=$STATES_PORT serve_start "$TMP/$name"
+    python3 bench/states.py --port "$STATES_PORT" --db "$TMP/$name/signupd.sqlite3" \
+        --n "$STATES_N" --gap-ms "$gap" "${args[@]}" --json "$TMP/$name.json" >"$TMP/$name.txt" || true
     rss=$(peak_rss_mib "$PID")
-    note_rss "states, gap $gap ms" "$rss"
+    note_rss "$kind, gap $gap ms" "$rss"
     serve_stop
     phase_end
     {
-        echo "requests ${gap} ms apart:"
-        sed 's/^/  /' "$TMP/states-$gap.txt"
-        echo "  \"database is locked\" errors: $(grep -c 'database is locked' "$TMP/states-$gap.log" || true); other CPU $PH_FOREIGN %; signupd peak RSS $rss MiB"
+        echo "$heading"
+        sed 's/^/  /' "$TMP/$name.txt"
+        echo "  \"database is locked\" errors: $(grep -c 'database is locked' "$TMP/$name.log" || true); other CPU $PH_FOREIGN %; signupd peak RSS $rss MiB"
     } >>"$TMP/states.out"
-    cat "$TMP/states-$gap.txt" >&2
+    cat "$TMP/$name.txt" >&2
+}
+# The kinds of state run, in the order they alternate (for each gap, one list then several).
+STATE_KINDS=$(for kind in states multistates; do if has "$kind"; then echo "$kind"; fi; done)
+: >"$TMP/states.out"
+for gap in $([[ -n $STATE_KINDS ]] && echo "$STATES_GAPS"); do
+    for kind in $STATE_KINDS; do states_run "$kind" "$gap"; done
 done
 
 # --- summary -------------------------------------------------------------------------------------
@@ -334,15 +373,18 @@ RSS_TOP=$(awk '$1 != "n/a"' "$TMP/rss.txt" | sort -g | tail -1 | awk '{ mib = $1
 RSS_OK=$(awk '$1 != "n/a"' "$TMP/rss.txt" | sort -g | tail -1 | awk '{ v = $1 } END { print (NR == 0) ? "n/a" : (v <= 64) ? 1 : 0 }')
 [[ -n $RSS_TOP ]] || RSS_TOP="not read"
 states_verdicts() {
-    local gap line
-    for gap in $(has states && echo "$STATES_GAPS"); do
-        line=$(grep '^STATES_RESULT' "$TMP/states-$gap.txt" || echo 'STATES_RESULT target_met=no (states.py failed)')
-        printf '    %5s ms apart: the answer: median spread %s %% (random-relabelling p %s), min KS p vs unknown %s  %s\n' "$gap" \
-            "$(field "$line" median_spread_pct)" "$(field "$line" median_spread_perm_p)" \
-            "$(field "$line" min_ks_p_vs_unknown)" "$([[ $(field "$line" answer_met) == yes ]] && echo MET || echo MISSED)"
-        printf '    %5s           the next answer: median spread %s %% (random-relabelling p %s), min KS p vs after-unknown %s  %s; state table actions as expected: %s\n' "" \
-            "$(field "$line" lag1_median_spread_pct)" "$(field "$line" lag1_spread_perm_p)" "$(field "$line" min_ks_p_lag1)" \
-            "$([[ $(field "$line" lag1_met) == yes ]] && echo MET || echo MISSED)" "$(field "$line" paths_ok)"
+    local gap kind line
+    for kind in $STATE_KINDS; do
+        if [[ $kind == multistates ]]; then echo "    lists $MULTI_LISTS in every request, states mixed across them:"; fi
+        for gap in $STATES_GAPS; do
+            line=$(grep '^STATES_RESULT' "$TMP/$kind-$gap.txt" || echo 'STATES_RESULT target_met=no (states.py failed)')
+            printf '    %5s ms apart: the answer: median spread %s %% (random-relabelling p %s), min KS p vs unknown %s  %s\n' "$gap" \
+                "$(field "$line" median_spread_pct)" "$(field "$line" median_spread_perm_p)" \
+                "$(field "$line" min_ks_p_vs_unknown)" "$([[ $(field "$line" answer_met) == yes ]] && echo MET || echo MISSED)"
+            printf '    %5s           the next answer: median spread %s %% (random-relabelling p %s), min KS p vs after-unknown %s  %s; state table actions as expected: %s\n' "" \
+                "$(field "$line" lag1_median_spread_pct)" "$(field "$line" lag1_spread_perm_p)" "$(field "$line" min_ks_p_lag1)" \
+                "$([[ $(field "$line" lag1_met) == yes ]] && echo MET || echo MISSED)" "$(field "$line" paths_ok)"
+        done
     done
 }
 
@@ -393,5 +435,7 @@ states_verdicts() {
 } | tee "$TMP/summary.txt"
 if [[ -n ${SUMMARY_OUT:-} ]]; then
     cp "$TMP/summary.txt" "$SUMMARY_OUT"
-    for gap in $STATES_GAPS; do cp "$TMP/states-$gap.json" "${SUMMARY_OUT%.*}.states-$gap.json" 2>/dev/null || true; done
+    for gap in $STATES_GAPS; do
+        for kind in states multistates; do cp "$TMP/$kind-$gap.json" "${SUMMARY_OUT%.*}.$kind-$gap.json" 2>/dev/null || true; done
+    done
 fi

@@ -8,16 +8,28 @@ States, each request being a (re-)signup of an address that is in that state:
   pending_past      pending row, last mail an hour ago (>= resend_cooldown), nothing queued
   confirmed         confirmed row
 
-Seeding: 3*N addresses are signed up over HTTP, the intake worker is awaited (intake empty),
-then the rows are put into their states with SQL and the outbox is emptied. Each timed request
-uses an address of its own, so every sample meets its state exactly once (a re-signup of a
-pending-past-cooldown address queues a mail, which would change the state of a second one).
+Seeding: 3*N addresses (4*N with several lists) are signed up over HTTP, the intake worker is
+awaited (intake empty), then the rows are put into their states with SQL and the outbox is
+emptied. Each timed request uses an address of its own, so every sample meets its state exactly
+once (a re-signup of a pending-past-cooldown address queues a mail, which would change the state
+of a second one).
 
 Timing: one keep-alive connection, requests strictly one after another, the four states
 interleaved in random order, wall time from sending the request to reading the whole answer.
 Reports medians, the largest pairwise median difference, and the two-sample
 Kolmogorov-Smirnov statistic with its asymptotic p-value for every pair (implemented below,
 no scipy). Finally it checks that the states really took different paths in the worker.
+
+Several lists (--lists news,offers,club; default the one list `news`, as before): every timed
+request names all of them (`list=news&list=offers&list=club`, docs/http-api.md "Several lists in
+one form"), each list gets its own row, and the address's state is then a mix across the lists.
+The four states above become "the same on every list", and a fifth joins them:
+  mixed             each list in its own state (--mix, one state per list; default cycles through
+                    confirmed, pending_past, unknown, pending_cooldown: with news,offers,club
+                    confirmed on news, pending past cooldown on offers, unknown on club)
+Seeding signs each address up over HTTP for the lists it is to have a row on, then sets every
+row's state with SQL; the check afterwards counts an address as having taken its path only if
+every one of its lists did. The answer redirects to the first list's check-inbox page.
 
 Both the answer itself and the answer that FOLLOWS it are tested: with --gap-ms 0 the requests go
 back to back, so the next request can meet the background work the previous one caused (the
@@ -30,6 +42,7 @@ The intake worker applies `intake` on a jittered tick (~250 ms), not right behin
 so every wait for it polls the table until it is empty.
 
 usage: states.py --port 18082 --db DATA/signupd.sqlite3 [--n 600] [--gap-ms 0] [--seed 1] [--json OUT]
+                 [--lists news,offers,club [--mix confirmed,pending_past,unknown]]
 """
 
 import argparse
@@ -43,12 +56,19 @@ import sys
 import threading
 import time
 
-STATES = ["unknown", "pending_cooldown", "pending_past", "confirmed"]
-LIST = "news"
+# The states of one (list, address) row; with one list they are also the address's states.
+ROW_STATES = ["unknown", "pending_cooldown", "pending_past", "confirmed"]
+# With several lists: the states above on every list, plus "mixed" (a state per list, --mix).
+STATES = list(ROW_STATES)
+# The lists every timed request names, and each state's row state per list (set in main).
+LISTS = ["news"]
+PATTERN = {state: [state] for state in STATES}
+MIX_CYCLE = ["confirmed", "pending_past", "unknown", "pending_cooldown"]
 
 
-def body(address):
-    return f"email={address.replace('@', '%40')}&consent=yes&list={LIST}"
+def body(address, lists=None):
+    names = "".join(f"&list={name}" for name in (LISTS if lists is None else lists))
+    return f"email={address.replace('@', '%40')}&consent=yes{names}"
 
 
 class Client:
@@ -56,8 +76,10 @@ class Client:
         self.port = port
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
 
-    def signup(self, address):
-        payload = body(address)
+    def signup(self, address, lists=None):
+        """Times a signup of `address` for `lists` (default: every list of the run)."""
+        lists = LISTS if lists is None else lists
+        payload = body(address, lists)
         headers = {"Content-Type": "application/x-www-form-urlencoded"}
         start = time.perf_counter_ns()
         self.conn.request("POST", "/api/signup", payload, headers)
@@ -65,20 +87,21 @@ class Client:
         response.read()
         elapsed = time.perf_counter_ns() - start
         location = response.getheader("Location")
-        if response.status != 303 or location != f"/check-inbox?list={LIST}":
+        if response.status != 303 or location != f"/check-inbox?list={lists[0]}":
             raise SystemExit(f"unexpected answer {response.status} {location} for {address}")
         return elapsed
 
 
-def seed_signups(port, addresses, threads=8):
-    chunks = [addresses[i::threads] for i in range(threads)]
+def seed_signups(port, signups, threads=8):
+    """Signs up every (address, lists) of `signups` over HTTP, on `threads` connections."""
+    chunks = [signups[i::threads] for i in range(threads)]
     errors = []
 
     def work(chunk):
         try:
             client = Client(port)
-            for address in chunk:
-                client.signup(address)
+            for address, lists in chunk:
+                client.signup(address, lists)
         except BaseException as error:  # noqa: BLE001 - reported below
             errors.append(error)
 
@@ -108,31 +131,41 @@ def wait_for_intake(db, timeout=120):
         time.sleep(0.1)
 
 
+ROW_SQL = {
+    "pending_cooldown": "UPDATE subscribers SET confirmation_sent_at = ?2 WHERE list_id = ?3 AND email = ?1",
+    "pending_past": "UPDATE subscribers SET confirmation_sent_at = ?2 - 3600 WHERE list_id = ?3 AND email = ?1",
+    "confirmed": "UPDATE subscribers SET status = 'confirmed', confirmation_sent_at = ?2 - 60, "
+    "confirmed_at = ?2, confirm_method = 'button', confirm_delay_secs = 60, confirm_hash = NULL, "
+    "confirm_expires_at = NULL WHERE list_id = ?3 AND email = ?1",
+}
+
+
+def seeded_lists(state):
+    """The lists an address of `state` is signed up for before the timing (a row to set)."""
+    return [name for name, row in zip(LISTS, PATTERN[state]) if row != "unknown"]
+
+
 def set_states(db, groups, now):
+    """Puts every row of the addresses of `groups` (state -> addresses) into its state: each
+    list's row in PATTERN[state] for that list (no row where that is `unknown`)."""
     db.execute("BEGIN IMMEDIATE")
     for state, addresses in groups.items():
-        db.executemany(
-            {
-                "pending_cooldown": "UPDATE subscribers SET confirmation_sent_at = ?2 WHERE list_id = 'news' AND email = ?1",
-                "pending_past": "UPDATE subscribers SET confirmation_sent_at = ?2 - 3600 WHERE list_id = 'news' AND email = ?1",
-                "confirmed": "UPDATE subscribers SET status = 'confirmed', confirmation_sent_at = ?2 - 60, "
-                "confirmed_at = ?2, confirm_method = 'button', confirm_delay_secs = 60, confirm_hash = NULL, "
-                "confirm_expires_at = NULL WHERE list_id = 'news' AND email = ?1",
-            }[state],
-            [(address, now) for address in addresses],
-        )
+        for name, row in zip(LISTS, PATTERN[state]):
+            if row != "unknown":
+                db.executemany(ROW_SQL[row], [(address, now, name) for address in addresses])
     db.execute("DELETE FROM outbox")
     db.execute("COMMIT")
     for state, addresses in groups.items():
         marks = ",".join("?" * len(addresses))
-        rows = db.execute(
-            f"SELECT status, confirmation_sent_at IS NOT NULL, count(*) FROM subscribers "
-            f"WHERE list_id = 'news' AND email IN ({marks}) GROUP BY 1, 2",
-            addresses,
-        ).fetchall()
-        expected = ("confirmed" if state == "confirmed" else "pending", 1, len(addresses))
-        if rows != [expected]:
-            raise SystemExit(f"seeding {state}: got {rows}, expected {[expected]}")
+        for name, row in zip(LISTS, PATTERN[state]):
+            rows = db.execute(
+                f"SELECT status, confirmation_sent_at IS NOT NULL, count(*) FROM subscribers "
+                f"WHERE list_id = ? AND email IN ({marks}) GROUP BY 1, 2",
+                [name, *addresses],
+            ).fetchall()
+            expected = [] if row == "unknown" else [("confirmed" if row == "confirmed" else "pending", 1, len(addresses))]
+            if rows != expected:
+                raise SystemExit(f"seeding {state} ({name} {row}): got {rows}, expected {expected}")
 
 
 def median_spread(medians):
@@ -141,10 +174,12 @@ def median_spread(medians):
 
 
 def paths(db, groups, seeded_at, before=False):
-    """How many addresses of each state show the state table's action for that state:
+    """How many addresses of each state show the state table's action for that state on every
+    list (each list's row by its own state in PATTERN):
     unknown -> a new pending row; pending in cooldown -> untouched, nothing queued;
     pending past cooldown -> a resend queued (in the outbox, or already sent and re-stamped);
-    confirmed -> untouched, nothing queued. With before=True: how many are in their seeded state."""
+    confirmed -> untouched, nothing queued. With before=True: how many are in their seeded state
+    on every list (no row where the list's state is unknown); the all-unknown state is left out."""
     queued = "EXISTS (SELECT 1 FROM outbox WHERE outbox.subscriber_id = subscribers.id)"
     where = {
         "unknown": "status = 'pending'",
@@ -159,11 +194,21 @@ def paths(db, groups, seeded_at, before=False):
     counts = {}
     for state in STATES[1:] if before else STATES:
         addresses = groups[state]
-        marks = ",".join(f"?{i + 2}" for i in range(len(addresses)))
-        (counts[state],) = db.execute(
-            f"SELECT count(*) FROM subscribers WHERE list_id = 'news' AND email IN ({marks}) AND {where[state]}",
-            [seeded_at, *addresses],
-        ).fetchone()
+        marks = ",".join(f"?{i + 3}" for i in range(len(addresses)))
+        took = set(addresses)
+        for name, row in zip(LISTS, PATTERN[state]):
+            if before and row == "unknown":
+                having = {e for (e,) in db.execute(
+                    f"SELECT email FROM subscribers WHERE list_id = ?2 AND email IN ({marks})",
+                    [seeded_at, name, *addresses],
+                )}
+                took -= having
+            else:
+                took &= {e for (e,) in db.execute(
+                    f"SELECT email FROM subscribers WHERE list_id = ?2 AND email IN ({marks}) AND {where[row]}",
+                    [seeded_at, name, *addresses],
+                )}
+        counts[state] = len(took)
     return counts
 
 
@@ -221,8 +266,29 @@ def main():
     parser.add_argument("--gap-ms", type=float, default=0.0, help="pause after each answer, not timed")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", help="write the raw samples and results here")
+    parser.add_argument(
+        "--lists", default="news", help="comma-separated: the lists every timed request names (default: news alone)"
+    )
+    parser.add_argument(
+        "--mix",
+        help="with several lists: the state of each list in the `mixed` state, comma-separated, one per list "
+        f"(default: {','.join(MIX_CYCLE)} in turn)",
+    )
     args = parser.parse_args()
     self_test()
+    LISTS[:] = args.lists.split(",")
+    if len(set(LISTS)) != len(LISTS) or not all(LISTS):
+        parser.error(f"--lists {args.lists}: each list once, none empty")
+    for state in ROW_STATES:
+        PATTERN[state] = [state] * len(LISTS)
+    if len(LISTS) > 1:
+        mix = args.mix.split(",") if args.mix else [MIX_CYCLE[i % len(MIX_CYCLE)] for i in range(len(LISTS))]
+        if len(mix) != len(LISTS) or not set(mix) <= set(ROW_STATES) or len(set(mix)) < 2:
+            parser.error(f"--mix: one of {ROW_STATES} per list, at least two different")
+        STATES.append("mixed")
+        PATTERN["mixed"] = mix
+    elif args.mix:
+        parser.error("--mix needs several lists")
 
     rng = random.Random(args.seed)
     tag = f"s{int(time.time()):x}{rng.randrange(1 << 16):04x}"
@@ -232,8 +298,9 @@ def main():
     }
     db = connect(args.db)
 
-    print(f"seeding {3 * args.n} addresses ...", file=sys.stderr)
-    seed_signups(args.port, groups["pending_cooldown"] + groups["pending_past"] + groups["confirmed"])
+    seeding = [(address, seeded_lists(state)) for state in STATES[1:] for address in groups[state]]
+    print(f"seeding {len(seeding)} addresses on {','.join(LISTS)} ...", file=sys.stderr)
+    seed_signups(args.port, seeding)
     wait_for_intake(db)
     seeded_at = int(time.time())
     set_states(db, {s: groups[s] for s in STATES[1:]}, seeded_at)
@@ -317,6 +384,11 @@ def main():
         ) >= lag_spread
     lag_spread_p = (lag_as_far + 1) / (permutations + 1)
 
+    if len(LISTS) > 1:
+        print(
+            f"lists {','.join(LISTS)} named in every request; mixed = "
+            + ", ".join(f"{row} on {name}" for name, row in zip(LISTS, PATTERN["mixed"]))
+        )
     print(f"{'state':<18}{'n':>6}{'median_us':>11}{'p10_us':>9}{'p90_us':>9}{'p99_us':>9}{'mean_us':>9}")
     for state in STATES:
         xs = sorted(samples[state])
@@ -342,7 +414,7 @@ def main():
     print(f"  max pairwise median difference (lag-1): {lag_spread:.2f} % (random relabelling p = {lag_spread_p:.3f})")
     for name, r in lag.items():
         print(f"KS (lag-1) {name:<34} D={r['D']:.4f} p={r['p']:.4f}")
-    print(f"KS (lag-1) min p over all six pairs: {min(r['p'] for r in lag_all.values()):.4f}")
+    print(f"KS (lag-1) min p over all {len(lag_all)} pairs: {min(r['p'] for r in lag_all.values()):.4f}")
     print(f"state table actions seen per state (expected {args.n} each): {outcome} {'OK' if paths_ok else 'UNEXPECTED'}")
     vs_unknown = [pairs[f"unknown~{s}"]["p"] for s in STATES[1:]]
     lag_vs_unknown = [r["p"] for r in lag.values()]
@@ -355,12 +427,12 @@ def main():
         f"min_ks_p_lag1={min(lag_vs_unknown):.4f} min_ks_p_lag1_all_pairs={min(r['p'] for r in lag_all.values()):.4f} "
         f"min_ks_p_all_pairs={min(r['p'] for r in pairs.values()):.4f} answer_met={'yes' if answer_met else 'no'} "
         f"lag1_met={'yes' if lag_met else 'no'} target_met={'yes' if met else 'no'} "
-        f"paths_ok={'yes' if paths_ok else 'no'}"
+        f"paths_ok={'yes' if paths_ok else 'no'} lists={','.join(LISTS)}"
     )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(
-                {"gap_ms": args.gap_ms, "samples_us": samples, "sequence": sequence, "medians_us": medians, "median_spread_pct": spread,
+                {"gap_ms": args.gap_ms, "lists": LISTS, "pattern": PATTERN, "samples_us": samples, "sequence": sequence, "medians_us": medians, "median_spread_pct": spread,
                  "median_spread_perm_p": spread_p, "ks": pairs, "ks_lag1": lag, "ks_lag1_all_pairs": lag_all,
                  "lag1_medians_us": lag_medians, "lag1_median_spread_pct": lag_spread, "lag1_spread_perm_p": lag_spread_p, "actions_per_state": outcome},
                 f,
