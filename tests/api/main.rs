@@ -15,6 +15,7 @@ mod docs;
 mod domains;
 mod edges;
 mod flood;
+mod grafana;
 mod health;
 mod helpers;
 mod loader;
