@@ -97,8 +97,7 @@ awk '{print $NF}' "$work/contents" | sed 's|^\./||; s|/$||' | grep -v '^$' | sor
         usr/share/doc/signupd/README.md usr/share/doc/signupd/changelog.Debian.gz \
         usr/share/doc/signupd/copyright usr/share/doc/signupd/examples \
         usr/share/doc/signupd/examples/config.example.toml \
-        usr/share/man usr/share/man/man8 usr/share/man/man8/signupd.8.gz \
-        usr/share/signupd usr/share/signupd/grafana usr/share/signupd/grafana/signupd.json
+        usr/share/man usr/share/man/man8 usr/share/man/man8/signupd.8.gz
     for page in "$repo"/docs/*.md; do echo "usr/share/doc/signupd/$(basename "$page")"; done
 } | sort >"$work/expected"
 if diff "$work/expected" "$work/paths" >"$work/paths.diff"; then

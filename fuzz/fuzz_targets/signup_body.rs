@@ -45,7 +45,11 @@ fuzz_target!(|data: &[u8]| {
         let _ = EmailAddress::parse(email);
     }
     // Every field value came out of the body, so none can be longer than it.
-    for value in [&fields.email, &fields.list, &fields.website, &fields.return_to].into_iter().flatten() {
+    let single = [&fields.email, &fields.source, &fields.website, &fields.return_to].into_iter().flatten();
+    let repeated = fields.lists.iter().chain(&fields.tags).chain(&fields.offered);
+    for value in single.chain(repeated.clone()) {
         assert!(value.len() <= body_len.max(MAX_FIELDS) * 3, "a field longer than its body");
     }
+    // Repeated fields (`list`, `tags`, `offered`) each took at least one byte of the body.
+    assert!(repeated.count() <= body_len, "more repeated values than bytes in the body");
 });
