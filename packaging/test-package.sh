@@ -97,7 +97,8 @@ awk '{print $NF}' "$work/contents" | sed 's|^\./||; s|/$||' | grep -v '^$' | sor
         usr/share/doc/signupd/README.md usr/share/doc/signupd/changelog.Debian.gz \
         usr/share/doc/signupd/copyright usr/share/doc/signupd/examples \
         usr/share/doc/signupd/examples/config.example.toml \
-        usr/share/man usr/share/man/man8 usr/share/man/man8/signupd.8.gz
+        usr/share/man usr/share/man/man8 usr/share/man/man8/signupd.8.gz \
+        usr/share/signupd usr/share/signupd/grafana usr/share/signupd/grafana/signupd.json
     for page in "$repo"/docs/*.md; do echo "usr/share/doc/signupd/$(basename "$page")"; done
 } | sort >"$work/expected"
 if diff "$work/expected" "$work/paths" >"$work/paths.diff"; then
@@ -116,6 +117,10 @@ check "no path in the package is writable by group or others" \
 mkdir -p "$work/root"
 dpkg-deb -x "$deb" "$work/root"
 check "the shipped configuration is packaging/signupd.toml" cmp -s "$repo/packaging/signupd.toml" "$work/root/etc/signupd/signupd.toml"
+check "the shipped Grafana dashboard is packaging/grafana/signupd.json" \
+    cmp -s "$repo/packaging/grafana/signupd.json" "$work/root/usr/share/signupd/grafana/signupd.json"
+check "the Grafana dashboard is -rw-r--r-- root/root" \
+    test "$(entry_mode usr/share/signupd/grafana/signupd.json)" = "-rw-r--r-- root/root"
 check "the unit points at no web address (Documentation= is a file shipped in the package)" \
     bash -c "! grep -qE 'https?://' '$work/root/lib/systemd/system/signupd.service' && grep -qx 'Documentation=file:/usr/share/doc/signupd/install.md' '$work/root/lib/systemd/system/signupd.service'"
 
