@@ -12,7 +12,7 @@ import path from 'node:path';
 
 import { check, ok } from './lib/checks.mjs';
 import { waitForMailLink } from './lib/mail.mjs';
-import { checkPage, navigateBy } from './lib/page.mjs';
+import { checkPage, jsOffPage, navigateBy } from './lib/page.mjs';
 import { startServer } from './lib/server.mjs';
 
 // A thank-you page on 127.0.0.1, any free port; records every request as "METHOD /path?query".
@@ -39,18 +39,6 @@ async function startThanksServer() {
   };
 }
 
-async function newPage(browser) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, javaScriptEnabled: false });
-  context.setDefaultTimeout(10_000);
-  context.setDefaultNavigationTimeout(15_000);
-  const page = await context.newPage();
-  const consoleErrors = [];
-  page.on('console', (message) => {
-    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) consoleErrors.push(message.text());
-  });
-  return { context, page, consoleErrors };
-}
-
 // Signs `address` up through the hosted form and returns its confirm link.
 async function signUpInBrowser(page, server, address, seen) {
   const response = await page.goto(`${server.base}/`);
@@ -73,9 +61,7 @@ export async function confirmedUrlFlow(browser, binary, dir) {
   const seen = new Set();
   try {
     // ---- the confirm page allows the thank-you origin as a form target, and the browser gets there
-    const { context, page, consoleErrors } = await newPage(browser);
-    await page.setContent('<title>before</title><script>document.title = "after"</script>');
-    check((await page.title()) === 'before', 'confirmed_url: JavaScript is off in the browser context (a <script> does not run)');
+    const { context, page, consoleErrors } = await jsOffPage(browser, 'confirmed_url');
     const link = await signUpInBrowser(page, server, 'thanks-reader@example.com', seen);
     let response = await page.goto(link);
     await checkPage(page, response, 'confirmed_url: GET /confirm', {
@@ -110,7 +96,7 @@ export async function confirmedUrlFlow(browser, binary, dir) {
     await context.close();
 
     // ---- control: the same page with the origin taken out of form-action again
-    const control = await newPage(browser);
+    const control = await jsOffPage(browser, 'confirmed_url control');
     const controlLink = await signUpInBrowser(control.page, server, 'thanks-control@example.com', seen);
     await control.page.route('**/confirm?token=*', async (route) => {
       const answer = await route.fetch();

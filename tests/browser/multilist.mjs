@@ -10,7 +10,7 @@ import path from 'node:path';
 
 import { check, ok } from './lib/checks.mjs';
 import { readMail, waitForMailLink } from './lib/mail.mjs';
-import { checkPage, navigateBy, startFromTop } from './lib/page.mjs';
+import { checkPage, jsOffPage, navigateBy, startFromTop } from './lib/page.mjs';
 
 // Two lists of one sender (one mail confirms both) and one of another.
 export const MULTI_LISTS = [
@@ -90,19 +90,7 @@ function mailsTo(mailDir, to) {
 
 export async function multiListFlow(browser, server) {
   const { base, mailDir } = server;
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, javaScriptEnabled: false });
-  context.setDefaultTimeout(10_000);
-  context.setDefaultNavigationTimeout(15_000);
-  const page = await context.newPage();
-  const consoleErrors = [];
-  page.on('console', (message) => {
-    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) consoleErrors.push(message.text());
-  });
-  page.on('requestfailed', (request) => consoleErrors.push(`${request.failure()?.errorText} ${request.url()}`));
-
-  // JavaScript is really off: a script in a page of this context does not run.
-  await page.setContent('<title>before</title><script>document.title = "after"</script>');
-  check((await page.title()) === 'before', 'multi-list: JavaScript is off in the browser context (a <script> does not run)');
+  const { context, page, consoleErrors } = await jsOffPage(browser, 'multi-list');
 
   // ---- the form: a checkbox per list
   let response = await page.goto(`${base}${MULTI_FORM_PATH}`);

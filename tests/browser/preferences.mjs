@@ -9,7 +9,7 @@
 
 import { check, ok } from './lib/checks.mjs';
 import { waitForMailLink } from './lib/mail.mjs';
-import { checkPage, navigateBy, startFromTop } from './lib/page.mjs';
+import { checkPage, jsOffPage, navigateBy, startFromTop } from './lib/page.mjs';
 import { MULTI_LISTS } from './multilist.mjs';
 
 const byId = Object.fromEntries(MULTI_LISTS.map((list) => [list.id, list]));
@@ -60,18 +60,7 @@ async function focusedId(page) {
 
 export async function preferencesFlow(browser, server) {
   const { base, mailDir } = server;
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, javaScriptEnabled: false });
-  context.setDefaultTimeout(10_000);
-  context.setDefaultNavigationTimeout(15_000);
-  const page = await context.newPage();
-  const consoleErrors = [];
-  page.on('console', (message) => {
-    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) consoleErrors.push(message.text());
-  });
-  page.on('requestfailed', (request) => consoleErrors.push(`${request.failure()?.errorText} ${request.url()}`));
-
-  await page.setContent('<title>before</title><script>document.title = "after"</script>');
-  check((await page.title()) === 'before', 'preferences: JavaScript is off in the browser context (a <script> does not run)');
+  const { context, page, consoleErrors } = await jsOffPage(browser, 'preferences');
 
   // ---- sign up for Alpha News alone, and confirm it
   const address = 'pref-reader@example.com';

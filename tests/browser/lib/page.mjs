@@ -72,3 +72,22 @@ export async function navigateBy(page, action) {
   await action();
   return navigation;
 }
+
+// A page in a fresh browser context with JavaScript off, as every flow that proves the pages
+// need no script uses: 1280 px wide, the suite's timeouts, console errors (CSP violations among
+// them) and failed loads collected in `consoleErrors` for the flow to check at its end, and the
+// proof that JavaScript really is off (a <script> in a page of this context does not run).
+export async function jsOffPage(browser, label) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, javaScriptEnabled: false });
+  context.setDefaultTimeout(10_000);
+  context.setDefaultNavigationTimeout(15_000);
+  const page = await context.newPage();
+  const consoleErrors = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) consoleErrors.push(message.text());
+  });
+  page.on('requestfailed', (request) => consoleErrors.push(`${request.failure()?.errorText} ${request.url()}`));
+  await page.setContent('<title>before</title><script>document.title = "after"</script>');
+  check((await page.title()) === 'before', `${label}: JavaScript is off in the browser context (a <script> does not run)`);
+  return { context, page, consoleErrors };
+}
