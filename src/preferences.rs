@@ -129,17 +129,32 @@ impl<'a> Preferences<'a> {
         self.subscriptions.config
     }
 
-    /// The row `target` names and every row of its address. Reads only.
+    /// The row `target` names and the address's rows on that row's sender's lists (none when
+    /// its list is no longer configured). Reads only.
     async fn find(&self, target: &RemovalTarget) -> anyhow::Result<Found> {
         let target = target.clone();
-        let list_ids: Vec<String> = self.config().lists.iter().map(|list| list.id.as_ref().to_owned()).collect();
+        // Which lists each list's page shows, worked out before the read: the row decides which
+        // of them are looked up, so no other sender's list costs a lookup.
+        let senders: Vec<(String, Vec<String>)> = self
+            .config()
+            .lists
+            .iter()
+            .map(|list| {
+                let ids = sender_lists(self.config(), list).iter().map(|list| list.id.as_ref().to_owned()).collect();
+                (list.id.as_ref().to_owned(), ids)
+            })
+            .collect();
         self.subscriptions
             .db
             .run(move |conn| {
                 let Some(row) = target.find(conn)? else {
                     return Ok(None);
                 };
-                let lists: Vec<&str> = list_ids.iter().map(String::as_str).collect();
+                let lists: Vec<&str> = senders
+                    .iter()
+                    .find(|(list, _)| *list == row.list_id)
+                    .map(|(_, ids)| ids.iter().map(String::as_str).collect())
+                    .unwrap_or_default();
                 let rows = rows::rows_of_address(conn, &row.email, &lists)?;
                 Ok::<_, anyhow::Error>(Some((row, rows)))
             })
