@@ -41,6 +41,8 @@ pub fn server(state: &AppState) -> anyhow::Result<Option<(Server, u16)>> {
             .route("/status", read().to(crate::status::status_page))
             .route("/static/style.css", read().to(crate::routes::stylesheet))
             .route("/static/status.css", read().to(crate::status::stylesheet))
+            // A browser opening the status page asks for it by itself.
+            .route("/favicon.ico", read().to(|| async { HttpResponse::NoContent().finish() }))
     })
     .workers(1)
     .disable_signals()

@@ -6,10 +6,10 @@
 /// The SVG coordinate space: the chart is scaled to the page's width.
 pub const WIDTH: f64 = 640.0;
 pub const HEIGHT: f64 = 240.0;
-const LEFT: f64 = 56.0;
-const RIGHT: f64 = 12.0;
+const LEFT: f64 = 64.0;
+const RIGHT: f64 = 28.0;
 const TOP: f64 = 14.0;
-const BOTTOM: f64 = 30.0;
+const BOTTOM: f64 = 34.0;
 
 /// How many series colours the stylesheet has.
 const CLASSES: usize = 8;
@@ -50,7 +50,8 @@ pub struct Bar {
     pub class: &'static str,
 }
 
-/// A line: its segments (`points` of an SVG polyline) between gaps, and a dot per value.
+/// A line: its segments (`points` of an SVG polyline) between gaps, and a dot for each value
+/// alone between two gaps.
 #[derive(Debug, Clone)]
 pub struct Line {
     pub segments: Vec<String>,
@@ -238,21 +239,26 @@ pub fn lines(frame: Frame, series: &[Series<'_, Option<f64>>], unit: Unit, at_le
     let mut chart = frame.chart(top_value, unit);
     for s in series {
         let mut line = Line { segments: Vec::new(), dots: Vec::new(), class: s.class };
-        let mut segment: Vec<String> = Vec::new();
+        // A value between two gaps would be a line of no length: it gets a dot instead.
+        let mut segment: Vec<(f64, f64)> = Vec::new();
+        let close = |segment: &mut Vec<(f64, f64)>, line: &mut Line| match segment.as_slice() {
+            [] => {}
+            [alone] => {
+                line.dots.push(*alone);
+                segment.clear();
+            }
+            points => {
+                line.segments.push(points.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect::<Vec<_>>().join(" "));
+                segment.clear();
+            }
+        };
         for (index, value) in s.values.iter().enumerate() {
             match value {
-                Some(value) => {
-                    let point = (centers[index], y_of(*value, top_value));
-                    segment.push(format!("{:.1},{:.1}", point.0, point.1));
-                    line.dots.push(point);
-                }
-                None if !segment.is_empty() => line.segments.push(std::mem::take(&mut segment).join(" ")),
-                None => {}
+                Some(value) => segment.push((centers[index], y_of(*value, top_value))),
+                None => close(&mut segment, &mut line),
             }
         }
-        if !segment.is_empty() {
-            line.segments.push(segment.join(" "));
-        }
+        close(&mut segment, &mut line);
         chart.lines.push(line);
     }
     chart.legend = series.iter().map(|s| Legend { class: s.class, label: s.label.clone(), dashed: false }).collect();
@@ -303,11 +309,11 @@ mod tests {
 
     #[test]
     fn a_line_breaks_where_a_bucket_has_no_value() {
-        let values = [Some(0.5), None, Some(1.0), Some(0.25)];
+        let values = [Some(0.5), None, Some(1.0), Some(0.25), None, Some(0.5), Some(0.5)];
         let series = [Series { label: "rate".into(), class: "s0", values: &values[..] }];
-        let chart = lines(frame(4), &series, Unit::Percent, 1.0);
+        let chart = lines(frame(7), &series, Unit::Percent, 1.0);
         assert_eq!(chart.lines[0].segments.len(), 2);
-        assert_eq!(chart.lines[0].dots.len(), 3);
+        assert_eq!(chart.lines[0].dots.len(), 1, "the first value stands alone");
         assert_eq!(chart.y_ticks.last().map(|tick| tick.label.as_str()), Some("100%"));
     }
 }
