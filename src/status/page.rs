@@ -8,7 +8,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 
 use super::chart::{self, Chart, Frame, Series, Unit};
-use super::view::{Aggregate, Range, aggregate, rate};
+use super::view::{Aggregate, Range, rate};
 use crate::clock::UnixSeconds;
 use crate::metrics::tally::SERVICE;
 use crate::state::AppState;
@@ -99,8 +99,16 @@ pub async fn status_page(
     };
     let now = state.clock.now();
     let (first, last) = range.hours(now);
-    let rows = match state.db.run(move |conn| Ok::<_, anyhow::Error>(rollups::between(conn, first, last)?)).await {
-        Ok(rows) => rows,
+    let read = state
+        .db
+        .run(move |conn| {
+            let mut data = Aggregate::new(range, now);
+            rollups::visit_between(conn, first, last, |hour, list, series, value| data.add(hour, list, series, value))?;
+            Ok::<_, anyhow::Error>(data)
+        })
+        .await;
+    let data = match read {
+        Ok(data) => data,
         Err(error) => {
             tracing::error!(error = format!("{error:#}"), "status page: cannot read the rollups");
             return HttpResponse::ServiceUnavailable()
@@ -108,7 +116,7 @@ pub async fn status_page(
                 .body("the database cannot be read\n");
         }
     };
-    let page = build(state, &aggregate(&rows, range, now), now);
+    let page = build(state, &data, now);
     match page.render() {
         Ok(body) => HttpResponse::build(StatusCode::OK).content_type("text/html; charset=utf-8").body(body),
         Err(error) => {

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::clock::UnixSeconds;
-use crate::storage::rollups::{HOUR, Rollup, hour_of};
+use crate::storage::rollups::{GAUGE_PREFIX, HOUR, Rollup, hour_of};
 
 /// The two views of the page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,43 +67,67 @@ pub struct Aggregate {
     pub range: Range,
     /// The first hour of each bucket, oldest first.
     pub starts: Vec<i64>,
-    /// Per list (`""`: service-wide) and series, one value per bucket.
-    pub series: BTreeMap<(String, String), Vec<i64>>,
+    /// The current hour: later rows are left out.
+    last: i64,
+    /// Per list (`""`: service-wide), per series, one value per bucket.
+    series: BTreeMap<String, BTreeMap<String, Vec<i64>>>,
 }
 
 /// Whether a series is a gauge (its hour holds the largest sample, and a day its largest hour)
 /// rather than a count.
 pub fn is_gauge(series: &str) -> bool {
-    series.starts_with("queue.")
+    series.starts_with(GAUGE_PREFIX)
 }
 
-/// Sums `rows` into the buckets of `range` at `now`: counts added, gauges kept at their
-/// maximum. Rows outside the range are left out.
+/// Sums `rows` into the buckets of `range` at `now` ([`Aggregate::add`] each).
 pub fn aggregate(rows: &[Rollup], range: Range, now: UnixSeconds) -> Aggregate {
-    let first = range.first_hour(now);
-    let width = range.bucket_hours();
-    let buckets = usize::try_from(range.buckets()).unwrap_or(0);
-    let starts = (0..range.buckets()).map(|index| first + index * width).collect();
-    let mut series: BTreeMap<(String, String), Vec<i64>> = BTreeMap::new();
+    let mut aggregate = Aggregate::new(range, now);
     for row in rows {
-        let Ok(index) = usize::try_from((row.hour - first).div_euclid(width)) else { continue };
-        if index >= buckets || row.hour > hour_of(now) {
-            continue;
-        }
-        let values = series.entry((row.list.clone(), row.series.clone())).or_insert_with(|| vec![0; buckets]);
-        if is_gauge(&row.series) {
-            values[index] = values[index].max(row.value);
-        } else {
-            values[index] += row.value;
-        }
+        aggregate.add(row.hour, &row.list, &row.series, row.value);
     }
-    Aggregate { range, starts, series }
+    aggregate
 }
 
 impl Aggregate {
+    /// The empty buckets of `range` at `now`.
+    pub fn new(range: Range, now: UnixSeconds) -> Self {
+        let first = range.first_hour(now);
+        let starts = (0..range.buckets()).map(|index| first + index * range.bucket_hours()).collect();
+        Self { range, starts, last: hour_of(now), series: BTreeMap::new() }
+    }
+
+    /// Adds one stored hour: a count to its bucket's sum, a gauge to its bucket's maximum. An
+    /// hour outside the range is left out. Allocates only for a list or series not seen yet, so
+    /// summing 30 days of hours costs two map lookups each.
+    pub fn add(&mut self, hour: i64, list: &str, series: &str, value: i64) {
+        let first = self.starts.first().copied().unwrap_or(0);
+        let Ok(index) = usize::try_from((hour - first).div_euclid(self.range.bucket_hours())) else { return };
+        if index >= self.starts.len() || hour > self.last {
+            return;
+        }
+        let buckets = self.starts.len();
+        if !self.series.contains_key(list) {
+            self.series.insert(list.to_owned(), BTreeMap::new());
+        }
+        let Some(of_list) = self.series.get_mut(list) else { return };
+        if !of_list.contains_key(series) {
+            of_list.insert(series.to_owned(), vec![0; buckets]);
+        }
+        let Some(values) = of_list.get_mut(series) else { return };
+        if is_gauge(series) {
+            values[index] = values[index].max(value);
+        } else {
+            values[index] += value;
+        }
+    }
+
     /// The values of `series` of `list`, zeros when nothing was stored.
     pub fn values(&self, list: &str, series: &str) -> Vec<i64> {
-        self.series.get(&(list.to_owned(), series.to_owned())).cloned().unwrap_or_else(|| vec![0; self.starts.len()])
+        self.series
+            .get(list)
+            .and_then(|of_list| of_list.get(series))
+            .cloned()
+            .unwrap_or_else(|| vec![0; self.starts.len()])
     }
 
     /// The labels of the series of `list` in `family` (`signups` → `accepted`, `rate_limited`…)
@@ -111,18 +135,17 @@ impl Aggregate {
     pub fn labels(&self, list: &str, family: &str) -> Vec<String> {
         let prefix = format!("{family}.");
         self.series
-            .iter()
-            .filter(|((l, series), values)| l == list && series.starts_with(&prefix) && values.iter().any(|v| *v != 0))
-            .map(|((_, series), _)| series[prefix.len()..].to_owned())
+            .get(list)
+            .into_iter()
+            .flatten()
+            .filter(|(series, values)| series.starts_with(&prefix) && values.iter().any(|v| *v != 0))
+            .map(|(series, _)| series[prefix.len()..].to_owned())
             .collect()
     }
 
     /// The lists with a value in the range, the service-wide series left out.
     pub fn lists(&self) -> Vec<String> {
-        let mut lists: Vec<String> =
-            self.series.keys().map(|(list, _)| list.clone()).filter(|list| !list.is_empty()).collect();
-        lists.dedup();
-        lists
+        self.series.keys().filter(|list| !list.is_empty()).cloned().collect()
     }
 
     /// The Unix time a bucket starts at.

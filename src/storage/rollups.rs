@@ -47,6 +47,31 @@ pub fn raise(conn: &Connection, hour: i64, list: &str, series: &str, value: i64)
     Ok(())
 }
 
+/// Series named with this prefix are gauges (an hour holds its largest sample); the others are
+/// counts.
+pub const GAUGE_PREFIX: &str = "queue.";
+
+/// Calls `visit(hour, list, series, value)` for every value from hour `first` to hour `last`,
+/// both included, in primary-key order: a range scan of the key, whatever the table's age, and
+/// nothing copied per row (the status page sums about 30,000 rows for its 30 days; SQLite's own
+/// `GROUP BY` over a computed bucket would sort them first, which measured ten times slower).
+pub fn visit_between(
+    conn: &Connection,
+    first: i64,
+    last: i64,
+    mut visit: impl FnMut(i64, &str, &str, i64),
+) -> rusqlite::Result<()> {
+    let mut statement = conn.prepare_cached(
+        "SELECT hour, list, series, value FROM rollups WHERE hour >= ?1 AND hour <= ?2 ORDER BY hour, list, series",
+    )?;
+    let mut rows = statement.query(params![first, last])?;
+    while let Some(row) = rows.next()? {
+        let text = |index: usize| row.get_ref(index).and_then(|value| Ok(value.as_str()?));
+        visit(row.get(0)?, text(1)?, text(2)?, row.get(3)?);
+    }
+    Ok(())
+}
+
 /// Every value from hour `first` to hour `last`, both included, oldest first: a range scan of
 /// the primary key, whatever the table's age.
 pub fn between(conn: &Connection, first: i64, last: i64) -> rusqlite::Result<Vec<Rollup>> {
@@ -90,6 +115,13 @@ mod tests {
                 Rollup { hour: 10, list: "news".into(), series: "signups.accepted".into(), value: 5 },
             ]
         );
+        let mut visited = Vec::new();
+        visit_between(&conn, 10, 11, |hour, list, series, value| {
+            visited.push((hour, list.to_owned(), series.to_owned(), value))
+        })
+        .unwrap();
+        let read: Vec<_> = rows.iter().map(|r| (r.hour, r.list.clone(), r.series.clone(), r.value)).collect();
+        assert_eq!(visited, read, "the same rows, visited");
         assert_eq!(delete_before(&conn, 10).unwrap(), 1);
         assert_eq!(between(&conn, 0, 100).unwrap().len(), 3);
         let plan: String = conn
