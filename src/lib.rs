@@ -27,7 +27,7 @@
 //!   `signup::intake` (record a signup), `signup::state_table` (apply intake), `mail::queue`
 //!   (claim and settle mail), `webhooks::worker` (claim and settle deliveries),
 //!   [`subscription`] (confirm, remove), [`preferences`] (save the preference page),
-//!   [`scheduler`] (cleanup), and the writer's readiness
+//!   [`scheduler`] (cleanup), [`status`] (the status page's rollups), and the writer's readiness
 //!   probe. Everything else reads through the `query_only` pool [`storage::Db`]. All SQL of
 //!   the program lives here, in functions named for what they answer, one file per table
 //!   family; migrations are split by schema version.
