@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use crate::background::{Round, Shutdown, Worker};
 use crate::clock::Clock;
-use crate::metrics::tally::{Count, SERVICE, TALLY};
+use crate::metrics::tally::{Count, SERVICE, TALLY, Tally};
 use crate::state::AppState;
 use crate::storage::{Batch, Command, Db, Writer, figures, rollups};
 
@@ -29,6 +29,8 @@ pub struct Recorder {
     db: Db,
     writer: Writer,
     clock: Arc<dyn Clock>,
+    /// The process's [`TALLY`]; a test's own elsewhere.
+    tally: &'static Tally,
     /// The hour of `stored` and the gauges stored for it, so an unchanged queue is not
     /// written again every tick.
     stored: (i64, BTreeMap<String, i64>),
@@ -40,6 +42,7 @@ impl Recorder {
             db: state.db.clone(),
             writer: state.writer.clone(),
             clock: state.clock.clone(),
+            tally: &TALLY,
             stored: (i64::MIN, BTreeMap::new()),
         }
     }
@@ -63,13 +66,13 @@ impl Recorder {
             })
             .filter(|(series, value)| *value > self.stored.1.get(series).copied().unwrap_or(0))
             .collect();
-        let counts = TALLY.take();
+        let counts = self.tally.take();
         if counts.is_empty() && gauges.is_empty() {
             return Ok(false);
         }
         let command = StoreRollups { hour, counts: counts.clone(), gauges: gauges.clone() };
         if let Err(error) = self.writer.execute(command).await {
-            TALLY.give_back(counts);
+            self.tally.give_back(counts);
             return Err(anyhow::Error::new(error).context("cannot store the status page's rollups"));
         }
         self.stored.1.extend(gauges);
@@ -114,5 +117,83 @@ impl Command for StoreRollups {
             rollups::raise(conn, self.hour, SERVICE, series, *value)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::metrics::tally::family;
+
+    /// 2026-12-02T09:20:00Z.
+    const NOW: i64 = 1_796_203_200;
+
+    fn stored(path: &std::path::Path) -> Vec<(i64, String, String, i64)> {
+        let conn = rusqlite::Connection::open(path).unwrap();
+        rollups::between(&conn, 0, i64::MAX)
+            .unwrap()
+            .into_iter()
+            .map(|row| (row.hour, row.list, row.series, row.value))
+            .collect()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_round_stores_new_counts_and_risen_gauges_and_a_round_with_nothing_new_writes_nothing() {
+        // Arrange: a migrated database, a tally of this test's own, an injected clock
+        static OWN: Tally = Tally::new();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db.sqlite3");
+        let writer = Writer::start(&path, 2).unwrap();
+        let clock = ManualClock::starting_at(NOW);
+        let mut recorder = Recorder {
+            db: Db::open_readers(&path).unwrap(),
+            writer: writer.clone(),
+            clock: Arc::new(clock.clone()),
+            tally: &OWN,
+            stored: (i64::MIN, BTreeMap::new()),
+        };
+        let hour = rollups::hour_of(NOW);
+
+        // Act + Assert: empty queues and no counts write nothing
+        let batches = writer.batches_committed();
+        assert!(!recorder.record().await.unwrap());
+        assert_eq!(writer.batches_committed(), batches);
+
+        // Act + Assert: counts are added to the hour, a webhook waiting 60 s is a gauge
+        OWN.bump("news", family::SIGNUPS, "accepted");
+        OWN.bump("news", family::SIGNUPS, "accepted");
+        rusqlite::Connection::open(&path)
+            .unwrap()
+            .execute(
+                "INSERT INTO webhook_deliveries (endpoint, event_id, event_type, subscriber_id, payload, created_at, next_attempt_at)
+                 VALUES ('crm', 'e', 'confirmed', 's', '{}', ?1, ?1)",
+                [NOW - 60],
+            )
+            .unwrap();
+        assert!(recorder.record().await.unwrap());
+        let expected = vec![
+            (hour, String::new(), "queue.webhook.depth".to_owned(), 1),
+            (hour, String::new(), "queue.webhook.oldest_secs".to_owned(), 60),
+            (hour, "news".to_owned(), "signups.accepted".to_owned(), 2),
+        ];
+        assert_eq!(stored(&path), expected);
+
+        // Act + Assert: the same depth again is not written; the older item raises its gauge
+        clock.advance(Duration::from_secs(30));
+        assert!(recorder.record().await.unwrap());
+        assert_eq!(stored(&path)[1].3, 90, "the oldest item's age rose");
+        let batches = writer.batches_committed();
+        OWN.bump("news", family::SIGNUPS, "accepted");
+        assert!(recorder.record().await.unwrap());
+        assert_eq!(stored(&path)[2].3, 3, "added to the hour's count");
+        assert_eq!(stored(&path)[0].3, 1, "the depth stayed");
+        assert_eq!(writer.batches_committed(), batches + 1, "one command per round");
+
+        // Act + Assert: a new hour starts its own rows
+        clock.advance(Duration::from_secs(3600));
+        assert!(recorder.record().await.unwrap(), "the gauges of the new hour");
+        assert!(stored(&path).iter().any(|row| row.0 == hour + 1 && row.2 == "queue.webhook.depth"));
+        writer.close().await.unwrap();
     }
 }
