@@ -5,7 +5,7 @@
 //! # Layout
 //!
 //! - [`app`]: assembly — start-up order, `Application::build` / `run_until_stopped`, and the
-//!   metrics listener with its gauge refresh (`app::metrics_server`).
+//!   metrics listener with its gauge refresh and the status page (`app::metrics_server`).
 //! - [`background`]: the one loop every background worker runs (jittered tick, rounds, stop).
 //! - [`preflight`]: every start-up check that writes nothing (files, credentials, transport,
 //!   webhooks), shared by `serve` and `check-config`.
@@ -15,7 +15,8 @@
 //! - [`commands`]: one function per subcommand.
 //! - [`operator`]: the operator's commands beside a running server — export, remove, stats,
 //!   backup — and the one way they open the database.
-//! - [`metrics`]: the Prometheus metrics' names, and recording them; a leaf.
+//! - [`metrics`]: the Prometheus metrics' names, and recording them (and adding the status page's
+//!   counts to its in-memory tally); a leaf.
 //! - [`config`]: defaults + TOML + environment → a checked `Config`; errors name the key.
 //! - [`secrets`]: the token signing secret, verify-only secrets and the hash key; generated 0600.
 //!   Where credentials are found (`$CREDENTIALS_DIRECTORY`, or `credentials/` beside the config
@@ -26,7 +27,7 @@
 //!   `signup::intake` (record a signup), `signup::state_table` (apply intake), `mail::queue`
 //!   (claim and settle mail), `webhooks::worker` (claim and settle deliveries),
 //!   [`subscription`] (confirm, remove), [`preferences`] (save the preference page),
-//!   [`scheduler`] (cleanup), and the writer's readiness
+//!   [`scheduler`] (cleanup), [`status`] (the status page's rollups), and the writer's readiness
 //!   probe. Everything else reads through the `query_only` pool [`storage::Db`]. All SQL of
 //!   the program lives here, in functions named for what they answer, one file per table
 //!   family; migrations are split by schema version.
@@ -47,6 +48,8 @@
 //! - [`ratelimit`]: who the client is (behind trusted proxies) and the persistent per-network
 //!   counters.
 //! - [`scheduler`]: the hourly cleanup (tokio-cron-scheduler), also run once at start.
+//! - [`status`]: the status page on the metrics listener — hourly rollups of the counts (a
+//!   tally in memory, stored by a worker on a tick), their ranges and the inline SVG charts.
 //! - [`signup`]: recording signup requests, and the intake worker that applies the state table
 //!   on a jittered tick.
 //! - [`subscription`]: confirming and removing, prepared off the writer thread and checked in
@@ -85,6 +88,7 @@ pub mod scheduler;
 pub mod secrets;
 pub mod signup;
 pub mod state;
+pub mod status;
 pub mod storage;
 pub mod subscription;
 pub mod telemetry;

@@ -10,7 +10,8 @@
 //! - the confirm hash of confirmed rows once their link's lifetime ended (kept until then so a
 //!   repeated confirm POST is idempotent);
 //! - expired rate-limit counters, mail-budget buckets and surge and network counts, and the
-//!   per-address mail counts older than a day.
+//!   per-address mail counts older than a day;
+//! - the status page's hourly rollups older than [`rollups::RETENTION_DAYS`] (400 days).
 //!
 //! Intake and outbox items are deleted by their workers when done, and go with their row when
 //! it is deleted. Each run logs what it removed (counts only).
@@ -20,7 +21,7 @@ use tokio_cron_scheduler::{Job, JobScheduler};
 
 use crate::clock::UnixSeconds;
 use crate::state::AppState;
-use crate::storage::{Batch, Command, address_mails, counters, service_runs, subscribers};
+use crate::storage::{Batch, Command, address_mails, counters, rollups, service_runs, subscribers};
 
 /// What one cleanup run removed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -30,6 +31,7 @@ pub struct CleanupReport {
     pub cleared_confirm_hashes: usize,
     pub expired_counters: usize,
     pub expired_address_mails: usize,
+    pub expired_rollups: usize,
 }
 
 /// One cleanup run, in one command of the writer.
@@ -43,6 +45,7 @@ pub async fn run_cleanup(state: &AppState) -> anyhow::Result<CleanupReport> {
         expired_address_mails = report.expired_address_mails,
         cleared_confirm_hashes = report.cleared_confirm_hashes,
         expired_counters = report.expired_counters,
+        expired_rollups = report.expired_rollups,
         "cleanup finished"
     );
     Ok(report)
@@ -72,6 +75,7 @@ fn cleanup(conn: &rusqlite::Connection, now: UnixSeconds, confirm_ttl: i64) -> a
         cleared_confirm_hashes: subscribers::clear_spent_confirm_hashes(conn, now)?,
         expired_counters: counters::delete_expired(conn, now)?,
         expired_address_mails: address_mails::delete_expired(conn, now)?,
+        expired_rollups: rollups::delete_before(conn, rollups::hour_of(now) - rollups::RETENTION_DAYS * 24)?,
     };
     service_runs::record_cleanup(conn, now)?;
     Ok(report)
@@ -168,5 +172,27 @@ mod tests {
             .collect::<Result<_, _>>()
             .unwrap();
         assert_eq!(queued, ["young-unmailed"], "the expired row's queued mail went with it");
+    }
+
+    #[test]
+    fn cleanup_prunes_status_rollups_older_than_400_days_and_keeps_the_rest() {
+        // Arrange: an injected "now" and rollups of the hour just past 400 days, of the first
+        // hour kept, and of the current hour
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = rusqlite::Connection::open(dir.path().join("db")).unwrap();
+        crate::storage::migrations::migrate(&mut conn).unwrap();
+        let now: UnixSeconds = 1_780_000_000;
+        let oldest_kept = rollups::hour_of(now) - 400 * 24;
+        for hour in [oldest_kept - 1, oldest_kept, rollups::hour_of(now)] {
+            rollups::add(&conn, hour, "news", "signups.accepted", 1).unwrap();
+        }
+
+        // Act
+        let report = cleanup(&conn, now, 48 * 3600).unwrap();
+
+        // Assert
+        assert_eq!(report.expired_rollups, 1);
+        let hours: Vec<i64> = rollups::between(&conn, 0, i64::MAX).unwrap().iter().map(|row| row.hour).collect();
+        assert_eq!(hours, [oldest_kept, rollups::hour_of(now)]);
     }
 }

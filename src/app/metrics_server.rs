@@ -1,15 +1,22 @@
-//! The metrics listener (`server.metrics_listen`): `GET /metrics` on a socket of its own, never
-//! on the public listener. At each scrape it refreshes the gauges that need a query through a
-//! reader, then renders everything `crate::metrics` recorded.
+//! The metrics listener (`server.metrics_listen`): `GET /metrics` and the status page `GET
+//! /status` ([`crate::status`]) on a socket of its own, never on the public listener. At each
+//! scrape it refreshes the gauges that need a query through a reader, then renders everything
+//! `crate::metrics` recorded.
+//!
+//! The status page is held to the public pages' rules: the same security headers and CSP
+//! (`default-src 'none'; style-src 'self'`), so its stylesheets are served here too — the
+//! pages' own `/static/style.css` and the charts' `/static/status.css`, both built in.
 
 use std::net::TcpListener;
 
 use actix_web::dev::Server;
-use actix_web::{App, HttpResponse, HttpServer, web};
+use actix_web::middleware::from_fn;
+use actix_web::{App, HttpResponse, HttpServer, guard, web};
 use anyhow::Context;
 use metrics_exporter_prometheus::PrometheusHandle;
 
 use crate::metrics::{QUEUE_DEPTH, QUEUE_OLDEST, SUBSCRIBERS};
+use crate::middleware::security_headers;
 use crate::state::AppState;
 use crate::storage::figures;
 use crate::storage::subscribers::Status;
@@ -24,13 +31,25 @@ pub fn server(state: &AppState) -> anyhow::Result<Option<(Server, u16)>> {
     let port = listener.local_addr().context("cannot read the metrics address")?.port();
     let handle = crate::metrics::recorder()?;
     let data = web::Data::new((state.clone(), handle));
-    let server = HttpServer::new(move || App::new().app_data(data.clone()).route("/metrics", web::get().to(scrape)))
-        .workers(1)
-        .disable_signals()
-        .shutdown_timeout(1)
-        .listen(listener)
-        .context("cannot serve metrics on the bound socket")?
-        .run();
+    let server = HttpServer::new(move || {
+        // Pages answer GET and HEAD, like the public listener's.
+        let read = || web::route().guard(guard::Any(guard::Get()).or(guard::Head()));
+        App::new()
+            .app_data(data.clone())
+            .wrap(from_fn(security_headers))
+            .route("/metrics", web::get().to(scrape))
+            .route("/status", read().to(crate::status::status_page))
+            .route("/static/style.css", read().to(crate::routes::stylesheet))
+            .route("/static/status.css", read().to(crate::status::stylesheet))
+            // A browser opening the status page asks for it by itself.
+            .route("/favicon.ico", read().to(|| async { HttpResponse::NoContent().finish() }))
+    })
+    .workers(1)
+    .disable_signals()
+    .shutdown_timeout(1)
+    .listen(listener)
+    .context("cannot serve metrics on the bound socket")?
+    .run();
     Ok(Some((server, port)))
 }
 

@@ -36,6 +36,7 @@ use crate::scheduler;
 use crate::secrets;
 use crate::signup;
 use crate::state::AppState;
+use crate::status;
 use crate::storage::{self, Db};
 use crate::tokens::Keyring;
 use crate::webhooks::{self, Webhooks};
@@ -54,8 +55,8 @@ pub struct BuildOptions {
     pub clock: Arc<dyn Clock>,
     /// Where credentials are looked for: [`secrets::credentials_dir`].
     pub credentials_dir: Option<PathBuf>,
-    /// Run the intake worker, the mail workers, one webhook worker per endpoint and the cleanup
-    /// scheduler in the background.
+    /// Run the intake worker, the mail workers, one webhook worker per endpoint, the status
+    /// page's rollup worker and the cleanup scheduler in the background.
     /// Tests turn this off and drive the queues with `try_execute_task`, so they never race them.
     pub background_workers: bool,
 }
@@ -140,6 +141,8 @@ impl Application {
                 let mail = mail::run_worker(self.state.mailer(), until_stopped(workers_stopped.clone()));
                 workers.push(("mail worker", tokio::spawn(mail)));
             }
+            let rollups = status::run_worker(&self.state, until_stopped(workers_stopped.clone()));
+            workers.push(("rollup worker", tokio::spawn(rollups)));
             for endpoint in self.state.webhooks.endpoints() {
                 let deliverer = self.state.deliverer(endpoint.clone());
                 let deliveries = webhooks::worker::run_worker(deliverer, until_stopped(workers_stopped.clone()));
@@ -188,6 +191,12 @@ impl Application {
         for (name, worker) in workers {
             worker.await.with_context(|| format!("the {name} panicked"))?;
             tracing::info!(worker = name, "stopped");
+        }
+        // The counts of the last tick, which are in memory only, before the database closes.
+        if self.background_workers
+            && let Err(error) = status::record_rollups(&self.state).await
+        {
+            tracing::warn!(error = format!("{error:#}"), "cannot store the status page's last counts");
         }
         // Nothing reads or writes any more. Readers first, then the writer (which checkpoints
         // with TRUNCATE, see `storage::writer`): the last connection to close removes the `-wal`

@@ -31,6 +31,8 @@ mod stylesheets;
 
 #[doc(hidden)]
 pub use manage::is_one_click_body;
+/// The pages' stylesheet, which the status page on the metrics listener links too.
+pub use stylesheets::stylesheet;
 
 use actix_web::{guard, web};
 

@@ -11,6 +11,7 @@ const MIGRATION_SLICE: &[M<'_>] = &[
     M::up(include_str!("migrations/0003_webhooks.sql")),
     M::up(include_str!("migrations/0004_under_attack.sql")),
     M::up(include_str!("migrations/0005_lists_and_attribution.sql")).foreign_key_check(),
+    M::up(include_str!("migrations/0006_status_rollups.sql")),
 ];
 
 pub const MIGRATIONS: Migrations<'_> = Migrations::from_slice(MIGRATION_SLICE);
@@ -100,6 +101,7 @@ mod tests {
                 "intake",
                 "outbox",
                 "rate_limits",
+                "rollups",
                 "service_runs",
                 "subscribers",
                 "suppressions",

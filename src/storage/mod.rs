@@ -23,7 +23,8 @@
 //! per-network mail counts, and the expiry of every `rate_limits` counter; the limiter counts
 //! its own keys through [`Batch`]), `webhooks` (deliveries waiting for an endpoint),
 //! `service_runs` (when the cleanup last ran), `preferences` (an address's rows across a sender's
-//! lists, and confirming a list from the preference page). Beside them: `figures` (counts for `signupd
+//! lists, and confirming a list from the preference page), `rollups` (the status page's hourly
+//! counts). Beside them: `figures` (counts for `signupd
 //! stats` and the metrics gauges) and `backup` (the online copy for `signupd backup`).
 
 pub mod address_mails;
@@ -36,6 +37,7 @@ pub mod intake;
 pub mod migrations;
 pub mod outbox;
 pub mod preferences;
+pub mod rollups;
 pub mod service_runs;
 pub mod subscribers;
 pub mod suppressions;

@@ -33,5 +33,6 @@ mod signup_abuse;
 mod signup_input;
 mod smtp_server;
 mod startup;
+mod status;
 mod webhook_receiver;
 mod webhooks;

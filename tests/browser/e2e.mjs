@@ -10,7 +10,9 @@
 // (a11y.mjs): every page, also of lists with an accent colour, a site name and German texts, in
 // light and dark colour scheme at 375 and 1280 px, checked with axe-core, screenshots in
 // target/browser-screenshots/, one of which docs/install.md shows (lib/doc-screenshot.mjs
-// checks the committed copy still matches the page). No mocks (a control in confirmed-url.mjs
+// checks the committed copy still matches the page). Then the status page on the metrics
+// listener (status.mjs): after real traffic, with JavaScript off, and axe in both schemes at both
+// widths, screenshots status-*.png. No mocks (a control in confirmed-url.mjs
 // rewrites one header to show its check can fail), no fixed sleeps.
 // Run by .ci/browser (it installs Chromium, runs npm ci and builds the binary). Prints one line
 // per check and exits 1 at the first failed check (the axe matrix lists all its violations
@@ -33,6 +35,7 @@ import { servers, startServer } from './lib/server.mjs';
 import { confirmedUrlFlow } from './confirmed-url.mjs';
 import { MULTI_LISTS, multiListFlow } from './multilist.mjs';
 import { preferencesFlow } from './preferences.mjs';
+import { statusFlow } from './status.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..', '..');
@@ -310,6 +313,9 @@ async function main() {
   console.log(`     axe-core ${axeVersion}: ${specs.length} pages`);
   await runMatrix(browser, specs, shotDir);
   checkDocScreenshot(root, shotDir);
+
+  // ---- the status page on the metrics listener (after the matrix, which empties shotDir)
+  await statusFlow(browser, binary, tmp, shotDir);
 
   await browser.close();
   browser = undefined;

@@ -31,13 +31,15 @@ function listToml(list) {
 }
 
 // Starts `binary serve` for `lists` (objects of [[lists]] keys) under `dir`, waits for
-// GET /readyz 200, and returns { name, base, mailDir, log, stop() }.
+// GET /readyz 200, and returns { name, base, metricsBase, mailDir, log, stop() }.
 // `signup` is extra TOML for the [signup] table (the a11y run signs up more than the default
-// rate limit allows from one client).
-export async function startServer(binary, dir, name, lists, { signup = [] } = {}) {
+// rate limit allows from one client); `metrics` opens the metrics listener (metricsBase).
+export async function startServer(binary, dir, name, lists, { signup = [], metrics = false } = {}) {
   fs.mkdirSync(dir, { recursive: true });
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
+  const metricsPort = metrics ? await freePort() : null;
+  const metricsBase = metrics ? `http://127.0.0.1:${metricsPort}` : null;
   const dataDir = path.join(dir, 'data');
   const mailDir = path.join(dataDir, 'mail');
   const configPath = path.join(dir, 'signupd.toml');
@@ -47,6 +49,7 @@ export async function startServer(binary, dir, name, lists, { signup = [] } = {}
       '[server]',
       `listen = "127.0.0.1:${port}"`,
       `public_url = ${JSON.stringify(base)}`,
+      ...(metrics ? [`metrics_listen = "127.0.0.1:${metricsPort}"`] : []),
       '[storage]',
       `data_dir = ${JSON.stringify(dataDir)}`,
       '[mail]',
@@ -76,6 +79,7 @@ export async function startServer(binary, dir, name, lists, { signup = [] } = {}
   const server = {
     name,
     base,
+    metricsBase,
     mailDir,
     log,
     child,

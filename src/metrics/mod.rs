@@ -13,11 +13,19 @@
 //!
 //! The recorder is process-wide (the `metrics` crate's model), installed once by the first
 //! application that asks for a listener; a second one in the same process shares it.
+//!
+//! The counts the status page shows (signups by outcome, confirmations, surge alerts, mails,
+//! webhook deliveries) are also added to [`tally::TALLY`], which the rollup worker
+//! (`crate::status`) stores by the hour; that one counts with or without a listener.
 
 use std::sync::OnceLock;
 
 use anyhow::Context;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+
+pub mod tally;
+
+use tally::{SERVICE, TALLY, family};
 
 pub const SIGNUPS: &str = "signupd_signups_total";
 pub const CONFIRMATIONS: &str = "signupd_confirmations_total";
@@ -35,10 +43,12 @@ pub const SURGE_ALERTS: &str = "signupd_surge_alerts_total";
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 
 pub fn signup(list: String, outcome: &'static str) {
+    TALLY.bump(&list, family::SIGNUPS, outcome);
     metrics::counter!(SIGNUPS, "list" => list, "outcome" => outcome).increment(1);
 }
 
 pub fn confirmation(list: &str, method: &'static str, delay_secs: Option<i64>) {
+    TALLY.bump(list, family::CONFIRMATIONS, "");
     metrics::counter!(CONFIRMATIONS, "list" => list.to_owned(), "method" => method).increment(1);
     if let Some(delay) = delay_secs {
         #[allow(clippy::cast_precision_loss, reason = "seconds far below 2^52")]
@@ -51,15 +61,18 @@ pub fn removal(list: &str, reason: &'static str, via: &'static str) {
 }
 
 pub fn mail(kind: &'static str, result: &'static str) {
+    TALLY.bump(SERVICE, family::MAILS, result);
     metrics::counter!(MAILS, "kind" => kind, "result" => result).increment(1);
 }
 
 /// A list's signups passed `signup.surge_alert` in one window.
 pub fn surge_alert(list: &str) {
+    TALLY.bump(list, family::SURGE_ALERTS, "");
     metrics::counter!(SURGE_ALERTS, "list" => list.to_owned()).increment(1);
 }
 
 pub fn webhook(result: &'static str) {
+    TALLY.bump(SERVICE, family::WEBHOOKS, result);
     metrics::counter!(WEBHOOKS, "result" => result).increment(1);
 }
 

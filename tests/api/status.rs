@@ -1,0 +1,239 @@
+//! The status page (`docs/operations.md`, "The status page"): `GET /status` on the metrics
+//! listener only. Real traffic goes through `signupd serve` as a process (its own tally, so no
+//! other test's counts) and must reach the hourly rollups with the right counts, show on the
+//! page with the numbers `signupd stats --json` gives for the same database, and survive a clean
+//! restart. In process: the public listener has no `/status`; the page carries the pages' CSP,
+//! no script, inline SVG charts with tables, and its stylesheets on the metrics listener.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+use crate::helpers::{signupd, spawn_app_with};
+use crate::process::{Served, client, config, read_only, serve, tokens_by_recipient};
+use crate::signup::{count, post_form, valid};
+
+const LISTS: &str = "[[lists]]\nid = \"news\"\n[[lists]]\nid = \"other\"\n";
+
+// ---------------------------------------------------------------------------------------------
+// The page, read back
+
+/// The totals row of one table of a list's section: series → number (`data-series` cells).
+fn list_totals(page: &str, list: &str) -> BTreeMap<String, String> {
+    let start = page.find(&format!("id=\"list-{list}\"")).unwrap_or_else(|| panic!("no section for {list}"));
+    let section = &page[start..];
+    let section = &section[..section.find("</section>").expect("the section ends")];
+    let mut totals = BTreeMap::new();
+    for cell in section.split("<td data-series=\"").skip(1) {
+        let (series, rest) = cell.split_once("\">").unwrap();
+        let value = &rest[..rest.find('<').unwrap()];
+        totals.insert(series.to_owned(), value.to_owned());
+    }
+    totals
+}
+
+async fn status_page(metrics_port: u16, query: &str) -> String {
+    let response = client().get(format!("http://127.0.0.1:{metrics_port}/status{query}")).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    response.text().await.unwrap()
+}
+
+/// The rollups summed over all hours: (list, series) → value.
+fn rollups(database: &Path) -> BTreeMap<(String, String), i64> {
+    let conn = read_only(database);
+    let mut statement = conn.prepare("SELECT list, series, sum(value) FROM rollups GROUP BY list, series").unwrap();
+    statement.query_map([], |row| Ok(((row.get(0)?, row.get(1)?), row.get(2)?))).unwrap().map(Result::unwrap).collect()
+}
+
+fn rollup(found: &BTreeMap<(String, String), i64>, list: &str, series: &str) -> i64 {
+    found.get(&(list.to_owned(), series.to_owned())).copied().unwrap_or(0)
+}
+
+/// Polls `probe` until it gives a value: the rollup worker stores on a tick of about 5 s.
+async fn eventually<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(40);
+    loop {
+        if let Some(value) = probe() {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Real traffic through `signupd serve`
+
+struct Server {
+    dir: TempDir,
+    config: PathBuf,
+    served: Served,
+}
+
+impl Server {
+    fn database(&self) -> PathBuf {
+        self.dir.path().join("data/signupd.sqlite3")
+    }
+
+    fn metrics_port(&self) -> u16 {
+        self.served.metrics_port.expect("a metrics listener")
+    }
+
+    async fn post(&self, fields: &[(&str, &str)]) -> u16 {
+        client().post(self.served.url("/api/signup")).form(fields).send().await.unwrap().status().as_u16()
+    }
+
+    async fn stats(&self) -> Value {
+        let mut command = signupd();
+        command.args(["stats", "--json", "--config"]).arg(&self.config);
+        let output = tokio::task::spawn_blocking(move || command.output().unwrap()).await.unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+        serde_json::from_slice(&output.stdout).unwrap()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_rollups_count_real_traffic_match_stats_and_survive_a_restart() {
+    // Arrange: two lists, the metrics listener, a budget that sends everything at once
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), 1000, &format!("[server]\nmetrics_listen = \"127.0.0.1:0\"\n{LISTS}"));
+    let served = serve(&config);
+    let server = Server { dir, config, served };
+    let mail_dir = server.dir.path().join("data/mail");
+
+    // Act: three accepted on news, one on other; refusals of three outcomes; one confirmation
+    for email in ["a@example.com", "b@example.com", "c@example.com"] {
+        assert_eq!(server.post(&[("email", email), ("consent", "yes"), ("list", "news")]).await, 303);
+    }
+    assert_eq!(server.post(&[("email", "d@example.com"), ("consent", "yes"), ("list", "other")]).await, 303);
+    for _ in 0..2 {
+        assert_eq!(server.post(&[("email", "not-an-address"), ("consent", "yes"), ("list", "news")]).await, 400);
+    }
+    assert_eq!(server.post(&[("email", "e@example.com"), ("list", "other")]).await, 400);
+    assert_eq!(server.post(&[("email", "f@example.com"), ("consent", "yes"), ("list", "nope")]).await, 400);
+    let confirm =
+        eventually("a's confirmation mail", || tokens_by_recipient(&mail_dir).remove("a@example.com")?.confirm).await;
+    let confirmed =
+        client().post(server.served.url("/api/confirm")).form(&[("token", confirm.as_str())]).send().await.unwrap();
+    assert_eq!(confirmed.status(), 303);
+    // Four confirmation mails and a's welcome mail.
+    eventually("five mails written", || {
+        (tokens_by_recipient(&mail_dir).values().map(|t| t.mails).sum::<usize>() == 5).then_some(())
+    })
+    .await;
+
+    // Assert: the rollup worker stored every count within a few ticks
+    let stored = eventually("the rollups of the traffic", || {
+        let found = rollups(&server.database());
+        (rollup(&found, "", "mails.sent") == 5 && rollup(&found, "news", "confirmations") == 1).then_some(found)
+    })
+    .await;
+    assert_eq!(rollup(&stored, "news", "signups.accepted"), 3, "{stored:?}");
+    assert_eq!(rollup(&stored, "other", "signups.accepted"), 1, "{stored:?}");
+    assert_eq!(rollup(&stored, "news", "signups.invalid_email"), 2, "{stored:?}");
+    assert_eq!(rollup(&stored, "other", "signups.consent_required"), 1, "{stored:?}");
+    assert_eq!(rollup(&stored, "none", "signups.unknown_list"), 1, "a signup naming no known list: {stored:?}");
+    assert_eq!(rollup(&stored, "other", "confirmations"), 0, "{stored:?}");
+    let keys: Vec<String> = stored.keys().map(|(list, series)| format!("{list}/{series}")).collect();
+    assert!(
+        keys.iter().all(|key| !key.contains('@') && !key.contains("127.0.0.1")),
+        "no address or IP in a rollup key: {keys:?}"
+    );
+
+    // Assert: the page's 48-hour totals are the numbers `stats --json` gives, all traffic fresh
+    let page = status_page(server.metrics_port(), "").await;
+    let stats = server.stats().await;
+    let lists = stats["lists"].as_array().unwrap();
+    for list in lists {
+        let id = list["id"].as_str().unwrap();
+        let totals = list_totals(&page, id);
+        assert_eq!(totals["signups.accepted"], list["signups"]["last_24h"].to_string(), "{id}: {totals:?} vs {list}");
+        assert_eq!(
+            totals["confirmations"],
+            list["confirmations"]["last_24h"].to_string(),
+            "{id}: {totals:?} vs {list}"
+        );
+    }
+    assert_eq!(list_totals(&page, "news")["signups.accepted"], "3");
+    assert_eq!(list_totals(&page, "news")["signups.invalid_email"], "2");
+    assert_eq!(list_totals(&page, "news")["rate"], "33%");
+    assert_eq!(list_totals(&page, "other")["signups.consent_required"], "1");
+    assert!(page.contains("id=\"list-none\""), "the signups that named no list have their section");
+    let month = status_page(server.metrics_port(), "?range=30d").await;
+    assert_eq!(list_totals(&month, "news"), list_totals(&page, "news"), "the same traffic, summed by day");
+
+    // Act: a clean stop, and a start on the same database
+    let Server { dir, config, served } = server;
+    served.stop().await;
+    let after_stop = rollups(&dir.path().join("data/signupd.sqlite3"));
+    let restarted = Server { served: serve(&config), dir, config };
+
+    // Assert: the same numbers on the new process's page
+    let again = status_page(restarted.metrics_port(), "").await;
+    for list in ["news", "other", "none"] {
+        assert_eq!(list_totals(&again, list), list_totals(&page, list), "{list} after a restart");
+    }
+    let counted: BTreeMap<_, _> = after_stop.into_iter().filter(|((list, _), _)| !list.is_empty()).collect();
+    let counted_again: BTreeMap<_, _> =
+        rollups(&restarted.database()).into_iter().filter(|((list, _), _)| !list.is_empty()).collect();
+    assert_eq!(counted_again, counted, "the counts are as the clean stop left them");
+    restarted.served.stop().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The listeners, in process
+
+#[actix_web::test]
+async fn status_is_only_on_the_metrics_listener_with_the_pages_csp_charts_tables_and_no_script() {
+    // Arrange
+    let app = spawn_app_with("[server]\nmetrics_listen = \"127.0.0.1:0\"\n").await;
+    let metrics = format!("http://127.0.0.1:{}", app.metrics_port.expect("a metrics listener"));
+
+    // Act + Assert: the public listener has no status page, and asking writes nothing
+    let public = app.client.get(app.url("/status")).send().await.unwrap();
+    assert_eq!(public.status(), 404);
+    for table in ["rollups", "intake", "subscribers", "rate_limits"] {
+        assert_eq!(count(&app, table), 0, "{table} after GET /status on the public listener");
+    }
+
+    // Act: a signup, stored the way the rollup worker does
+    assert_eq!(post_form(&app, &valid("jane@example.com")).await.status().as_u16(), 303);
+    signupd::status::record_rollups(&app.state).await.unwrap();
+    let response = app.client.get(format!("{metrics}/status")).send().await.unwrap();
+
+    // Assert: an HTML page under the pages' own policy, without script
+    assert_eq!(response.status(), 200);
+    let header = |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    assert_eq!(header("content-type").as_deref(), Some("text/html; charset=utf-8"));
+    assert_eq!(header("content-security-policy"), Some(signupd::middleware::csp_with_form_targets(&[])));
+    assert_eq!(header("cache-control").as_deref(), Some("no-store"));
+    let page = response.text().await.unwrap();
+    assert!(!page.to_lowercase().contains("<script"), "no script");
+    assert!(!page.contains(" style="), "no inline style: the CSP has no 'unsafe-inline'");
+    assert!(page.matches("<svg ").count() >= 7, "a chart per list series and service-wide");
+    assert!(
+        page.matches("role=\"img\"").count() == page.matches("<svg ").count(),
+        "every chart is an image with a name"
+    );
+    assert!(page.matches("<table>").count() >= 5, "a table of numbers under the charts");
+    assert!(page.contains("stroke-dasharray") || page.contains("class=\"threshold\""), "the budget line");
+    assert!(page.contains("not kept per list"), "the page says mail and queues are service-wide");
+    let accepted: i64 = list_totals(&page, "news")["signups.accepted"].parse().unwrap();
+    assert!(accepted >= 1, "the stored signup is on the page");
+
+    // Assert: the 30-day view, an unknown range, and the stylesheets the page links
+    let month = app.client.get(format!("{metrics}/status?range=30d")).send().await.unwrap();
+    assert_eq!(month.status(), 200);
+    assert!(month.text().await.unwrap().contains("aria-current=\"page\">Last 30 days"));
+    assert_eq!(app.client.get(format!("{metrics}/status?range=1y")).send().await.unwrap().status(), 404);
+    for sheet in ["/static/style.css", "/static/status.css"] {
+        assert!(page.contains(&format!("href=\"{sheet}\"")), "{sheet} linked");
+        let css = app.client.get(format!("{metrics}{sheet}")).send().await.unwrap();
+        assert_eq!(css.status(), 200, "{sheet}");
+        assert!(css.headers()["content-type"].to_str().unwrap().starts_with("text/css"), "{sheet}");
+    }
+    assert_eq!(app.client.get(app.url("/static/status.css")).send().await.unwrap().status(), 404, "not public");
+}
