@@ -474,20 +474,65 @@ async fn an_import_runs_beside_serve_taking_signups_and_its_rows_export_and_unsu
     let conn = read_only(&database);
     assert_eq!(count(&conn, "SELECT count(*) FROM subscribers WHERE confirm_method = 'import'"), 50_000);
 
+    // Arrange: three more imported rows confirmed now, so inside every window of `stats`
+    let recent = dir.path().join("recent.jsonl");
+    std::fs::write(
+        &recent,
+        (0..3)
+            .map(|n| format!("{{\"email\":\"recent-{n}@example.com\",\"source\":\"recent-import\"}}\n"))
+            .chain(std::iter::once("{\"email\":\"live-0@example.org\"}\n".to_owned()))
+            .collect::<String>(),
+    )
+    .unwrap();
+    let mut recent_import = signupd();
+    recent_import
+        .arg("import")
+        .arg(&recent)
+        .args(["--list", "news", "--consent-text", "Yes."])
+        .arg("--config")
+        .arg(&config_path);
+    // `serve` recorded the list's own text for its version v1: another text under v1 is refused.
+    let refused = recent_import.output().unwrap();
+    assert_eq!(counts(&refused), "imported 0, skipped 0 (existing 0, suppressed 0), refused 4");
+    assert!(refusals(&refused)[0].contains("differs from the text recorded for consent_version v1"));
+    let mut recent_import = signupd();
+    recent_import.arg("import").arg(&recent).args(["--list", "news", "--consent-text", "News, now and then."]);
+    let recent_output = recent_import.arg("--config").arg(&config_path).output().unwrap();
+    assert_eq!(counts(&recent_output), "imported 3, skipped 1 (existing 1, suppressed 0), refused 0");
+    let pending: String = read_only(&database)
+        .query_row(
+            "SELECT status || ' ' || ifnull(confirm_method, '-') FROM subscribers WHERE email = 'live-0@example.org'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(pending, "pending -", "an existing pending row is never changed");
+
     // Assert: stats keep the imports apart from the signups
+    let table = signupd().args(["stats", "--config"]).arg(&config_path).output().unwrap();
+    let table = String::from_utf8(table.stdout).unwrap();
+    let row: Vec<&str> = table.lines().find(|line| line.starts_with("news ")).unwrap().split_whitespace().collect();
+    let live = signups.len().to_string();
+    // list, pending, confirmed, imported, unsub, not_me, signups24h, signups7d, confirm24h, confirm7d
+    assert_eq!(row[..10], ["news", &live, "50003", "50003", "0", "0", &live, &live, "0", "0"], "{table}");
+    assert!(!table.contains("recent-import") && !table.contains("old-site"), "no imported source: {table}");
     let stats = signupd().args(["stats", "--json", "--config"]).arg(&config_path).output().unwrap();
     let stats: Value = serde_json::from_slice(&stats.stdout).unwrap();
     let news = &stats["lists"][0];
     assert_eq!(news["id"], "news");
-    assert_eq!(news["confirmed"], 50_000);
-    assert_eq!(news["imported"], 50_000);
+    assert_eq!(news["confirmed"], 50_003);
+    assert_eq!(news["imported"], 50_003);
     assert_eq!(news["signups"]["last_24h"], signups.len(), "{news}");
     assert_eq!(news["signups"]["last_7d"], signups.len(), "{news}");
+    assert_eq!(news["confirmations"]["last_24h"], 0, "{news}");
     assert_eq!(news["confirmations"]["last_7d"], 0, "{news}");
     assert_eq!(news["confirmation_rate_7d"], 0.0, "{news}");
     assert_eq!(news["median_time_to_confirm_secs_7d"], Value::Null, "{news}");
     let sources: Vec<&Value> = news["sources_7d"].as_array().unwrap().iter().collect();
-    assert!(sources.iter().all(|source| source["source"] != "old-site"), "no imported source: {sources:?}");
+    assert!(
+        sources.iter().all(|source| source["source"] != "old-site" && source["source"] != "recent-import"),
+        "no imported source: {sources:?}"
+    );
 
     // Act: export one imported row and post its one-click link
     let export = signupd()
