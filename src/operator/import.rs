@@ -498,7 +498,11 @@ fn write_batch(
                 return Ok(outcomes);
             }
             Err(WriteError::Unavailable(error)) if attempt < ATTEMPTS => {
-                tracing::warn!(error = %error, attempt, "the database could not take a batch; trying again");
+                // The operator's commands log nowhere: the note goes to stderr with the refusals.
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "the database could not take a batch ({error}); trying again ({attempt} of {ATTEMPTS})"
+                );
                 attempt += 1;
                 pause();
             }
