@@ -303,6 +303,13 @@ mod tests {
     }
 
     #[test]
+    fn a_csv_saved_with_a_byte_order_mark_still_has_its_email_column() {
+        // Spreadsheets save "CSV UTF-8" with a BOM before the first header name.
+        let found = items("\u{feff}email\na@example.com\n", ImportFormat::Csv);
+        assert_eq!(found, [Ok((2, Some("a@example.com".to_owned()), vec![]))]);
+    }
+
+    #[test]
     fn a_csv_without_an_email_column_is_refused_whole() {
         let error = Rows::new("mail,name\na@example.com,A\n".as_bytes(), ImportFormat::Csv).err().unwrap();
         assert!(error.to_string().contains("no email column"), "{error}");
