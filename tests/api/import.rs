@@ -558,5 +558,24 @@ async fn an_import_runs_beside_serve_taking_signups_and_its_rows_export_and_unsu
     let conn = read_only(&database);
     assert_eq!(count(&conn, "SELECT count(*) FROM subscribers WHERE email = 'subscriber-0000000@example.com'"), 0);
     assert_eq!(count(&conn, "SELECT count(*) FROM suppressions WHERE list_id = 'news'"), 1);
+
+    // Act: the manage page's removal, with the removal token a mail to the row would carry,
+    // derived from the hash key as a signup's row's is
+    let id: String = conn
+        .query_row("SELECT id FROM subscribers WHERE email = 'subscriber-0000001@example.com'", [], |row| row.get(0))
+        .unwrap();
+    let hash_key = signupd::secrets::read_secret(&dir.path().join("data/hash_key")).unwrap();
+    let token = signupd::tokens::RemovalToken::derive(&hash_key, &id);
+    let manage = http.get(server.url(&format!("/manage?token={}", token.expose()))).send().await.unwrap();
+    assert_eq!(manage.status(), 200, "the manage page knows the imported row");
+    let removed = http.post(server.url("/api/manage")).form(&[("token", token.expose())]).send().await.unwrap();
+
+    // Assert
+    assert_eq!(removed.status(), 303);
+    let location = removed.headers().get("location").unwrap().to_str().unwrap().to_owned();
+    assert!(location.starts_with("/removed"), "{location}");
+    let conn = read_only(&database);
+    assert_eq!(count(&conn, "SELECT count(*) FROM subscribers WHERE email = 'subscriber-0000001@example.com'"), 0);
+    assert_eq!(count(&conn, "SELECT count(*) FROM suppressions WHERE list_id = 'news'"), 2);
     drop(server);
 }
