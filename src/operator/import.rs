@@ -76,10 +76,12 @@ use crate::storage::subscribers::{self, NewImported};
 use crate::storage::{Batch, Command, WriteError, Writer, suppressions};
 use crate::tokens::RemovalToken;
 
-/// Records per batch, so per transaction. Measured on 2 cores (`BENCHMARKS.md`): about 40 ms a
-/// batch at 50,000 rows/s, inside the server writer's one-second lock wait; smaller batches
-/// (not measured) would shorten the signups' wait at some cost in speed.
-pub const BATCH_ROWS: usize = 2_000;
+/// Records per batch, so per transaction. Measured on 2 cores with a million rows beside `serve`
+/// under a signup load (`BENCHMARKS.md`, "Importing a list"): with 2,000 the signups' p99 rose to
+/// 92–292 ms and the slowest waited 639 ms, too near the server writer's one-second lock wait;
+/// with 500 the p99 stayed at 25 ms (slowest 150 ms) and the signups kept two thirds of their
+/// rate, for an import about a quarter slower (26 s alone, 38 s beside the load).
+pub const BATCH_ROWS: usize = 500;
 
 /// How long the import lets go of the write lock between two batches: several of the server
 /// writer's half-millisecond retries.

@@ -425,9 +425,14 @@ fn a_long_file_is_streamed_in_constant_memory() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_import_runs_beside_serve_taking_signups_and_its_rows_export_and_unsubscribe_like_any_other() {
-    // Arrange: a server, and a file of 50,000 rows
+    // Arrange: a server with a webhook endpoint (one that refuses connections, so its events
+    // stay queued where they can be counted), and a file of 50,000 rows
     let dir = tempfile::tempdir().unwrap();
-    let config_path = config(dir.path(), 1_000_000, LISTS);
+    let secret = dir.path().join("webhook_secret");
+    std::fs::write(&secret, "whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=\n").unwrap();
+    let webhook =
+        format!("[[webhooks]]\nname = \"crm\"\nurl = \"http://127.0.0.1:9/hook\"\nsecret_file = {secret:?}\n");
+    let config_path = config(dir.path(), 1_000_000, &format!("{webhook}{LISTS}"));
     let server = serve(&config_path);
     let http = client();
     let file = long_file(dir.path(), "list.csv", 50_000);
@@ -473,6 +478,12 @@ async fn an_import_runs_beside_serve_taking_signups_and_its_rows_export_and_unsu
     }
     let conn = read_only(&database);
     assert_eq!(count(&conn, "SELECT count(*) FROM subscribers WHERE confirm_method = 'import'"), 50_000);
+    assert_eq!(count(&conn, "SELECT count(*) FROM webhook_deliveries"), 0, "no event for an imported row");
+    let mailed = "SELECT count(*) FROM outbox JOIN subscribers ON subscribers.id = outbox.subscriber_id
+                  WHERE subscribers.confirm_method = 'import'";
+    assert_eq!(count(&conn, mailed), 0, "no mail for an imported row");
+    let mail_files = std::fs::read_dir(dir.path().join("data/mail")).map_or(0, Iterator::count);
+    assert!(mail_files <= signups.len(), "{mail_files} mails for {} signups", signups.len());
 
     // Arrange: three more imported rows confirmed now, so inside every window of `stats`
     let recent = dir.path().join("recent.jsonl");
@@ -558,6 +569,11 @@ async fn an_import_runs_beside_serve_taking_signups_and_its_rows_export_and_unsu
     let conn = read_only(&database);
     assert_eq!(count(&conn, "SELECT count(*) FROM subscribers WHERE email = 'subscriber-0000000@example.com'"), 0);
     assert_eq!(count(&conn, "SELECT count(*) FROM suppressions WHERE list_id = 'news'"), 1);
+    assert_eq!(
+        count(&conn, "SELECT count(*) FROM webhook_deliveries"),
+        1,
+        "leaving is real: the endpoint hears of it (and so would have heard of a confirmation)"
+    );
 
     // Act: the manage page's removal, with the removal token a mail to the row would carry,
     // derived from the hash key as a signup's row's is
