@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use crate::operator::export::{Format, StatusFilter};
+use crate::operator::import_file::ImportFormat;
 use crate::operator::remove::ReasonArg;
 
 /// Where credentials are looked for, in `--help`.
@@ -77,6 +78,30 @@ pub enum Command {
         /// The suppression to record (default: unsubscribed if confirmed, not_me if pending).
         #[arg(long, value_enum)]
         reason: Option<ReasonArg>,
+    },
+    /// Bring an existing list over: each good record of FILE becomes a confirmed subscriber of
+    /// the list (confirm_method "import": what you assert, not a confirmation signupd saw).
+    ///
+    /// Fields: email (required), confirmed_at (RFC 3339), consent_text, consent_version, source,
+    /// tags; other columns are ignored. Nothing is mailed and no webhook fires. Suppressed
+    /// addresses and addresses the list has already are skipped, never changed. Each refused
+    /// record is reported on stderr with its line number; the counts go to stdout.
+    Import {
+        /// A CSV file with a header row, or JSON lines (one object per line).
+        file: PathBuf,
+        /// The list the subscribers are imported into.
+        #[arg(long, value_name = "ID")]
+        list: String,
+        /// The file's format (default: from its extension, .csv or .jsonl/.ndjson).
+        #[arg(long, value_enum)]
+        format: Option<ImportFormat>,
+        /// The consent wording for records without a consent_text (required when the file has
+        /// no such column).
+        #[arg(long, value_name = "TEXT")]
+        consent_text: Option<String>,
+        /// Check everything and print the counts an import would give; write nothing.
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Per list and per queue figures: subscribers, suppressions, recent signups and
     /// confirmations, queues, the mail budget, the last cleanup.

@@ -11,6 +11,8 @@ use crate::config::{Config, SmtpSecurity};
 use crate::domain::EmailAddress;
 use crate::mail::{self, Delivered, SendError, Transport};
 use crate::operator::export::{ExportRequest, Format, StatusFilter};
+use crate::operator::import::ImportRequest;
+use crate::operator::import_file::ImportFormat;
 use crate::operator::remove::ReasonArg;
 use crate::operator::{self, Beside};
 use crate::preflight::preflight;
@@ -146,6 +148,26 @@ pub async fn remove(
     let mut out = Vec::new();
     operator::remove::run(&beside, email, list, reason, &mut out).await?;
     std::io::stdout().write_all(&out)?;
+    Ok(())
+}
+
+/// `signupd import FILE --list ID`: refused records on stderr as they are found, the counts on
+/// stdout at the end.
+pub async fn import(
+    config_path: Option<&Path>,
+    file: PathBuf,
+    list: String,
+    format: Option<ImportFormat>,
+    consent_text: Option<String>,
+    dry_run: bool,
+) -> anyhow::Result<()> {
+    let request = ImportRequest { file, list, format, consent_text, dry_run };
+    let runtime = tokio::runtime::Handle::current();
+    beside(config_path, move |beside| {
+        let mut refusals = std::io::stderr();
+        operator::import::run(beside, &request, &runtime, &mut std::io::stdout().lock(), &mut refusals)
+    })
+    .await?;
     Ok(())
 }
 

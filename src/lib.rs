@@ -13,8 +13,9 @@
 //!   workers take only their parts of it (`Intake`, `Mailer`, `Deliverer`).
 //! - [`cli`]: the clap command line (`docs/operations.md`).
 //! - [`commands`]: one function per subcommand.
-//! - [`operator`]: the operator's commands beside a running server — export, remove, stats,
-//!   backup — and the one way they open the database.
+//! - [`operator`]: the operator's commands beside a running server — export, import (the
+//!   command in `operator::import`, reading its file in `operator::import_file`), remove,
+//!   stats, backup — and the one way they open the database.
 //! - [`metrics`]: the Prometheus metrics' names, and recording them (and adding the status page's
 //!   counts to its in-memory tally); a leaf.
 //! - [`config`]: defaults + TOML + environment → a checked `Config`; errors name the key.
@@ -27,10 +28,10 @@
 //!   `signup::intake` (record a signup), `signup::state_table` (apply intake), `mail::queue`
 //!   (claim and settle mail), `webhooks::worker` (claim and settle deliveries),
 //!   [`subscription`] (confirm, remove), [`preferences`] (save the preference page),
-//!   [`scheduler`] (cleanup), [`status`] (the status page's rollups), and the writer's readiness
-//!   probe. Everything else reads through the `query_only` pool [`storage::Db`]. All SQL of
-//!   the program lives here, in functions named for what they answer, one file per table
-//!   family; migrations are split by schema version.
+//!   [`scheduler`] (cleanup), [`status`] (the status page's rollups), [`operator`] (`import`'s
+//!   batches), and the writer's readiness probe. Everything else reads through the
+//!   `query_only` pool [`storage::Db`]. All SQL of the program lives here, in functions named
+//!   for what they answer, one file per table family; migrations are split by schema version.
 //! - [`mail`]: mail messages, SMTP/file transports, the mail workers, alerts.
 //! - [`routes`]: HTTP endpoints, one file per endpoint family (signup, confirm, manage, privacy,
 //!   health, stylesheets) with GET and POST side by side and one error enum each; the error

@@ -22,6 +22,9 @@ async fn main() -> ExitCode {
             commands::export(config, list, status, format, since.as_deref(), output).await
         }
         Command::Remove { email, list, reason } => commands::remove(config, &email, list.as_deref(), reason).await,
+        Command::Import { file, list, format, consent_text, dry_run } => {
+            commands::import(config, file, list, format, consent_text, dry_run).await
+        }
         Command::Stats { json } => commands::stats(config, json).await,
         Command::Backup { dest, force } => commands::backup(config, &dest, force).await,
         Command::SendTestWebhook { name } => commands::send_test_webhook(config, name.as_deref()).await,
@@ -30,6 +33,10 @@ async fn main() -> ExitCode {
     signupd::telemetry::flush();
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(error) if error.downcast_ref::<signupd::operator::UsageError>().is_some() => {
+            let _ = writeln!(std::io::stderr(), "signupd: usage error: {error}");
+            ExitCode::from(2)
+        }
         Err(error) => {
             // `{:#}` prints the whole cause chain on one line: "what failed: why: root cause".
             let _ = writeln!(std::io::stderr(), "signupd: error: {error:#}");

@@ -16,7 +16,7 @@
 //! - `security = "none"` is accepted only for a loopback SMTP host: it sends passwords and
 //!   addresses in clear text.
 
-mod parse;
+pub(crate) mod parse;
 mod raw;
 
 use std::fmt;

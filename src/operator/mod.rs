@@ -1,9 +1,9 @@
-//! The operator's commands (`docs/operations.md`): `export`, `remove`, `stats`, `backup`. Each works while
+//! The operator's commands (`docs/operations.md`): `export`, `import`, `remove`, `stats`, `backup`. Each works while
 //! `serve` runs on the same database, and they share one way in, [`Beside::open`]:
 //!
 //! - reads go through `query_only` connections ([`Db`]); in WAL mode they see a consistent
 //!   snapshot and never hold up the server's writer;
-//! - a command that writes (`remove`) attaches its own [`Writer`] and runs the very command the
+//! - a command that writes (`remove`, `import`) attaches its own [`Writer`] and runs the very command the
 //!   server's routes run, in one short transaction; SQLite's file lock arbitrates between the
 //!   two processes, and the server's writer waits out such a moment (up to its lock wait);
 //! - nothing here migrates or creates a secret: a database from another version, or secrets
@@ -14,6 +14,8 @@
 
 pub mod backup;
 pub mod export;
+pub mod import;
+pub mod import_file;
 pub mod remove;
 pub mod stats;
 
@@ -24,6 +26,12 @@ use anyhow::Context;
 use crate::config::Config;
 use crate::secrets::{Secrets, SecretsPlan};
 use crate::storage::{self, Db, Writer};
+
+/// A mistake in how a command was called (a flag missing or not fitting the input), found only
+/// once the input was looked at: the binary exits 2 for it, as for clap's own usage errors.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
 
 /// The database of a configuration, opened beside a running server.
 #[derive(Debug)]

@@ -1,6 +1,7 @@
 //! `signupd stats [--json]`: how the lists and queues are doing, read from one snapshot.
 //!
-//! Per list: pending and confirmed rows, suppressions by reason, signups (rows created) and
+//! Per list: pending and confirmed rows, of the confirmed the rows `signupd import` brought over
+//! (`imported`), suppressions by reason, signups (rows created) and
 //! confirmations in the last 24 h and 7 d, the confirmation rate of the last 7 d's signups (the
 //! share of rows created in the last 7 days that are confirmed now; a pending row that expired
 //! is deleted by the cleanup and no longer counts), and the median time from the confirmation
@@ -8,6 +9,12 @@
 //! `webhook`):
 //! depth and the age of the oldest item. The mail budget of the current hour, and when the
 //! hourly cleanup last finished.
+//!
+//! An import records what the operator asserts, not a signup or a confirmation signupd saw: its
+//! rows count among `confirmed` (and `imported`), and nowhere else — not in the signups or
+//! confirmations of the last 24 h and 7 d, the confirmation rate, the median time to confirm or
+//! the per-source figures ([`figures`] leaves them out), so importing a list never makes the
+//! last week look like a good one.
 //!
 //! Per list and source (`docs/operations.md`), over the same windows as the list's figures: the
 //! signups (rows created) of the last 24 h and 7 d from that source, how many of the last 7 d's
@@ -55,6 +62,8 @@ pub struct ListStats {
     pub id: String,
     pub pending: i64,
     pub confirmed: i64,
+    /// Of `confirmed`, the rows `signupd import` brought over.
+    pub imported: i64,
     pub suppressed: Suppressed,
     pub signups: Recent,
     pub confirmations: Recent,
@@ -178,6 +187,7 @@ fn list_stats(conn: &Connection, list: &str, now: UnixSeconds) -> rusqlite::Resu
         id: list.to_owned(),
         pending: figures::subscribers(conn, list, Status::Pending)?,
         confirmed: figures::subscribers(conn, list, Status::Confirmed)?,
+        imported: figures::imported(conn, list)?,
         suppressed: Suppressed {
             unsubscribed: figures::suppressions(conn, list, Reason::Unsubscribed)?,
             not_me: figures::suppressions(conn, list, Reason::NotMe)?,
@@ -210,10 +220,11 @@ pub fn run(beside: &Beside, json: bool, out: &mut dyn Write) -> anyhow::Result<(
     writeln!(out)?;
     writeln!(
         out,
-        "{:<16} {:>9} {:>9} {:>7} {:>7} {:>10} {:>10} {:>9} {:>9} {:>7} {:>12}",
+        "{:<16} {:>9} {:>9} {:>9} {:>7} {:>7} {:>10} {:>10} {:>9} {:>9} {:>7} {:>12}",
         "list",
         "pending",
         "confirmed",
+        "imported",
         "unsub",
         "not_me",
         "signups24h",
@@ -228,10 +239,11 @@ pub fn run(beside: &Beside, json: bool, out: &mut dyn Write) -> anyhow::Result<(
         let median = list.median_time_to_confirm_secs_7d.map_or_else(|| "-".to_owned(), |secs| secs.to_string());
         writeln!(
             out,
-            "{:<16} {:>9} {:>9} {:>7} {:>7} {:>10} {:>10} {:>9} {:>9} {:>7} {:>12}",
+            "{:<16} {:>9} {:>9} {:>9} {:>7} {:>7} {:>10} {:>10} {:>9} {:>9} {:>7} {:>12}",
             list.id,
             list.pending,
             list.confirmed,
+            list.imported,
             list.suppressed.unsubscribed,
             list.suppressed.not_me,
             list.signups.last_24h,

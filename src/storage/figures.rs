@@ -62,28 +62,49 @@ pub fn all_suppressions(conn: &Connection) -> rusqlite::Result<i64> {
     conn.prepare_cached("SELECT count(*) FROM suppressions")?.query_row([], |row| row.get(0))
 }
 
-/// Rows of `list` created at or after `since` (signups that made a row).
-pub fn created_since(conn: &Connection, list: &str, since: UnixSeconds) -> rusqlite::Result<i64> {
-    conn.prepare_cached("SELECT count(*) FROM subscribers WHERE list_id = ?1 AND created_at >= ?2")?
-        .query_row(params![list, since], |row| row.get(0))
+/// Confirmed rows of `list` that `signupd import` brought over: confirmed on the operator's
+/// word, not through signupd.
+pub fn imported(conn: &Connection, list: &str) -> rusqlite::Result<i64> {
+    conn.prepare_cached(
+        "SELECT count(*) FROM subscribers WHERE list_id = ?1 AND status = 'confirmed' AND confirm_method = 'import'",
+    )?
+    .query_row([list], |row| row.get(0))
 }
 
-/// Rows of `list` created at or after `since` that are confirmed now.
-pub fn confirmed_of_created_since(conn: &Connection, list: &str, since: UnixSeconds) -> rusqlite::Result<i64> {
+// The figures below are about signups and confirmations signupd saw: imported rows
+// (`confirm_method = 'import'`) are neither, and `IS NOT` keeps the rows whose method is NULL
+// (pending ones).
+
+/// Rows of `list` created at or after `since` (signups that made a row; imports left out).
+pub fn created_since(conn: &Connection, list: &str, since: UnixSeconds) -> rusqlite::Result<i64> {
     conn.prepare_cached(
-        "SELECT count(*) FROM subscribers WHERE list_id = ?1 AND created_at >= ?2 AND status = 'confirmed'",
+        "SELECT count(*) FROM subscribers
+         WHERE list_id = ?1 AND created_at >= ?2 AND confirm_method IS NOT 'import'",
     )?
     .query_row(params![list, since], |row| row.get(0))
 }
 
-/// Confirmations of `list` at or after `since`.
+/// Rows of `list` created at or after `since` that are confirmed now (imports left out).
+pub fn confirmed_of_created_since(conn: &Connection, list: &str, since: UnixSeconds) -> rusqlite::Result<i64> {
+    conn.prepare_cached(
+        "SELECT count(*) FROM subscribers
+         WHERE list_id = ?1 AND created_at >= ?2 AND status = 'confirmed' AND confirm_method IS NOT 'import'",
+    )?
+    .query_row(params![list, since], |row| row.get(0))
+}
+
+/// Confirmations of `list` at or after `since` (imports left out).
 pub fn confirmed_since(conn: &Connection, list: &str, since: UnixSeconds) -> rusqlite::Result<i64> {
-    conn.prepare_cached("SELECT count(*) FROM subscribers WHERE list_id = ?1 AND confirmed_at >= ?2")?
-        .query_row(params![list, since], |row| row.get(0))
+    conn.prepare_cached(
+        "SELECT count(*) FROM subscribers
+         WHERE list_id = ?1 AND confirmed_at >= ?2 AND confirm_method IS NOT 'import'",
+    )?
+    .query_row(params![list, since], |row| row.get(0))
 }
 
 /// The median seconds from confirmation mail to confirm click, over `list`'s confirmations at
-/// or after `since`; `None` without any.
+/// or after `since`; `None` without any. An imported row has no delay (no mail was sent), so it
+/// never counts here.
 pub fn median_confirm_delay_since(conn: &Connection, list: &str, since: UnixSeconds) -> rusqlite::Result<Option<i64>> {
     let delays: i64 = conn
         .prepare_cached(
@@ -138,7 +159,7 @@ pub struct SourceFigures {
 
 /// Rows of `list` created at or after `since` by source, with those created at or after
 /// `recent` counted apart: the `top` largest named sources, the rows without a source, and the
-/// rest summed. SQLite groups and sorts; this side keeps at most `top` entries however many
+/// rest summed; imported rows are no signups and are left out. SQLite groups and sorts; this side keeps at most `top` entries however many
 /// sources there are.
 pub fn created_by_source_since(
     conn: &Connection,
@@ -149,7 +170,7 @@ pub fn created_by_source_since(
 ) -> rusqlite::Result<SourceFigures> {
     let mut statement = conn.prepare_cached(
         "SELECT source, count(*), sum(created_at >= ?3), sum(status = 'confirmed')
-         FROM subscribers WHERE list_id = ?1 AND created_at >= ?2
+         FROM subscribers WHERE list_id = ?1 AND created_at >= ?2 AND confirm_method IS NOT 'import'
          GROUP BY source
          ORDER BY source IS NULL, count(*) DESC, source",
     )?;

@@ -80,6 +80,59 @@ pub fn insert_pending(conn: &Connection, row: &NewPending<'_>) -> rusqlite::Resu
     Ok(())
 }
 
+/// A row brought over by `signupd import`: confirmed on the operator's word
+/// (`confirm_method = 'import'`), never mailed. No `Debug`: it holds an address.
+#[allow(missing_debug_implementations)]
+pub struct NewImported<'a> {
+    pub id: &'a str,
+    pub list_id: &'a str,
+    pub email: &'a str,
+    pub consent_version: &'a str,
+    /// When signupd recorded the row (the import's time).
+    pub created_at: UnixSeconds,
+    /// When the operator says the address confirmed (the file's value, else the import's time).
+    pub confirmed_at: UnixSeconds,
+    /// As [`NewPending::removal_hash`], so the row's manage and unsubscribe links work.
+    pub removal_hash: &'a str,
+    pub source: Option<&'a str>,
+    /// Comma-joined.
+    pub tags: Option<&'a str>,
+}
+
+/// Inserts an imported row unless the list already has a row for the address (whatever its
+/// status): an existing row is never changed. Returns whether the row was inserted.
+pub fn insert_imported(conn: &Connection, row: &NewImported<'_>) -> rusqlite::Result<bool> {
+    // `DO NOTHING` on the (list_id, email) conflict only: the id and removal hash are fresh, and a
+    // clash on them is a bug that must fail the batch rather than pass for an existing address.
+    let inserted = conn
+        .prepare_cached(
+            "INSERT INTO subscribers (id, list_id, email, status, consent_version, created_at, confirmed_at,
+                                      confirm_method, removal_hash, source, tags)
+             VALUES (?1, ?2, ?3, 'confirmed', ?4, ?5, ?6, 'import', ?7, ?8, ?9)
+             ON CONFLICT (list_id, email) DO NOTHING",
+        )?
+        .execute(params![
+            row.id,
+            row.list_id,
+            row.email,
+            row.consent_version,
+            row.created_at,
+            row.confirmed_at,
+            row.removal_hash,
+            row.source,
+            row.tags
+        ])?;
+    Ok(inserted == 1)
+}
+
+/// Whether `list_id` has a row for `email`, whatever its status.
+pub fn exists(conn: &Connection, list_id: &str, email: &str) -> rusqlite::Result<bool> {
+    conn.prepare_cached("SELECT 1 FROM subscribers WHERE list_id = ?1 AND email = ?2")?
+        .query_row(params![list_id, email], |_| Ok(()))
+        .optional()
+        .map(|found| found.is_some())
+}
+
 /// Queues a confirmation mail for a row unless one is already queued: however often an address
 /// is entered, at most one confirmation waits in the queue. `network` is the keyed hash of the
 /// signup's neighbourhood (the fair budget), kept with the item until it is sent.

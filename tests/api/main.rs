@@ -18,6 +18,7 @@ mod flood;
 mod grafana;
 mod health;
 mod helpers;
+mod import;
 mod loader;
 mod mail;
 mod manage;

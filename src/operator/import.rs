@@ -1,0 +1,569 @@
+//! `signupd import FILE --list ID [--format csv|jsonl] [--consent-text TEXT] [--dry-run]`: bring
+//! an existing list over (`docs/operations.md`, "Importing an existing list").
+//!
+//! **What an import is.** Each good record becomes a *confirmed* row of the list with
+//! `confirm_method = 'import'`: the operator asserts that the address confirmed elsewhere;
+//! signupd saw no confirmation. `export` says so in `confirm_method`, and `stats` counts such rows
+//! apart (`imported`) and never among signups, confirmations, rates or sources. Nothing is
+//! mailed, no webhook event is queued, and the rows are otherwise like a signup's: a fresh
+//! time-ordered UUID, the removal hash a signup's row gets (so the unsubscribe link in `export`
+//! and the manage page work for them), `source` and `tags`.
+//!
+//! **Times.** `created_at` is when signupd recorded the row (the import's time);
+//! `confirmed_at` is the file's value (RFC 3339, not in the future), else the import's time.
+//!
+//! **Consent.** The row's `consent_version` is the file's, else the list's current one; its text
+//! is the record's `consent_text`, else `--consent-text`. The flag is required when the file
+//! cannot carry a text per record: a CSV without a `consent_text` column is refused before
+//! anything is read (a usage error), a JSON line without one is refused with its line number.
+//! Each (list, version, text) of an imported row is recorded in `consent_texts`, as signup
+//! records a list's text. A row stores its version only, and `export` finds the text through the
+//! version (the text in force when the row was created), so **a version names one text**: a
+//! record whose text differs from the text already recorded for its version (or from the first
+//! text this import gave that version) is refused. Otherwise importing an old wording under the
+//! list's current version would show that wording for every later signup. Give such rows a
+//! `consent_version` of their own.
+//!
+//! **What is never changed.** An address the list already has a row for (any status) is skipped
+//! as `existing`, and so is a later record of an address earlier in the file. An address with a
+//! suppression for the list is skipped as `suppressed`; the suppression is looked up inside the
+//! writer's transaction, so one that `serve` records meanwhile is honoured. The suppression is
+//! checked first: an address both suppressed and present counts as suppressed.
+//!
+//! **Refused records** (an invalid address, time, version, text, source or tag, an unreadable
+//! record) are reported on stderr, one line each with the line number and the reason, the
+//! address masked (`j***@example.com`) and never shown when it does not parse; a source or tag
+//! is not quoted either. A refused record never stops the import. The counts go to stdout last:
+//! `imported N, skipped M (existing E, suppressed S), refused R`. The exit code is 0 once the
+//! file was read to the end, refused records or not (the counts and stderr say what to fix; a
+//! re-run after fixing imports the rest and skips what is in); 1 when the file cannot be read
+//! (a missing file, a CSV without an `email` column, an I/O error) or the database cannot be
+//! written, with the counts so far; 2 for a usage error (no `--format` for an unknown extension,
+//! a required `--consent-text` missing).
+//!
+//! **Streaming, beside `serve`.** One thread reads, checks and prepares (ids, hashes: the crypto
+//! stays off the writer) [`BATCH_ROWS`] records at a time, and hands each batch to this
+//! process's own writer, attached beside the server's ([`Beside::writer`]): one [`ImportRows`]
+//! command, one transaction per batch. The reader works on the next batch while the writer
+//! commits, and at most a few batches exist at once, so memory stays flat however long the file
+//! is (only the consent texts seen, one per version, are kept). Between two batches the import
+//! lets go of SQLite's write lock for [`PAUSE`], so the server's writer, which retries every half
+//! millisecond, gets its turn between two batches rather than waiting out its one-second lock
+//! wait (`BENCHMARKS.md`, "Importing a list": no signup refused during a million rows).
+//!
+//! **`--dry-run`** writes nothing: the same checks, with existing and suppressed addresses
+//! looked up through a reader and the addresses seen earlier in the file kept in a private
+//! temporary SQLite database (on disk, deleted on close: a set of a million addresses would not
+//! be constant memory), and the same counts.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::mpsc::{Receiver, SyncSender};
+use std::time::Duration;
+
+use anyhow::Context;
+use rusqlite::Connection;
+
+use super::import_file::{ImportFormat, Item, RawRow, Rows};
+use super::{Beside, UsageError};
+use crate::clock::{Clock, SystemClock, UnixSeconds};
+use crate::config::ListConfig;
+use crate::domain::{EmailAddress, Source, Tag};
+use crate::secrets::Secret;
+use crate::storage::intake::{self, ConsentText};
+use crate::storage::subscribers::{self, NewImported};
+use crate::storage::{Batch, Command, WriteError, Writer, suppressions};
+use crate::tokens::RemovalToken;
+
+/// Records per batch, so per transaction. Measured on 2 cores with a million rows beside `serve`
+/// under a signup load (`BENCHMARKS.md`, "Importing a list"): with 2,000 the signups' p99 rose to
+/// 92–292 ms and the slowest waited 639 ms, too near the server writer's one-second lock wait;
+/// with 500 the p99 stayed at 25 ms (slowest 150 ms) and the signups kept two thirds of their
+/// rate, for an import about a quarter slower (26 s alone, 38 s beside the load).
+pub const BATCH_ROWS: usize = 500;
+
+/// How long the import lets go of the write lock between two batches: several of the server
+/// writer's half-millisecond retries.
+pub const PAUSE: Duration = Duration::from_millis(3);
+
+/// How often a batch the database could not take (another process held the lock for the whole
+/// lock wait) is tried again before the import stops.
+const ATTEMPTS: usize = 5;
+
+/// What to import.
+#[derive(Debug, Clone)]
+pub struct ImportRequest {
+    pub file: PathBuf,
+    pub list: String,
+    pub format: Option<ImportFormat>,
+    pub consent_text: Option<String>,
+    pub dry_run: bool,
+}
+
+/// What became of the records.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub imported: u64,
+    /// Skipped: the list has a row for the address already (or an earlier record had it).
+    pub existing: u64,
+    /// Skipped: the address is suppressed on the list.
+    pub suppressed: u64,
+    pub refused: u64,
+}
+
+impl std::fmt::Display for Counts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "imported {}, skipped {} (existing {}, suppressed {}), refused {}",
+            self.imported,
+            self.existing + self.suppressed,
+            self.existing,
+            self.suppressed,
+            self.refused
+        )
+    }
+}
+
+/// What became of one prepared record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Imported,
+    Existing,
+    Suppressed,
+}
+
+/// A checked record, ready for the writer. No `Debug`: it holds an address.
+#[allow(missing_debug_implementations)]
+#[derive(Clone)]
+pub struct Prepared {
+    id: String,
+    email: String,
+    consent_version: String,
+    /// Index into the batch's consent texts.
+    consent: usize,
+    confirmed_at: UnixSeconds,
+    removal_hash: String,
+    suppression_hash: String,
+    source: Option<String>,
+    tags: Option<String>,
+}
+
+/// One batch of checked records and the consent texts they use.
+#[allow(missing_debug_implementations)]
+#[derive(Clone)]
+pub struct PreparedBatch {
+    rows: Vec<Prepared>,
+    texts: Vec<ConsentText>,
+    now: UnixSeconds,
+}
+
+/// The writer command: inserts one batch, in one transaction; one outcome per row, in order.
+#[allow(missing_debug_implementations)]
+pub struct ImportRows {
+    list_id: String,
+    batch: PreparedBatch,
+}
+
+impl Command for ImportRows {
+    type Output = Vec<Outcome>;
+
+    fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<Vec<Outcome>> {
+        let conn = batch.conn();
+        let PreparedBatch { rows, texts, now } = self.batch;
+        let mut used = vec![false; texts.len()];
+        let mut outcomes = Vec::with_capacity(rows.len());
+        for row in &rows {
+            // Inside the transaction: a suppression `serve` recorded a moment ago is seen.
+            let outcome = if suppressions::find(conn, &row.suppression_hash)?.is_some() {
+                Outcome::Suppressed
+            } else if subscribers::insert_imported(
+                conn,
+                &NewImported {
+                    id: &row.id,
+                    list_id: &self.list_id,
+                    email: &row.email,
+                    consent_version: &row.consent_version,
+                    created_at: now,
+                    confirmed_at: row.confirmed_at,
+                    removal_hash: &row.removal_hash,
+                    source: row.source.as_deref(),
+                    tags: row.tags.as_deref(),
+                },
+            )? {
+                used[row.consent] = true;
+                Outcome::Imported
+            } else {
+                Outcome::Existing
+            };
+            outcomes.push(outcome);
+        }
+        for (text, used) in texts.iter().zip(used) {
+            if used {
+                intake::record_consent_text(conn, &self.list_id, text, now)?;
+            }
+        }
+        Ok(outcomes)
+    }
+}
+
+/// Runs the import on a blocking thread; `runtime` drives the writer's answers. Refused records
+/// go to `refusals` as they are found, the counts to `out` at the end.
+pub fn run(
+    beside: &Beside,
+    request: &ImportRequest,
+    runtime: &tokio::runtime::Handle,
+    out: &mut dyn Write,
+    refusals: &mut (dyn Write + Send),
+) -> anyhow::Result<Counts> {
+    let list = beside
+        .config
+        .list(&request.list)
+        .ok_or_else(|| anyhow::anyhow!("--list: no list with id {:?} is configured", request.list))?;
+    let format = match request.format {
+        Some(format) => format,
+        None => ImportFormat::from_path(&request.file).ok_or_else(|| {
+            UsageError(format!(
+                "cannot tell the format of {} from its extension (.csv, .jsonl or .ndjson): give --format csv or --format jsonl",
+                request.file.display()
+            ))
+        })?,
+    };
+    if let Some(text) = &request.consent_text {
+        crate::config::parse::display_text(text).map_err(|error| UsageError(format!("--consent-text {error}")))?;
+    }
+    let file = std::fs::File::open(&request.file).with_context(|| format!("cannot open {}", request.file.display()))?;
+    let rows = Rows::new(file, format).with_context(|| format!("cannot import {}", request.file.display()))?;
+    if rows.has_consent_text_column() == Some(false) && request.consent_text.is_none() {
+        return Err(UsageError(format!(
+            "{} has no consent_text column: give --consent-text with the wording these addresses agreed to",
+            request.file.display()
+        ))
+        .into());
+    }
+    let hash_key = beside.secrets()?.hash_key;
+    let checker = Checker::new(beside, list, request.consent_text.clone(), hash_key)?;
+
+    let counts = if request.dry_run {
+        let mut sink = DryRun::new(beside, list.id.as_ref())?;
+        stream(rows, checker, refusals, |batch| sink.take(&batch))
+    } else {
+        let writer = beside.writer()?;
+        let imported = stream(rows, checker, refusals, |batch| write_batch(runtime, &writer, list.id.as_ref(), batch));
+        // Closed here, not at the process's exit: with no server running, this was the last
+        // connection, and closing it folds the WAL into the file.
+        runtime.block_on(writer.close())?;
+        imported
+    };
+    match counts {
+        Ok(counts) => {
+            if request.dry_run {
+                writeln!(out, "dry run: nothing was written; the import would give:")?;
+            }
+            writeln!(out, "{counts}")?;
+            Ok(counts)
+        }
+        Err((counts, error)) => {
+            Err(error.context(format!("the import stopped ({counts}; a new run skips what was imported)")))
+        }
+    }
+}
+
+/// Reads and checks on a thread of its own, hands each batch to `take` on this one.
+fn stream(
+    mut rows: Rows<std::fs::File>,
+    mut checker: Checker,
+    refusals: &mut (dyn Write + Send),
+    mut take: impl FnMut(PreparedBatch) -> anyhow::Result<Vec<Outcome>>,
+) -> Result<Counts, (Counts, anyhow::Error)> {
+    // One batch waits while the next is prepared: the reader never runs far ahead.
+    let (sender, batches) = std::sync::mpsc::sync_channel::<PreparedBatch>(1);
+    std::thread::scope(|scope| {
+        let reader = scope.spawn(move || read(&mut rows, &mut checker, refusals, &sender));
+        let mut counts = Counts::default();
+        let taken = take_all(&batches, &mut take, &mut counts);
+        // Dropping the receiver stops the reader at its next batch if the writing failed.
+        drop(batches);
+        let read = reader.join().unwrap_or_else(|_| Err(anyhow::anyhow!("the file reader panicked")));
+        counts.refused = match &read {
+            Ok(refused) => *refused,
+            Err(_) => 0,
+        };
+        match (taken, read) {
+            (Err(error), _) | (Ok(()), Err(error)) => Err((counts, error)),
+            (Ok(()), Ok(_)) => Ok(counts),
+        }
+    })
+}
+
+fn take_all(
+    batches: &Receiver<PreparedBatch>,
+    take: &mut impl FnMut(PreparedBatch) -> anyhow::Result<Vec<Outcome>>,
+    counts: &mut Counts,
+) -> anyhow::Result<()> {
+    for batch in batches {
+        for outcome in take(batch)? {
+            match outcome {
+                Outcome::Imported => counts.imported += 1,
+                Outcome::Existing => counts.existing += 1,
+                Outcome::Suppressed => counts.suppressed += 1,
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Reads the file to its end; returns how many records were refused.
+fn read(
+    rows: &mut Rows<std::fs::File>,
+    checker: &mut Checker,
+    refusals: &mut (dyn Write + Send),
+    batches: &SyncSender<PreparedBatch>,
+) -> anyhow::Result<u64> {
+    let mut refused = 0;
+    let mut batch = checker.new_batch();
+    while let Some(item) = rows.next_item()? {
+        let checked = match item {
+            Item::Row(row) => checker.check(&row, &mut batch).map_err(|refusal| (row.line, refusal)),
+            Item::Unreadable { line, reason } => Err((line, Refusal { masked: None, reason: reason.to_owned() })),
+        };
+        if let Err((line, refusal)) = checked {
+            refused += 1;
+            let who = refusal.masked.map(|masked| format!(" {masked}")).unwrap_or_default();
+            writeln!(refusals, "line {line}: refused{who}: {}", refusal.reason).context("cannot report a refusal")?;
+        }
+        if batch.rows.len() >= BATCH_ROWS {
+            let full = std::mem::replace(&mut batch, checker.new_batch());
+            if batches.send(full).is_err() {
+                // The writing side stopped; its error is the one to report.
+                return Ok(refused);
+            }
+        }
+    }
+    if !batch.rows.is_empty() {
+        let _ = batches.send(batch);
+    }
+    Ok(refused)
+}
+
+/// Why a record was refused: the address masked when it parsed, and a reason that quotes nothing.
+#[derive(Debug)]
+struct Refusal {
+    masked: Option<String>,
+    reason: String,
+}
+
+/// Checks records against the list and prepares them for the writer.
+struct Checker {
+    list_id: String,
+    list_version: String,
+    list_tags: Vec<Tag>,
+    default_text: Option<String>,
+    hash_key: Secret,
+    reader: crate::storage::Conn,
+    /// The text each consent version names: as recorded in the database when the import first
+    /// met the version, else the first text this import gave it. One entry per version.
+    texts: HashMap<String, String>,
+}
+
+impl std::fmt::Debug for Checker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Checker").field("list_id", &self.list_id).finish_non_exhaustive()
+    }
+}
+
+impl Checker {
+    fn new(beside: &Beside, list: &ListConfig, default_text: Option<String>, hash_key: Secret) -> anyhow::Result<Self> {
+        Ok(Self {
+            list_id: list.id.as_ref().to_owned(),
+            list_version: list.consent_version.clone(),
+            list_tags: list.tags.clone(),
+            default_text,
+            hash_key,
+            reader: beside.reader()?,
+            texts: HashMap::new(),
+        })
+    }
+
+    fn new_batch(&self) -> PreparedBatch {
+        PreparedBatch { rows: Vec::with_capacity(BATCH_ROWS), texts: Vec::new(), now: SystemClock.now() }
+    }
+
+    /// Checks one record and adds it to `batch`, or says why not.
+    fn check(&mut self, row: &RawRow, batch: &mut PreparedBatch) -> Result<(), Refusal> {
+        let refuse = |masked: Option<String>, reason: &str| Refusal { masked, reason: reason.to_owned() };
+        let Some(raw_email) = &row.email else {
+            return Err(refuse(None, "no email"));
+        };
+        // The error names what is wrong, never the input.
+        let email = EmailAddress::parse(raw_email).map_err(|error| refuse(None, &format!("email: {error}")))?;
+        let masked = || Some(email.masked());
+        let confirmed_at = match &row.confirmed_at {
+            None => batch.now,
+            Some(value) => {
+                let time = chrono::DateTime::parse_from_rfc3339(value)
+                    .map_err(|_| {
+                        refuse(masked(), "confirmed_at is not an RFC 3339 time (such as 2025-03-01T09:30:00Z)")
+                    })?
+                    .timestamp();
+                if time > batch.now {
+                    return Err(refuse(masked(), "confirmed_at is in the future"));
+                }
+                time
+            }
+        };
+        let version = match &row.consent_version {
+            None => self.list_version.clone(),
+            Some(version) => crate::config::parse::consent_version(version).map_err(|_| {
+                refuse(masked(), "consent_version is not 1-64 characters of A-Z, a-z, 0-9, '.', '-', '_'")
+            })?,
+        };
+        let Some(text) = row.consent_text.as_ref().or(self.default_text.as_ref()).cloned() else {
+            return Err(refuse(masked(), "no consent_text, and no --consent-text was given"));
+        };
+        crate::config::parse::display_text(&text)
+            .map_err(|error| refuse(masked(), &format!("consent_text {error}")))?;
+        if self.text_of(&version, &text, batch.now).map_err(|error| refuse(masked(), &format!("{error:#}")))? != text {
+            return Err(refuse(
+                masked(),
+                &format!(
+                    "consent_text differs from the text recorded for consent_version {version} (a version names one text: give these rows a consent_version of their own)"
+                ),
+            ));
+        }
+        let source = match &row.source {
+            None => None,
+            Some(source) => Some(
+                Source::parse(source)
+                    .map_err(|_| refuse(masked(), "source is not 1-64 characters of a-z, 0-9, '.', '_' and '-'"))?,
+            ),
+        };
+        let mut tags = Vec::with_capacity(row.tags.len());
+        for tag in &row.tags {
+            let tag = Tag::parse(tag)
+                .ok()
+                .filter(|tag| self.list_tags.contains(tag))
+                .ok_or_else(|| refuse(masked(), &format!("a tag is not one of the tags of list {}", self.list_id)))?;
+            tags.push(tag);
+        }
+        let consent = match batch.texts.iter().position(|known| known.version == version) {
+            Some(at) => at,
+            None => {
+                batch.texts.push(ConsentText::new(&version, &text));
+                batch.texts.len() - 1
+            }
+        };
+        let id = uuid::Uuid::now_v7().to_string();
+        batch.rows.push(Prepared {
+            removal_hash: RemovalToken::derive(&self.hash_key, &id).removal_hash(),
+            suppression_hash: suppressions::hash(&self.hash_key, &self.list_id, email.as_ref()),
+            id,
+            email: email.as_ref().to_owned(),
+            consent_version: version,
+            consent,
+            confirmed_at,
+            source: source.map(|source| source.as_ref().to_owned()),
+            tags: Tag::join(&tags),
+        });
+        Ok(())
+    }
+
+    /// The text `version` names for this list: the one recorded in force at `now`, else the
+    /// first one this import gives it (`text`).
+    fn text_of(&mut self, version: &str, text: &str, now: UnixSeconds) -> anyhow::Result<String> {
+        if let Some(known) = self.texts.get(version) {
+            return Ok(known.clone());
+        }
+        let recorded = intake::consent_text_agreed(&self.reader, &self.list_id, version, now)
+            .context("cannot read the recorded consent texts")?;
+        let known = recorded.unwrap_or_else(|| text.to_owned());
+        self.texts.insert(version.to_owned(), known.clone());
+        Ok(known)
+    }
+}
+
+/// Hands a batch to the writer, tries it again while another process holds the lock (the batch
+/// then wrote nothing), then pauses.
+fn write_batch(
+    runtime: &tokio::runtime::Handle,
+    writer: &Writer,
+    list_id: &str,
+    batch: PreparedBatch,
+) -> anyhow::Result<Vec<Outcome>> {
+    let mut attempt = 1;
+    loop {
+        let command = ImportRows { list_id: list_id.to_owned(), batch: batch.clone() };
+        match runtime.block_on(writer.execute(command)) {
+            Ok(outcomes) => {
+                pause();
+                return Ok(outcomes);
+            }
+            Err(WriteError::Unavailable(error)) if attempt < ATTEMPTS => {
+                // The operator's commands log nowhere: the note goes to stderr with the refusals.
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "the database could not take a batch ({error}); trying again ({attempt} of {ATTEMPTS})"
+                );
+                attempt += 1;
+                pause();
+            }
+            Err(error) => return Err(anyhow::Error::new(error).context("cannot write a batch")),
+        }
+    }
+}
+
+#[allow(clippy::disallowed_methods, reason = "the import runs on a blocking thread and paces itself")]
+fn pause() {
+    std::thread::sleep(PAUSE);
+}
+
+/// `--dry-run`: what the writer would find, looked up without writing.
+struct DryRun {
+    list_id: String,
+    reader: crate::storage::Conn,
+    /// A private temporary database (an empty file name: on disk, deleted on close) holding the
+    /// addresses this run would have imported, so a later record of one counts as existing.
+    seen: Connection,
+}
+
+impl DryRun {
+    fn new(beside: &Beside, list_id: &str) -> anyhow::Result<Self> {
+        let seen = Connection::open("").context("cannot open a temporary database for --dry-run")?;
+        seen.execute_batch("CREATE TABLE seen (email TEXT PRIMARY KEY COLLATE NOCASE) WITHOUT ROWID")?;
+        Ok(Self { list_id: list_id.to_owned(), reader: beside.reader()?, seen })
+    }
+
+    fn take(&mut self, batch: &PreparedBatch) -> anyhow::Result<Vec<Outcome>> {
+        let transaction = self.seen.transaction()?;
+        let mut outcomes = Vec::with_capacity(batch.rows.len());
+        for row in &batch.rows {
+            let outcome = if suppressions::find(&self.reader, &row.suppression_hash)?.is_some() {
+                Outcome::Suppressed
+            } else if subscribers::exists(&self.reader, &self.list_id, &row.email)?
+                || transaction
+                    .prepare_cached("INSERT OR IGNORE INTO seen (email) VALUES (?1)")?
+                    .execute([&row.email])?
+                    == 0
+            {
+                Outcome::Existing
+            } else {
+                Outcome::Imported
+            };
+            outcomes.push(outcome);
+        }
+        transaction.commit()?;
+        Ok(outcomes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_read_as_the_guide_shows_them() {
+        let counts = Counts { imported: 5, existing: 2, suppressed: 1, refused: 3 };
+        assert_eq!(counts.to_string(), "imported 5, skipped 3 (existing 2, suppressed 1), refused 3");
+    }
+}
