@@ -52,9 +52,10 @@
 //! wait (`BENCHMARKS.md`, "Importing a list": no signup refused during a million rows).
 //!
 //! **`--dry-run`** writes nothing: the same checks, with existing and suppressed addresses
-//! looked up through a reader and the addresses seen earlier in the file kept in a private
-//! temporary SQLite database (on disk, deleted on close: a set of a million addresses would not
-//! be constant memory), and the same counts.
+//! looked up through a reader and the records seen earlier in the file kept in a private
+//! temporary SQLite database (on disk, deleted on close: a set of a million would not be constant
+//! memory), and the same counts. That database holds each record's suppression hash (keyed
+//! HMAC of list and address), never the address: the file is not where addresses are kept.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -523,14 +524,16 @@ struct DryRun {
     list_id: String,
     reader: crate::storage::Conn,
     /// A private temporary database (an empty file name: on disk, deleted on close) holding the
-    /// addresses this run would have imported, so a later record of one counts as existing.
+    /// suppression hashes of the records this run would have imported, so a later record of one
+    /// of their addresses counts as existing. The hash names one address of the list, as the
+    /// address would, without writing the address to disk.
     seen: Connection,
 }
 
 impl DryRun {
     fn new(beside: &Beside, list_id: &str) -> anyhow::Result<Self> {
         let seen = Connection::open("").context("cannot open a temporary database for --dry-run")?;
-        seen.execute_batch("CREATE TABLE seen (email TEXT PRIMARY KEY COLLATE NOCASE) WITHOUT ROWID")?;
+        seen.execute_batch("CREATE TABLE seen (suppression_hash TEXT PRIMARY KEY) WITHOUT ROWID")?;
         Ok(Self { list_id: list_id.to_owned(), reader: beside.reader()?, seen })
     }
 
@@ -542,8 +545,8 @@ impl DryRun {
                 Outcome::Suppressed
             } else if subscribers::exists(&self.reader, &self.list_id, &row.email)?
                 || transaction
-                    .prepare_cached("INSERT OR IGNORE INTO seen (email) VALUES (?1)")?
-                    .execute([&row.email])?
+                    .prepare_cached("INSERT OR IGNORE INTO seen (suppression_hash) VALUES (?1)")?
+                    .execute([&row.suppression_hash])?
                     == 0
             {
                 Outcome::Existing
