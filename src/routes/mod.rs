@@ -31,8 +31,9 @@ mod stylesheets;
 
 #[doc(hidden)]
 pub use manage::is_one_click_body;
-/// The pages' stylesheet, which the status page on the metrics listener links too.
-pub use stylesheets::stylesheet;
+/// The pages' stylesheet, which the status page on the metrics listener links too, and the
+/// answer every stylesheet is served in.
+pub use stylesheets::{css, stylesheet};
 
 use actix_web::{guard, web};
 

@@ -11,8 +11,9 @@ use crate::state::AppState;
 
 const STYLESHEET: &str = include_str!("../../static/style.css");
 
-/// A stylesheet answer; the same headers for all three.
-fn css(body: impl actix_web::body::MessageBody + 'static) -> HttpResponse {
+/// A stylesheet answer; the same headers for all three, and for the status page's
+/// (`crate::status`) on the metrics listener.
+pub fn css(body: impl actix_web::body::MessageBody + 'static) -> HttpResponse {
     HttpResponse::Ok()
         .content_type("text/css; charset=utf-8")
         .insert_header(("Cache-Control", "public, max-age=3600"))

@@ -77,11 +77,7 @@ const STYLESHEET: &str = include_str!("../../static/status.css");
 /// `GET /static/status.css` on the metrics listener: the charts' colours and the page's wider
 /// column, built in.
 pub async fn stylesheet() -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type("text/css; charset=utf-8")
-        .insert_header(("Cache-Control", "public, max-age=3600"))
-        .insert_header(("X-Content-Type-Options", "nosniff"))
-        .body(STYLESHEET)
+    crate::routes::css(STYLESHEET)
 }
 
 /// `GET /status[?range=48h|30d]`.
@@ -90,9 +86,7 @@ pub async fn status_page(
     state: web::Data<(AppState, metrics_exporter_prometheus::PrometheusHandle)>,
 ) -> HttpResponse {
     let (state, _) = state.get_ref();
-    let asked = web::Query::<Vec<(String, String)>>::from_query(req.query_string()).ok();
-    let value = asked.as_ref().and_then(|query| query.iter().find(|(key, _)| key == "range").map(|(_, v)| v.as_str()));
-    let Some(range) = Range::parse(value) else {
+    let Some(range) = Range::parse(crate::routes::form::query_param(&req, "range").as_deref()) else {
         return HttpResponse::NotFound()
             .content_type("text/plain; charset=utf-8")
             .body("unknown range: use 48h or 30d\n");
