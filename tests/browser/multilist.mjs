@@ -10,7 +10,7 @@ import path from 'node:path';
 
 import { check, ok } from './lib/checks.mjs';
 import { readMail, waitForMailLink } from './lib/mail.mjs';
-import { checkPage, jsOffPage, navigateBy, startFromTop } from './lib/page.mjs';
+import { checkPage, focusedId, jsOffPage, keyWalk, navigateBy, startFromTop } from './lib/page.mjs';
 
 // Two lists of one sender (one mail confirms both) and one of another.
 export const MULTI_LISTS = [
@@ -49,10 +49,6 @@ async function choices(page) {
       label: (box.labels[0]?.textContent || '').replace(/\s+/g, ' ').trim(),
     })),
   );
-}
-
-async function focusedId(page) {
-  return page.evaluate(() => (document.activeElement === document.body ? null : document.activeElement?.id || null));
 }
 
 // The form offers every list of MULTI_FORM_PATH, in order, each labelled with its name and
@@ -111,28 +107,24 @@ export async function multiListFlow(browser, server) {
   // Tick Alpha News and Beta Offers with the keyboard only, passing Club Letter by.
   const address = 'multi-reader@example.com';
   await startFromTop(page);
-  const steps = [];
-  const press = async (key) => {
-    await page.keyboard.press(key);
-    steps.push(`${key}→${(await focusedId(page)) || '(page)'}`);
-  };
+  const { press, trail } = keyWalk(page);
   await press('Tab');
-  check((await focusedId(page)) === 'list-alpha', 'multi-list form: the first Tab focuses the "Alpha News" checkbox', steps.join(' '));
+  check((await focusedId(page)) === 'list-alpha', 'multi-list form: the first Tab focuses the "Alpha News" checkbox', trail());
   await press('Space');
   await press('Tab');
-  check((await focusedId(page)) === 'list-club', 'multi-list form: the next Tab focuses "Club Letter", left unticked', steps.join(' '));
+  check((await focusedId(page)) === 'list-club', 'multi-list form: the next Tab focuses "Club Letter", left unticked', trail());
   await press('Tab');
-  check((await focusedId(page)) === 'list-beta', 'multi-list form: the next Tab focuses "Beta Offers"', steps.join(' '));
+  check((await focusedId(page)) === 'list-beta', 'multi-list form: the next Tab focuses "Beta Offers"', trail());
   await press('Space');
   await press('Tab');
-  check((await focusedId(page)) === 'email', 'multi-list form: then the email field', steps.join(' '));
+  check((await focusedId(page)) === 'email', 'multi-list form: then the email field', trail());
   await page.keyboard.type(address);
   await press('Tab');
-  check((await focusedId(page)) === 'consent', 'multi-list form: then the consent checkbox', steps.join(' '));
+  check((await focusedId(page)) === 'consent', 'multi-list form: then the consent checkbox', trail());
   await press('Space');
   await press('Tab');
   const button = page.getByRole('button', { name: 'Sign up', exact: true });
-  check(await button.evaluate((el) => el === document.activeElement), 'multi-list form: then the "Sign up" button', steps.join(' '));
+  check(await button.evaluate((el) => el === document.activeElement), 'multi-list form: then the "Sign up" button', trail());
   check(await consent.isChecked(), 'multi-list form: Space ticked the consent checkbox');
   await checkChoice(page, 'multi-list form after Space on two lists', ['alpha', 'beta']);
 

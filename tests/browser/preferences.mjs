@@ -9,7 +9,7 @@
 
 import { check, ok } from './lib/checks.mjs';
 import { waitForMailLink } from './lib/mail.mjs';
-import { checkPage, jsOffPage, navigateBy, startFromTop } from './lib/page.mjs';
+import { checkPage, focusedId, jsOffPage, keyWalk, navigateBy, startFromTop } from './lib/page.mjs';
 import { MULTI_LISTS } from './multilist.mjs';
 
 const byId = Object.fromEntries(MULTI_LISTS.map((list) => [list.id, list]));
@@ -52,10 +52,6 @@ async function checkChoices(page, where, ticked) {
     );
   }
   check((await page.getByRole('checkbox').count()) === SHOP.length, `${where}: no other checkbox`);
-}
-
-async function focusedId(page) {
-  return page.evaluate(() => (document.activeElement === document.body ? null : document.activeElement?.id || null));
 }
 
 export async function preferencesFlow(browser, server) {
@@ -124,19 +120,15 @@ export async function preferencesFlow(browser, server) {
 
   // Tick Beta Offers with the keyboard, and save with it.
   await startFromTop(page);
-  const steps = [];
-  const press = async (key) => {
-    await page.keyboard.press(key);
-    steps.push(`${key}→${(await focusedId(page)) || '(page)'}`);
-  };
+  const { press, trail } = keyWalk(page);
   await press('Tab');
-  check((await focusedId(page)) === 'list-alpha', 'preferences: the first Tab focuses the "Alpha News" checkbox', steps.join(' '));
+  check((await focusedId(page)) === 'list-alpha', 'preferences: the first Tab focuses the "Alpha News" checkbox', trail());
   await press('Tab');
-  check((await focusedId(page)) === 'list-beta', 'preferences: the next Tab focuses "Beta Offers"', steps.join(' '));
+  check((await focusedId(page)) === 'list-beta', 'preferences: the next Tab focuses "Beta Offers"', trail());
   await press('Space');
   await checkChoices(page, 'preferences: after Space on Beta Offers', ['alpha', 'beta']);
   await press('Tab');
-  check(await save.evaluate((el) => el === document.activeElement), 'preferences: the next Tab focuses "Save"', steps.join(' '));
+  check(await save.evaluate((el) => el === document.activeElement), 'preferences: the next Tab focuses "Save"', trail());
   response = await navigateBy(page, () => page.keyboard.press('Enter'));
   await checkPage(page, response, 'preferences: Save (Enter)', {
     status: 200,

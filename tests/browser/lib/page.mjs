@@ -91,3 +91,19 @@ export async function jsOffPage(browser, label) {
   check((await page.title()) === 'before', `${label}: JavaScript is off in the browser context (a <script> does not run)`);
   return { context, page, consoleErrors };
 }
+
+// The id of the focused element, or null for the page itself.
+export async function focusedId(page) {
+  return page.evaluate(() => (document.activeElement === document.body ? null : document.activeElement?.id || null));
+}
+
+// Presses keys one at a time and keeps the trail (`Tab→list-alpha Space→list-alpha …`) for the
+// failure message of a keyboard-only walk through a form.
+export function keyWalk(page) {
+  const steps = [];
+  const press = async (key) => {
+    await page.keyboard.press(key);
+    steps.push(`${key}→${(await focusedId(page)) || '(page)'}`);
+  };
+  return { press, trail: () => steps.join(' ') };
+}
