@@ -17,7 +17,8 @@
 //!   command in `operator::import`, reading its file in `operator::import_file`), remove,
 //!   stats, backup — and the one way they open the database.
 //! - [`metrics`]: the Prometheus metrics' names, and recording them (and adding the status page's
-//!   counts to its in-memory tally); a leaf.
+//!   counts to its in-memory tally); their help texts and label values, every counter
+//!   registered at 0 from the first scrape (`metrics::series`); a leaf.
 //! - [`config`]: defaults + TOML + environment → a checked `Config`; errors name the key.
 //! - [`secrets`]: the token signing secret, verify-only secrets and the hash key; generated 0600.
 //!   Where credentials are found (`$CREDENTIALS_DIRECTORY`, or `credentials/` beside the config

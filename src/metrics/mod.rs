@@ -14,6 +14,10 @@
 //! The recorder is process-wide (the `metrics` crate's model), installed once by the first
 //! application that asks for a listener; a second one in the same process shares it.
 //!
+//! Every series is there from the first scrape ([`series`]): each metric has its `# HELP`, and
+//! each counter is registered at 0 for every label value known at start, so Prometheus sees the
+//! first event as an increase. The record functions accept only the words [`series`] lists.
+//!
 //! The counts the status page shows (signups by outcome, confirmations, surge alerts, mails,
 //! webhook deliveries) are also added to [`tally::TALLY`], which the rollup worker
 //! (`crate::status`) stores by the hour; that one counts with or without a listener.
@@ -23,8 +27,12 @@ use std::sync::OnceLock;
 use anyhow::Context;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
+pub mod series;
 pub mod tally;
 
+use series::{
+    CONFIRM_METHODS, MAIL_KINDS, MAIL_RESULTS, REMOVAL_REASONS, REMOVAL_VIAS, SIGNUP_OUTCOMES, WEBHOOK_RESULTS,
+};
 use tally::{SERVICE, TALLY, family};
 
 pub const SIGNUPS: &str = "signupd_signups_total";
@@ -43,11 +51,13 @@ pub const SURGE_ALERTS: &str = "signupd_surge_alerts_total";
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 
 pub fn signup(list: String, outcome: &'static str) {
+    debug_assert!(SIGNUP_OUTCOMES.contains(&outcome), "{outcome} is not in metrics::series::SIGNUP_OUTCOMES");
     TALLY.bump(&list, family::SIGNUPS, outcome);
     metrics::counter!(SIGNUPS, "list" => list, "outcome" => outcome).increment(1);
 }
 
 pub fn confirmation(list: &str, method: &'static str, delay_secs: Option<i64>) {
+    debug_assert!(CONFIRM_METHODS.contains(&method), "{method} is not in metrics::series::CONFIRM_METHODS");
     TALLY.bump(list, family::CONFIRMATIONS, "");
     metrics::counter!(CONFIRMATIONS, "list" => list.to_owned(), "method" => method).increment(1);
     if let Some(delay) = delay_secs {
@@ -57,10 +67,16 @@ pub fn confirmation(list: &str, method: &'static str, delay_secs: Option<i64>) {
 }
 
 pub fn removal(list: &str, reason: &'static str, via: &'static str) {
+    debug_assert!(REMOVAL_REASONS.contains(&reason), "{reason} is not in metrics::series::REMOVAL_REASONS");
+    debug_assert!(REMOVAL_VIAS.contains(&via), "{via} is not in metrics::series::REMOVAL_VIAS");
     metrics::counter!(REMOVALS, "list" => list.to_owned(), "reason" => reason, "via" => via).increment(1);
 }
 
 pub fn mail(kind: &'static str, result: &'static str) {
+    debug_assert!(
+        MAIL_KINDS.contains(&kind) && MAIL_RESULTS.contains(&result),
+        "{kind}/{result} not in metrics::series"
+    );
     TALLY.bump(SERVICE, family::MAILS, result);
     metrics::counter!(MAILS, "kind" => kind, "result" => result).increment(1);
 }
@@ -72,6 +88,7 @@ pub fn surge_alert(list: &str) {
 }
 
 pub fn webhook(result: &'static str) {
+    debug_assert!(WEBHOOK_RESULTS.contains(&result), "{result} is not in metrics::series::WEBHOOK_RESULTS");
     TALLY.bump(SERVICE, family::WEBHOOKS, result);
     metrics::counter!(WEBHOOKS, "result" => result).increment(1);
 }
@@ -84,8 +101,15 @@ pub fn http_request(route: String, duration: std::time::Duration) {
     metrics::histogram!(HTTP_DURATION, "route" => route).record(duration.as_secs_f64());
 }
 
-/// Installs the recorder (once per process) and returns its handle.
-pub fn recorder() -> anyhow::Result<PrometheusHandle> {
+/// Installs the recorder (once per process), registers every series known from `lists` at zero
+/// ([`series`]) and returns the recorder's handle.
+pub fn recorder(lists: &[String]) -> anyhow::Result<PrometheusHandle> {
+    let handle = install()?;
+    series::register(lists);
+    Ok(handle)
+}
+
+fn install() -> anyhow::Result<PrometheusHandle> {
     if let Some(handle) = HANDLE.get() {
         return Ok(handle.clone());
     }
@@ -104,7 +128,10 @@ pub fn recorder() -> anyhow::Result<PrometheusHandle> {
             &[1.0, 5.0, 15.0, 60.0, 300.0, 900.0, 3600.0, 6.0 * 3600.0, 86_400.0, 172_800.0],
         )?;
     let handle = match builder.install_recorder() {
-        Ok(handle) => handle,
+        Ok(handle) => {
+            series::describe();
+            handle
+        }
         // Another thread installed one first: use it.
         Err(_) => HANDLE.get().cloned().context("cannot install the metrics recorder")?,
     };

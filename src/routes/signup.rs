@@ -236,7 +236,7 @@ impl<'a> Answer<'a> {
     /// Counts `outcome` in the signup metric, once per named list (or under `none`).
     fn count(&self, outcome: &'static str) {
         if self.lists.is_empty() {
-            crate::metrics::signup("none".to_owned(), outcome);
+            crate::metrics::signup(crate::metrics::series::NO_LIST.to_owned(), outcome);
         }
         for list in &self.lists {
             crate::metrics::signup(list.id.as_ref().to_owned(), outcome);

@@ -882,6 +882,76 @@ async fn metrics_count_signups_confirmations_removals_and_mails_on_their_own_por
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_scrape_describes_every_metric_and_has_every_counter_at_zero() {
+    // Regression (issue "Heard the first time"): a counter that first appears at 1 is invisible
+    // to Prometheus's increase(), so the guide's alerts fired only on the second failure.
+    // Arrange: a server that has seen nothing
+    let fx = Fixture::start();
+    let port = fx.server.metrics_port.expect("serve logs metrics_port");
+
+    // Act
+    let text = scrape(&fx.client, port).await;
+    let first = samples(&text);
+
+    // Assert: # HELP and # TYPE for every metric of the guide's table
+    let described = |prefix: &str| -> BTreeSet<&str> {
+        text.lines().filter_map(|line| line.strip_prefix(prefix)?.split(' ').next()).collect()
+    };
+    let (help, types) = (described("# HELP "), described("# TYPE "));
+    assert_eq!(help, types, "a metric without help text, or help without a type:\n{text}");
+    for metric in [
+        "signupd_signups_total",
+        "signupd_confirmations_total",
+        "signupd_removals_total",
+        "signupd_mails_total",
+        "signupd_surge_alerts_total",
+        "signupd_webhooks_total",
+        "signupd_queue_depth",
+        "signupd_queue_oldest_seconds",
+        "signupd_subscribers",
+        "signupd_smtp_send_duration_seconds",
+        "signupd_time_to_confirm_seconds",
+    ] {
+        assert!(help.contains(metric), "{metric} is not described in the first scrape:\n{text}");
+    }
+
+    // Assert: every counter at 0, for each list and each label value the guide names
+    let zero = |name: &str, labels: &[(&str, &str)]| {
+        assert_eq!(value(&first, name, labels), Some(0.0), "{name} {labels:?} in the first scrape:\n{text}");
+    };
+    for list in ["news", "other"] {
+        for outcome in ["accepted", "honeypot", "invalid_email", "rate_limited", "storage_unavailable"] {
+            zero("signupd_signups_total", &[("list", list), ("outcome", outcome)]);
+        }
+        for outcome in signupd::metrics::series::SIGNUP_OUTCOMES {
+            zero("signupd_signups_total", &[("list", list), ("outcome", outcome)]);
+        }
+        for method in ["button", "retype", "preferences"] {
+            zero("signupd_confirmations_total", &[("list", list), ("method", method)]);
+        }
+        for reason in ["unsubscribed", "not_me"] {
+            for via in ["manage", "one_click"] {
+                zero("signupd_removals_total", &[("list", list), ("reason", reason), ("via", via)]);
+            }
+        }
+        zero("signupd_surge_alerts_total", &[("list", list)]);
+        zero("signupd_time_to_confirm_seconds_count", &[("list", list)]);
+    }
+    zero("signupd_signups_total", &[("list", "none"), ("outcome", "unknown_list")]);
+    assert_eq!(value(&first, "signupd_signups_total", &[("list", "none"), ("outcome", "accepted")]), None);
+    for kind in ["confirmation", "welcome"] {
+        for result in ["sent", "retry", "failed"] {
+            zero("signupd_mails_total", &[("kind", kind), ("result", result)]);
+        }
+    }
+    zero("signupd_mails_total", &[("kind", "confirmation"), ("result", "capped")]);
+    for result in ["delivered", "retry", "dropped"] {
+        zero("signupd_webhooks_total", &[("result", result)]);
+    }
+    zero("signupd_smtp_send_duration_seconds_count", &[]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_exits_1_naming_server_metrics_listen_when_its_port_is_taken() {
     // Arrange: the metrics port is held by someone else
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
