@@ -32,7 +32,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import sqlite3
 import stat
 import subprocess
@@ -43,30 +42,27 @@ import time
 from contextlib import closing
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from harness import Checks, Processes, free_port  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED_CONFIG = ROOT / "packaging" / "litestream.yml"
 LIST = "news"
-
-children: list[subprocess.Popen] = []
 
 
 class DrillFailed(Exception):
     pass
 
 
-def say(message: str) -> None:
-    print(f"litestream drill: {message}", flush=True)
+checks = Checks("litestream drill", DrillFailed)
+say, check = checks.say, checks.check
+processes = Processes()
+# What still runs at the end is killed: the drill's own stops are deliberate.
+stop_all = processes.kill_all
 
 
-checks_passed = 0
-
-
-def check(condition: bool, message: str) -> None:
-    global checks_passed
-    if not condition:
-        raise DrillFailed(message)
-    checks_passed += 1
-    say(f"ok   {message}")
+def spawn(args: list[str], log: Path, **kwargs) -> subprocess.Popen:
+    return processes.spawn(args, log, append=True, **kwargs)
 
 
 def tail(result: subprocess.CompletedProcess, limit: int = 300) -> str:
@@ -75,29 +71,8 @@ def tail(result: subprocess.CompletedProcess, limit: int = 300) -> str:
     return f" ({text[-limit:]})" if text else ""
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def spawn(args: list[str], log: Path, **kwargs) -> subprocess.Popen:
-    handle = open(log, "ab")
-    process = subprocess.Popen(args, stdout=handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, **kwargs)
-    handle.close()
-    children.append(process)
-    return process
-
-
 def run(args: list[str], timeout: float = 60, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run(args, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, **kwargs)
-
-
-def stop_all() -> None:
-    for process in children:
-        if process.poll() is None:
-            process.kill()
-            process.wait(timeout=10)
 
 
 # --- configuration ----------------------------------------------------------------------------
@@ -344,11 +319,11 @@ def main() -> int:
     try:
         drill(tmp, signupd, litestream, args.signups, args.clients)
         say(f"passed in {time.monotonic() - started:.1f} s")
-        print(f"drill: {checks_passed} passed, 0 failed", flush=True)
+        print(f"drill: {checks.passed} passed, 0 failed", flush=True)
         return 0
     except DrillFailed as failure:
         say(f"FAILED: {failure} (logs in {tmp})")
-        print(f"drill: {checks_passed} passed, 1 failed", flush=True)
+        print(f"drill: {checks.passed} passed, 1 failed", flush=True)
         args.keep = True
         return 1
     finally:

@@ -40,7 +40,6 @@ import http.client
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -48,6 +47,9 @@ import time
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from harness import Checks, Processes, free_port  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "packaging" / "signupd.toml"
@@ -59,52 +61,19 @@ FORGED = "192.0.2.1"
 # The loopback addresses the two visitors connect from where nothing in front names them.
 SOURCE = {VISITOR_A: "127.0.0.2", VISITOR_B: "127.0.0.3"}
 
-children: list[subprocess.Popen] = []
-checks_passed = 0
-
 
 class MatrixFailed(Exception):
     pass
 
 
-def say(message: str) -> None:
-    print(f"nginx matrix: {message}", flush=True)
-
-
-def check(condition: bool, message: str) -> None:
-    global checks_passed
-    if not condition:
-        raise MatrixFailed(message)
-    checks_passed += 1
-    say(f"ok   {message}")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+checks = Checks("nginx matrix", MatrixFailed)
+say, check = checks.say, checks.check
+processes = Processes()
+stop, stop_all = processes.stop, processes.stop_all
 
 
 def spawn(args: list[str], log: Path) -> subprocess.Popen:
-    with open(log, "ab") as handle:
-        process = subprocess.Popen(args, stdout=handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    children.append(process)
-    return process
-
-
-def stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-
-
-def stop_all() -> None:
-    for process in children:
-        stop(process)
+    return processes.spawn(args, log, append=True)
 
 
 # --- the rows ---------------------------------------------------------------------------------
@@ -427,7 +396,7 @@ def main() -> int:
         stop_all()
     if not args.keep:
         shutil.rmtree(base, ignore_errors=True)
-    say(f"all {checks_passed} checks passed")
+    say(f"all {checks.passed} checks passed")
     return 0
 
 
