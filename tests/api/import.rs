@@ -164,6 +164,15 @@ fn counts(output: &Output) -> String {
     stdout(output).lines().last().unwrap_or_default().to_owned()
 }
 
+/// Exit 2 with one line on stderr (`case` names the call in a failure); that line.
+fn usage_error(output: &Output, case: &str) -> String {
+    let line = stderr(output);
+    assert_eq!(output.status.code(), Some(2), "{case}: a usage error: {line}");
+    assert_eq!(line.lines().count(), 1, "{case}: one line: {line}");
+    assert!(stdout(output).is_empty(), "{case}: no counts: {}", stdout(output));
+    line
+}
+
 /// The refusal lines of stderr.
 fn refusals(output: &Output) -> Vec<String> {
     stderr(output).lines().filter(|line| line.starts_with("line ")).map(str::to_owned).collect()
@@ -240,9 +249,8 @@ fn without_a_consent_text_column_the_flag_is_required_before_anything_is_written
 
     let output = fx.import(&file, &["--list", "news"]);
 
-    assert_eq!(output.status.code(), Some(2), "a usage error: {}", stderr(&output));
-    assert!(stderr(&output).contains("has no consent_text column: give --consent-text"), "{}", stderr(&output));
-    assert_eq!(stderr(&output).lines().count(), 1, "one line: {}", stderr(&output));
+    let line = usage_error(&output, "no consent_text column, no flag");
+    assert!(line.contains("has no consent_text column: give --consent-text"), "{line}");
     assert_eq!(fx.dump(), before, "nothing written");
 }
 
@@ -457,10 +465,9 @@ fn a_bad_consent_version_is_a_usage_error_before_anything_is_written() {
 
             let output = fx.import(&file, &args);
 
-            assert_eq!(output.status.code(), Some(2), "{case} (dry run {dry_run}): {}", stderr(&output));
-            assert!(stderr(&output).contains("--consent-version"), "{case}: names the flag: {}", stderr(&output));
-            assert_eq!(stderr(&output).lines().count(), 1, "{case}: one line: {}", stderr(&output));
-            assert!(stdout(&output).is_empty(), "{case}: no counts: {}", stdout(&output));
+            let case = format!("{case} (dry run {dry_run})");
+            let line = usage_error(&output, &case);
+            assert!(line.contains("--consent-version"), "{case}: names the flag: {line}");
             assert_eq!(fx.dump(), before, "{case}: nothing written");
         }
     }
@@ -479,8 +486,8 @@ fn the_format_comes_from_the_flag_or_the_extension_and_an_unknown_extension_is_a
     let txt = fx.file("b.txt", "{\"email\":\"bob@example.com\"}\n");
     let before = fx.dump();
     let refused = fx.import(&txt, &["--list", "other", "--consent-text", "Yes."]);
-    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
-    assert!(stderr(&refused).contains("--format"), "names the flag: {}", stderr(&refused));
+    let line = usage_error(&refused, "an unknown extension");
+    assert!(line.contains("--format"), "names the flag: {line}");
     assert_eq!(fx.dump(), before);
     let flagged = fx.import(&txt, &["--list", "other", "--consent-text", "Yes.", "--format", "jsonl"]);
     assert_eq!(counts(&flagged), "imported 1, skipped 0 (existing 0, suppressed 0), refused 0");
