@@ -99,6 +99,12 @@ pub enum Command {
         /// no such column).
         #[arg(long, value_name = "TEXT")]
         consent_text: Option<String>,
+        /// The consent version for records without a consent_version (A-Z a-z 0-9 . - _, up to
+        /// 64). Without it, each text gets one derived from it: "import-" and the first 12 hex
+        /// digits of the text's SHA-256. A version names one text: a record whose text differs
+        /// from the one the version already names is refused.
+        #[arg(long, value_name = "NAME")]
+        consent_version: Option<String>,
         /// Check everything and print the counts an import would give; write nothing.
         #[arg(long)]
         dry_run: bool,

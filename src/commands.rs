@@ -12,7 +12,6 @@ use crate::domain::EmailAddress;
 use crate::mail::{self, Delivered, SendError, Transport};
 use crate::operator::export::{ExportRequest, Format, StatusFilter};
 use crate::operator::import::ImportRequest;
-use crate::operator::import_file::ImportFormat;
 use crate::operator::remove::ReasonArg;
 use crate::operator::{self, Beside};
 use crate::preflight::preflight;
@@ -153,15 +152,7 @@ pub async fn remove(
 
 /// `signupd import FILE --list ID`: refused records on stderr as they are found, the counts on
 /// stdout at the end.
-pub async fn import(
-    config_path: Option<&Path>,
-    file: PathBuf,
-    list: String,
-    format: Option<ImportFormat>,
-    consent_text: Option<String>,
-    dry_run: bool,
-) -> anyhow::Result<()> {
-    let request = ImportRequest { file, list, format, consent_text, dry_run };
+pub async fn import(config_path: Option<&Path>, request: ImportRequest) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Handle::current();
     beside(config_path, move |beside| {
         let mut refusals = std::io::stderr();

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use signupd::cli::{Cli, Command};
 use signupd::commands;
+use signupd::operator::import::ImportRequest;
 
 #[actix_web::main]
 async fn main() -> ExitCode {
@@ -22,8 +23,9 @@ async fn main() -> ExitCode {
             commands::export(config, list, status, format, since.as_deref(), output).await
         }
         Command::Remove { email, list, reason } => commands::remove(config, &email, list.as_deref(), reason).await,
-        Command::Import { file, list, format, consent_text, dry_run } => {
-            commands::import(config, file, list, format, consent_text, dry_run).await
+        Command::Import { file, list, format, consent_text, consent_version, dry_run } => {
+            let request = ImportRequest { file, list, format, consent_text, consent_version, dry_run };
+            commands::import(config, request).await
         }
         Command::Stats { json } => commands::stats(config, json).await,
         Command::Backup { dest, force } => commands::backup(config, &dest, force).await,

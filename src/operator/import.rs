@@ -1,5 +1,5 @@
-//! `signupd import FILE --list ID [--format csv|jsonl] [--consent-text TEXT] [--dry-run]`: bring
-//! an existing list over (`docs/operations.md`, "Importing an existing list").
+//! `signupd import FILE --list ID [--format csv|jsonl] [--consent-text TEXT] [--consent-version NAME]
+//! [--dry-run]`: bring an existing list over (`docs/operations.md`, "Importing an existing list").
 //!
 //! **What an import is.** Each good record becomes a *confirmed* row of the list with
 //! `confirm_method = 'import'`: the operator asserts that the address confirmed elsewhere;
@@ -12,17 +12,31 @@
 //! **Times.** `created_at` is when signupd recorded the row (the import's time);
 //! `confirmed_at` is the file's value (RFC 3339, not in the future), else the import's time.
 //!
-//! **Consent.** The row's `consent_version` is the file's, else the list's current one; its text
-//! is the record's `consent_text`, else `--consent-text`. The flag is required when the file
-//! cannot carry a text per record: a CSV without a `consent_text` column is refused before
-//! anything is read (a usage error), a JSON line without one is refused with its line number.
+//! **Consent.** The row's text is the record's `consent_text`, else `--consent-text`. The flag
+//! is required when the file cannot carry a text per record: a CSV without a `consent_text`
+//! column is refused before anything is read (a usage error), a JSON line without one is refused
+//! with its line number. The row's `consent_version` is the record's, else `--consent-version`,
+//! else one derived from the row's text ([`derived_version`]: `import-` and the first 12 hex
+//! digits of the SHA-256 of its UTF-8 bytes). So a plain list of addresses with `--consent-text`
+//! imports as it is, and rows with different texts get different versions. The list's current
+//! `consent_version` is never taken: once `serve` has started it names the list's own text.
+//!
 //! Each (list, version, text) of an imported row is recorded in `consent_texts`, as signup
 //! records a list's text. A row stores its version only, and `export` finds the text through the
 //! version (the text in force when the row was created), so **a version names one text**: a
 //! record whose text differs from the text already recorded for its version (or from the first
-//! text this import gave that version) is refused. Otherwise importing an old wording under the
-//! list's current version would show that wording for every later signup. Give such rows a
-//! `consent_version` of their own.
+//! text this import gave that version) is refused. Otherwise importing an old wording under a
+//! version that names another would show the wrong wording for every row of that version. A
+//! derived version cannot meet another text (short of a SHA-256 prefix collision, or a file that
+//! spells a derived name by hand).
+//!
+//! `--consent-version` is checked like a record's version, a usage error before the file is
+//! opened. It is allowed without `--consent-text`: a file whose records all carry one wording (an
+//! export with a consent column) may well want to name it. Like any version it names one text,
+//! the one already recorded for it, else the first record's, so a record with another text is
+//! refused by its line, and the refusal says to leave the flag out so that each text gets a
+//! version of its own. Refusing the flag outright there would forbid that sound use to spare a
+//! mistake that a dry run shows line by line.
 //!
 //! **What is never changed.** An address the list already has a row for (any status) is skipped
 //! as `existing`, and so is a later record of an address earlier in the file. An address with a
@@ -39,7 +53,7 @@
 //! re-run after fixing imports the rest and skips what is in); 1 when the file cannot be read
 //! (a missing file, a CSV without an `email` column, an I/O error) or the database cannot be
 //! written, with the counts so far; 2 for a usage error (no `--format` for an unknown extension,
-//! a required `--consent-text` missing).
+//! a required `--consent-text` missing, a `--consent-version` that is no valid version).
 //!
 //! **Streaming, beside `serve`.** One thread reads, checks and prepares (ids, hashes: the crypto
 //! stays off the writer) [`BATCH_ROWS`] records at a time, and hands each batch to this
@@ -75,7 +89,7 @@ use crate::secrets::Secret;
 use crate::storage::intake::{self, ConsentText};
 use crate::storage::subscribers::{self, NewImported};
 use crate::storage::{Batch, Command, WriteError, Writer, suppressions};
-use crate::tokens::RemovalToken;
+use crate::tokens::{RemovalToken, sha256_hex};
 
 /// Records per batch, so per transaction. Measured on 2 cores with a million rows beside `serve`
 /// under a signup load (`BENCHMARKS.md`, "Importing a list"): with 2,000 the signups' p99 rose to
@@ -99,6 +113,8 @@ pub struct ImportRequest {
     pub list: String,
     pub format: Option<ImportFormat>,
     pub consent_text: Option<String>,
+    /// The version of every record without one of its own (else [`derived_version`]).
+    pub consent_version: Option<String>,
     pub dry_run: bool,
 }
 
@@ -234,6 +250,10 @@ pub fn run(
     if let Some(text) = &request.consent_text {
         crate::config::parse::display_text(text).map_err(|error| UsageError(format!("--consent-text {error}")))?;
     }
+    if let Some(version) = &request.consent_version {
+        crate::config::parse::consent_version(version)
+            .map_err(|error| UsageError(format!("--consent-version {error}")))?;
+    }
     let file = std::fs::File::open(&request.file).with_context(|| format!("cannot open {}", request.file.display()))?;
     let rows = Rows::new(file, format).with_context(|| format!("cannot import {}", request.file.display()))?;
     if rows.has_consent_text_column() == Some(false) && request.consent_text.is_none() {
@@ -244,7 +264,7 @@ pub fn run(
         .into());
     }
     let hash_key = beside.secrets()?.hash_key;
-    let checker = Checker::new(beside, list, request.consent_text.clone(), hash_key)?;
+    let checker = Checker::new(beside, list, request, hash_key)?;
 
     let counts = if request.dry_run {
         let mut sink = DryRun::new(beside, list.id.as_ref())?;
@@ -358,9 +378,9 @@ struct Refusal {
 /// Checks records against the list and prepares them for the writer.
 struct Checker {
     list_id: String,
-    list_version: String,
     list_tags: Vec<Tag>,
     default_text: Option<String>,
+    default_version: Option<String>,
     hash_key: Secret,
     reader: crate::storage::Conn,
     /// The text each consent version names: as recorded in the database when the import first
@@ -375,12 +395,12 @@ impl std::fmt::Debug for Checker {
 }
 
 impl Checker {
-    fn new(beside: &Beside, list: &ListConfig, default_text: Option<String>, hash_key: Secret) -> anyhow::Result<Self> {
+    fn new(beside: &Beside, list: &ListConfig, request: &ImportRequest, hash_key: Secret) -> anyhow::Result<Self> {
         Ok(Self {
             list_id: list.id.as_ref().to_owned(),
-            list_version: list.consent_version.clone(),
             list_tags: list.tags.clone(),
-            default_text,
+            default_text: request.consent_text.clone(),
+            default_version: request.consent_version.clone(),
             hash_key,
             reader: beside.reader()?,
             texts: HashMap::new(),
@@ -414,22 +434,29 @@ impl Checker {
                 time
             }
         };
-        let version = match &row.consent_version {
-            None => self.list_version.clone(),
-            Some(version) => crate::config::parse::consent_version(version).map_err(|_| {
+        let file_version = match &row.consent_version {
+            None => None,
+            Some(version) => Some(crate::config::parse::consent_version(version).map_err(|_| {
                 refuse(masked(), "consent_version is not 1-64 characters of A-Z, a-z, 0-9, '.', '-', '_'")
-            })?,
+            })?),
         };
         let Some(text) = row.consent_text.as_ref().or(self.default_text.as_ref()).cloned() else {
             return Err(refuse(masked(), "no consent_text, and no --consent-text was given"));
         };
         crate::config::parse::display_text(&text)
             .map_err(|error| refuse(masked(), &format!("consent_text {error}")))?;
+        let from_flag = file_version.is_none() && self.default_version.is_some();
+        let version = file_version.or_else(|| self.default_version.clone()).unwrap_or_else(|| derived_version(&text));
         if self.text_of(&version, &text, batch.now).map_err(|error| refuse(masked(), &format!("{error:#}")))? != text {
+            let remedy = if from_flag {
+                "leave out --consent-version to have a version derived from each text, or name another"
+            } else {
+                "give these rows a consent_version of their own"
+            };
             return Err(refuse(
                 masked(),
                 &format!(
-                    "consent_text differs from the text recorded for consent_version {version} (a version names one text: give these rows a consent_version of their own)"
+                    "consent_text differs from the text recorded for consent_version {version} (a version names one text: {remedy})"
                 ),
             ));
         }
@@ -482,6 +509,15 @@ impl Checker {
         self.texts.insert(version.to_owned(), known.clone());
         Ok(known)
     }
+}
+
+/// The version a record without one gets when no `--consent-version` is given: `import-` and the
+/// first 12 hex digits (48 bits) of the SHA-256 of the text's UTF-8 bytes. One text always
+/// gives the same version, so a re-import finds its rows' text recorded; two texts give two
+/// versions. 19 characters, a valid `consent_version`.
+pub fn derived_version(text: &str) -> String {
+    let digest = sha256_hex(text.as_bytes());
+    format!("import-{}", &digest[..12])
 }
 
 /// Hands a batch to the writer, tries it again while another process holds the lock (the batch
@@ -568,5 +604,14 @@ mod tests {
     fn counts_read_as_the_guide_shows_them() {
         let counts = Counts { imported: 5, existing: 2, suppressed: 1, refused: 3 };
         assert_eq!(counts.to_string(), "imported 5, skipped 3 (existing 2, suppressed 1), refused 3");
+    }
+
+    #[test]
+    fn a_derived_version_is_import_and_twelve_hex_digits_of_the_texts_sha256() {
+        // FIPS 180-2 appendix B.1: SHA-256("abc") = ba7816bf 8f01cfea ...
+        assert_eq!(derived_version("abc"), "import-ba7816bf8f01");
+        let version = derived_version("Send me news – Ünïcödé.");
+        assert_eq!(crate::config::parse::consent_version(&version), Ok(version.clone()), "a valid version");
+        assert_ne!(derived_version("Yes."), derived_version("Yes. "), "the exact text, not a normalised one");
     }
 }
