@@ -401,6 +401,15 @@ def drill(tmp: Path, signupd: str, litestream: str, signups: int, clients: int) 
     check(True, f"the replica holds all {len(must_survive)} acknowledged addresses {caught_up:.1f} s after the load stopped "
                 f"({litestream_positions(litestream, ls_config, db)}): they must survive")
     check(integrity(probe) == "ok", "that probe restore passes PRAGMA integrity_check")
+    # Litestream checkpoints on its interval only when the WAL has grown since its last look, and a
+    # fast first wave can end before the first interval does: a trickle of signups keeps the WAL
+    # moving until its first checkpoint shows in the log (or the deadline says it never will).
+    deadline = time.monotonic() + 30
+    trickle = 0
+    while not checkpoint_evidence(ls_log)[0].get("PASSIVE") and time.monotonic() < deadline:
+        trickle += 1
+        Load(port, f"t{trickle}", 20, 1).start().join()
+        time.sleep(0.5)
     checkpoints, resets = checkpoint_evidence(ls_log)
     check(checkpoints.get("PASSIVE", 0) > 0, f"Litestream ran its own checkpoints beside signupd's meanwhile: {checkpoints}")
     check(not resets, f"no sync found the WAL changed behind Litestream's back (signupd's PASSIVE checkpoints coexist): {resets or 'none'}")
