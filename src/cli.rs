@@ -130,6 +130,10 @@ pub enum Command {
         #[arg(long, value_name = "NAME")]
         name: Option<String>,
     },
+    /// Ask the configured listener's /readyz (on loopback when it listens on every address):
+    /// exit 0 when it answers 200 within 5 s, else 1 with the reason. For container health
+    /// checks; the image has no curl.
+    Healthcheck,
     /// Send one mail through the configured transport and report the SMTP result.
     SendTestMail {
         /// Recipient address.

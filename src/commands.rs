@@ -264,6 +264,14 @@ fn smtp_hint(config: &Config, error: &SendError) -> String {
     format!(" (hint: {hint})")
 }
 
+/// `signupd healthcheck`: whether the configured listener answers `/readyz` with 200.
+pub async fn healthcheck(config_path: Option<&Path>) -> anyhow::Result<()> {
+    let config = load_config(config_path)?;
+    let ready = crate::healthcheck::check(config.server.listen).await?;
+    writeln!(std::io::stdout(), "{ready}")?;
+    Ok(())
+}
+
 fn load_config(path: Option<&Path>) -> anyhow::Result<Config> {
     Ok(Config::load(path)?)
 }
