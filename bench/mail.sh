@@ -19,7 +19,15 @@
 #     writer's commits (fsyncs) per mail from strace; syscalls and CPU per mail (perf stat on
 #     syscall tracepoints) and the disk's fdatasync latency.
 #
-# Knobs (environment): N=10000 LOG_N=$N E2E_N=$N E2E_CONNS=16 DIAG=1 DIAG_N=$N STRACE_N=5000
+# RATIO=1 runs only the ratio phase instead of 1-4: REPEAT rounds, each of smtp-source over as
+# many connections as signupd has mail workers, then a drain by BENCH_SIGNUPD_BEFORE (when set, a
+# release binary of an earlier commit; BENCH_REVISION_BEFORE names it), then a drain by this
+# tree's signupd; every drain is divided by its own round's smtp-source, and the medians of
+# those ratios are printed. Rounds interleave the sides, so the machine's drift falls on both.
+#
+#   RATIO=1 REPEAT=7 BENCH_SIGNUPD_BEFORE=/path/to/old/signupd bash bench/mail.sh
+#
+# Knobs (environment): RATIO=0 N=10000 LOG_N=$N E2E_N=$N E2E_CONNS=16 DIAG=1 DIAG_N=$N STRACE_N=5000
 # REPEAT=3 QUIET_MAX=25 QUIET_WAIT=600 DRAIN_TIMEOUT=1800 SUMMARY_OUT=file, and bench/common.sh's
 # BUILD=1 KEEP_TMP=0 BENCH_SIGNUPD BENCH_REVISION CACHE_MIB.
 # Before each phase the script waits (up to QUIET_WAIT s) until other processes use at most
@@ -149,6 +157,23 @@ drain() {
     ((sink_count >= n)) || { echo "bench: $name: the sink received $sink_count of $n mails" >&2; exit 1; }
 }
 
+# smtp-source alone: N messages of a confirmation's size over SESSIONS persistent connections
+# into a fresh sink, recorded as NAME; sets RATE (mails/s).
+#   source_ceiling NAME SESSIONS
+source_ceiling() {
+    local name=$1 sessions=$2 t0 t1 got
+    start_sink "$TMP/$name.sink"
+    t0=$(date +%s.%N)
+    # -d: keep the connection (as lettre's pool does); -l: payload size (headers come on top)
+    "$SOURCE" -d -s "$sessions" -m "$N" -l "$((MAIL_BYTES - 200))" \
+        -f no-reply@example.com -t bench@example.com "127.0.0.1:$SINK_PORT"
+    t1=$(date +%s.%N)
+    stop_sink
+    got=$("${TOOL[@]}" sinkcount "$TMP/$name.sink")
+    RATE=$(python3 -c "print(round($N / ($t1 - $t0), 1))")
+    record "$name" "{\"sessions\": $sessions, \"messages\": $N, \"sink_received\": $got, \"secs\": $(python3 -c "print(round($t1 - $t0, 3))"), \"mails_per_sec\": $RATE}"
+}
+
 MAIL_BYTES=""
 PERF_EVENTS="task-clock,syscalls:sys_enter_fsync,syscalls:sys_enter_fdatasync,syscalls:sys_enter_pread64,syscalls:sys_enter_pwrite64,syscalls:sys_enter_clock_nanosleep,syscalls:sys_enter_futex,syscalls:sys_enter_sendto"
 PERF_OK=0
@@ -184,21 +209,64 @@ log "one confirmation is about $MAIL_BYTES bytes"
 mkdir -p "$TMP/disk"
 record "fsync-probe-start" "$("${TOOL[@]}" fsync --dir "$TMP/disk" -n 1000)"
 
+# --- ratio phase (RATIO=1): signupd's drain ÷ smtp-source's, round by round ------------------
+if [[ ${RATIO:-0} == 1 ]]; then
+    WORKERS=$(sed -n 's/^pub const WORKERS: usize = \([0-9]*\);/\1/p' src/mail/worker.rs)
+    AFTER=$SIGNUPD
+    BEFORE=""
+    if [[ -n ${BENCH_SIGNUPD_BEFORE:-} ]]; then
+        BEFORE=$TMP/bin/signupd-before
+        cp "$BENCH_SIGNUPD_BEFORE" "$BEFORE"
+    fi
+    for run in $(seq "$REPEAT"); do
+        wait_quiet "ratio round $run: smtp-source"
+        source_ceiling "ratio-source-$run" "$WORKERS"
+        for side in before after; do
+            [[ $side == before && -z $BEFORE ]] && continue
+            if [[ $side == before ]]; then SIGNUPD=$BEFORE; else SIGNUPD=$AFTER; fi
+            wait_quiet "ratio round $run: $side"
+            drain "ratio-$side-$run" "$TMP/disk" "$N" warn
+        done
+    done
+    SIGNUPD=$AFTER
+    {
+        echo
+        echo "signupd mail drain ÷ smtp-source — $(date -u +%Y-%m-%dT%H:%MZ)"
+        echo "machine: $(machine), data dir on $(df -T "$TMP" | awk 'NR==2 {print $2}')"
+        echo "after: $REVISION ($BUILT_SETTINGS); before: ${BENCH_REVISION_BEFORE:-${BENCH_SIGNUPD_BEFORE:-none}}; one confirmation ≈ $MAIL_BYTES bytes; smtp-source over $WORKERS connections"
+        echo
+        python3 - "$RESULTS" <<'EOF2'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+source = {r["name"].rsplit("-", 1)[1]: r["mails_per_sec"] for r in rows if r["name"].startswith("ratio-source-")}
+print(f"{'round':>5} {'smtp-source':>12} {'before':>16} {'after':>16}")
+ratios = {"before": [], "after": []}
+for run, ceiling in source.items():
+    cells = []
+    for side in ("before", "after"):
+        r = next((r for r in rows if r["name"] == f"ratio-{side}-{run}"), None)
+        if r is None:
+            cells.append(f"{'-':>16}")
+            continue
+        ratios[side].append(r["mails_per_sec"] / ceiling)
+        cells.append(f"{r['mails_per_sec']:>8} ({r['mails_per_sec'] / ceiling:.3f})")
+    print(f"{run:>5} {ceiling:>12} {cells[0]} {cells[1]}")
+print()
+for side, values in ratios.items():
+    if values:
+        print(f"{side}: median ratio {statistics.median(values):.3f} (min {min(values):.3f}, max {max(values):.3f}, {len(values)} rounds)")
+EOF2
+        busy_phases "phases that ran on a busy machine:"
+    } | tee "${SUMMARY_OUT:-/dev/null}"
+    exit 0
+fi
+
 # --- 1. sink ceiling ----------------------------------------------------------------------------
 SINK_RATES=()
 for sessions in 1 8; do
     wait_quiet "sink ceiling s=$sessions"
-    start_sink "$TMP/ceiling-$sessions.sink"
-    t0=$(date +%s.%N)
-    # -d: keep the connection (as lettre's pool does); -l: payload size (headers come on top)
-    "$SOURCE" -d -s "$sessions" -m "$N" -l "$((MAIL_BYTES - 200))" \
-        -f no-reply@example.com -t bench@example.com "127.0.0.1:$SINK_PORT"
-    t1=$(date +%s.%N)
-    stop_sink
-    got=$("${TOOL[@]}" sinkcount "$TMP/ceiling-$sessions.sink")
-    rate=$(python3 -c "print(round($N / ($t1 - $t0), 1))")
-    record "sink-ceiling-s$sessions" "{\"sessions\": $sessions, \"messages\": $N, \"sink_received\": $got, \"secs\": $(python3 -c "print(round($t1 - $t0, 3))"), \"mails_per_sec\": $rate}"
-    SINK_RATES+=("$rate")
+    source_ceiling "sink-ceiling-s$sessions" "$sessions"
+    SINK_RATES+=("$RATE")
 done
 
 # --- 2. queue drain -----------------------------------------------------------------------------
