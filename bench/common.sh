@@ -155,6 +155,8 @@ ${CONFIG_MAIL:-}
 rate_limits = [ { window = "1m", max = 100000000 } ]
 network_rate_limits = [ { window = "1m", max = 100000000 } ]
 resend_cooldown = "10m"
+# Throughput runs sign up thousands at once: surge mode would hold their mail for a press.
+surge_alert = { window = "10m", max = 0 }
 [[lists]]
 id = "news"
 ${CONFIG_MORE:-}

@@ -15,8 +15,12 @@
 --                         several lists x one address exercises the per-address cap
 --   Other requests name a new address each: victim-<run>-t<thread>-<n>@example.net.
 --
--- done() prints one line: FLOOD requests=N duration_us=N rps=R s303=N s429=N other=N socket_errors=N
--- (statuses counted by each thread's response(); 429 is what wrk would call a status error).
+-- Flood level L0 of bench/flood.sh: the answers are counted, never followed (no GET of the form
+-- before, no press after a surge answer).
+--
+-- done() prints one line: FLOOD requests=N duration_us=N rps=R s303=N s303_send=N s429=N other=N
+-- socket_errors=N (statuses counted by each thread's response(); s303_send: the 303s to the surge
+-- page, a Location with `send=`; 429 is what wrk would call a status error).
 
 local counter = 1
 local threads = {}
@@ -47,6 +51,7 @@ function init(args)
    n = 0
    r = 0
    s303 = 0
+   s303_send = 0
    s429 = 0
    other = 0
    wrk.method = "POST"
@@ -81,6 +86,10 @@ end
 function response(status, headers, body)
    if status == 303 then
       s303 = s303 + 1
+      local location = headers["location"] or headers["Location"] or ""
+      if string.find(location, "send=", 1, true) then
+         s303_send = s303_send + 1
+      end
    elseif status == 429 then
       s429 = s429 + 1
    else
@@ -89,14 +98,15 @@ function response(status, headers, body)
 end
 
 function done(summary, latency, requests)
-   local a, b, c = 0, 0, 0
+   local a, b, c, d = 0, 0, 0, 0
    for _, thread in ipairs(threads) do
       a = a + thread:get("s303")
+      d = d + thread:get("s303_send")
       b = b + thread:get("s429")
       c = c + thread:get("other")
    end
-   io.write(string.format("FLOOD requests=%d duration_us=%d rps=%.1f s303=%d s429=%d other=%d socket_errors=%d p50_us=%d p99_us=%d\n",
-      summary.requests, summary.duration, summary.requests / (summary.duration / 1e6), a, b, c,
+   io.write(string.format("FLOOD requests=%d duration_us=%d rps=%.1f s303=%d s303_send=%d s429=%d other=%d socket_errors=%d p50_us=%d p99_us=%d\n",
+      summary.requests, summary.duration, summary.requests / (summary.duration / 1e6), a, d, b, c,
       summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
       latency:percentile(50), latency:percentile(99)))
 end

@@ -4,8 +4,9 @@
 //!
 //! # Layout
 //!
-//! - [`app`]: assembly — start-up order, `Application::build` / `run_until_stopped`, and the
-//!   metrics listener with its gauge refresh and the status page (`app::metrics_server`).
+//! - [`app`]: assembly — start-up order, `Application::build` / `run_until_stopped`, the
+//!   metrics listener with its gauge refresh and the status page (`app::metrics_server`), and
+//!   the mail workers' own multi-threaded runtime (`app::mail_runtime`).
 //! - [`background`]: the one loop every background worker runs (jittered tick, rounds, stop).
 //! - [`preflight`]: every start-up check that writes nothing (files, credentials, transport,
 //!   webhooks), shared by `serve` and `check-config`.
@@ -13,6 +14,7 @@
 //!   workers take only their parts of it (`Intake`, `Mailer`, `Deliverer`).
 //! - [`cli`]: the clap command line (`docs/operations.md`).
 //! - [`commands`]: one function per subcommand.
+//! - [`healthcheck`]: `signupd healthcheck`, the container's readiness probe of its own server.
 //! - [`operator`]: the operator's commands beside a running server — export, import (the
 //!   command in `operator::import`, reading its file in `operator::import_file`), remove,
 //!   stats, backup — and the one way they open the database.
@@ -56,6 +58,8 @@
 //!   on a jittered tick.
 //! - [`subscription`]: confirming and removing, prepared off the writer thread and checked in
 //!   it; shared by the routes and the command line.
+//! - [`surge`]: which lists are in surge mode (a person presses to send), as the writer's counts
+//!   last said.
 //! - [`preferences`]: the preference page's use case — which lists of the sender a manage link
 //!   shows, saving the ticked ones in one writer command, and "remove me from all".
 //! - [`tokens`]: token derivation and the hashes that are stored instead of tokens.
@@ -77,6 +81,7 @@ pub mod config;
 pub mod domain;
 pub mod domain_policy;
 pub mod frame;
+pub mod healthcheck;
 pub mod mail;
 pub mod metrics;
 pub mod middleware;
@@ -93,6 +98,7 @@ pub mod state;
 pub mod status;
 pub mod storage;
 pub mod subscription;
+pub mod surge;
 pub mod telemetry;
 pub mod tokens;
 pub mod webhooks;

@@ -21,7 +21,7 @@ use tokio_cron_scheduler::{Job, JobScheduler};
 
 use crate::clock::UnixSeconds;
 use crate::state::AppState;
-use crate::storage::{Batch, Command, address_mails, counters, rollups, service_runs, subscribers};
+use crate::storage::{Batch, Command, address_mails, counters, networks, rollups, service_runs, subscribers};
 
 /// What one cleanup run removed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -32,13 +32,17 @@ pub struct CleanupReport {
     pub expired_counters: usize,
     pub expired_address_mails: usize,
     pub expired_rollups: usize,
+    /// Per-network mail counts older than an hour, and reputations older than
+    /// `signup.reputation_days`.
+    pub expired_network_records: usize,
 }
 
 /// One cleanup run, in one command of the writer.
 pub async fn run_cleanup(state: &AppState) -> anyhow::Result<CleanupReport> {
     let now = state.clock.now();
     let confirm_ttl = crate::mail::queue::secs(state.config.signup.confirm_ttl);
-    let report = state.writer.execute(Cleanup { now, confirm_ttl }).await?;
+    let reputation_days = state.config.signup.reputation_days;
+    let report = state.writer.execute(Cleanup { now, confirm_ttl, reputation_days }).await?;
     tracing::info!(
         expired_pending = report.expired_pending,
         expired_never_mailed = report.expired_never_mailed,
@@ -46,6 +50,7 @@ pub async fn run_cleanup(state: &AppState) -> anyhow::Result<CleanupReport> {
         cleared_confirm_hashes = report.cleared_confirm_hashes,
         expired_counters = report.expired_counters,
         expired_rollups = report.expired_rollups,
+        expired_network_records = report.expired_network_records,
         "cleanup finished"
     );
     Ok(report)
@@ -55,6 +60,7 @@ pub async fn run_cleanup(state: &AppState) -> anyhow::Result<CleanupReport> {
 struct Cleanup {
     now: UnixSeconds,
     confirm_ttl: i64,
+    reputation_days: u32,
 }
 
 impl Command for Cleanup {
@@ -64,11 +70,16 @@ impl Command for Cleanup {
 
     fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<CleanupReport> {
         let conn = batch.conn();
-        cleanup(conn, self.now, self.confirm_ttl)
+        cleanup(conn, self.now, self.confirm_ttl, self.reputation_days)
     }
 }
 
-fn cleanup(conn: &rusqlite::Connection, now: UnixSeconds, confirm_ttl: i64) -> anyhow::Result<CleanupReport> {
+fn cleanup(
+    conn: &rusqlite::Connection,
+    now: UnixSeconds,
+    confirm_ttl: i64,
+    reputation_days: u32,
+) -> anyhow::Result<CleanupReport> {
     let report = CleanupReport {
         expired_pending: subscribers::delete_expired_pending(conn, now)?,
         expired_never_mailed: subscribers::delete_never_mailed_before(conn, now.saturating_sub(confirm_ttl))?,
@@ -76,6 +87,7 @@ fn cleanup(conn: &rusqlite::Connection, now: UnixSeconds, confirm_ttl: i64) -> a
         expired_counters: counters::delete_expired(conn, now)?,
         expired_address_mails: address_mails::delete_expired(conn, now)?,
         expired_rollups: rollups::delete_before(conn, rollups::hour_of(now) - rollups::RETENTION_DAYS * 24)?,
+        expired_network_records: networks::delete_expired(conn, now, reputation_days)?,
     };
     service_runs::record_cleanup(conn, now)?;
     Ok(report)
@@ -115,7 +127,7 @@ mod tests {
         conn.execute(insert, rusqlite::params!["done", "confirmed", "h3", 99]).unwrap();
         conn.execute("INSERT INTO rate_limits (key, count, expires_at) VALUES ('k', 1, 50)", []).unwrap();
 
-        let report = cleanup(&conn, 100, 48 * 3600).unwrap();
+        let report = cleanup(&conn, 100, 48 * 3600, 90).unwrap();
         assert_eq!(
             report,
             CleanupReport { expired_pending: 1, cleared_confirm_hashes: 1, expired_counters: 1, ..Default::default() }
@@ -153,7 +165,7 @@ mod tests {
         )
         .unwrap();
 
-        let report = cleanup(&conn, 10_000, ttl).unwrap();
+        let report = cleanup(&conn, 10_000, ttl, 90).unwrap();
         assert_eq!(report.expired_never_mailed, 1);
         assert_eq!(report.expired_address_mails, 1);
         let rows: Vec<String> = conn
@@ -188,7 +200,7 @@ mod tests {
         }
 
         // Act
-        let report = cleanup(&conn, now, 48 * 3600).unwrap();
+        let report = cleanup(&conn, now, 48 * 3600, 90).unwrap();
 
         // Assert
         assert_eq!(report.expired_rollups, 1);

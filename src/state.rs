@@ -20,6 +20,7 @@ use crate::ratelimit::RateLimiter;
 use crate::secrets::Secrets;
 use crate::storage::{Db, Writer};
 use crate::subscription::Subscriptions;
+use crate::surge::SurgeModes;
 use crate::tokens::Keyring;
 use crate::webhooks::worker::Deliverer;
 use crate::webhooks::{Endpoint, Webhooks};
@@ -49,6 +50,9 @@ pub struct AppState {
     /// Blocked domains (reloaded on SIGHUP) and the MX check, asked at the end of step 4 of a
     /// signup.
     pub domains: DomainPolicy,
+    /// Which lists are in surge mode, as the last recorded signup said (for the honeypot's
+    /// answer, which never reaches the writer).
+    pub surge: Arc<SurgeModes>,
 }
 
 impl AppState {

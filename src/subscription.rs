@@ -20,7 +20,7 @@ use crate::domain::{EmailAddress, ListId};
 use crate::secrets::Secret;
 use crate::storage::subscribers::{self, Removable, Status};
 use crate::storage::suppressions::{self, Reason};
-use crate::storage::{Batch, Command, Db, WriteError, Writer, intake, outbox};
+use crate::storage::{Batch, Command, Db, WriteError, Writer, intake, networks, outbox};
 use crate::tokens::{PresentedRemoval, TokenHash};
 use crate::webhooks::{ConfirmedEvent, PreparedEvent, UnsubscribedEvent, Webhooks};
 
@@ -106,12 +106,15 @@ pub struct Subscriptions<'a> {
 impl Subscriptions<'_> {
     /// Confirms the live pending rows whose confirm token hashes to `confirm_hash` (one, or one
     /// per list when the mail confirmed several) and, with `retyped_email`, whose address it
-    /// is. Empty when no such row exists.
+    /// is. Empty when no such row exists. `network`: the keyed hash of the neighbourhood the
+    /// confirmation came from, remembered (with the day) so mail to it goes before the rest
+    /// (`signup.reputation_days`); `None` when that is off.
     pub async fn confirm(
         &self,
         confirm_hash: &TokenHash,
         method: ConfirmMethod,
         retyped_email: Option<&EmailAddress>,
+        network: Option<String>,
         now: UnixSeconds,
     ) -> anyhow::Result<Vec<Confirmed>> {
         let confirmed = write_prepared(self.writer, async || {
@@ -120,6 +123,7 @@ impl Subscriptions<'_> {
                 confirm_hash: confirm_hash.clone(),
                 method,
                 retyped_email: retyped_email.cloned(),
+                network: network.clone(),
                 now,
                 prepared,
             }))
@@ -306,6 +310,8 @@ struct Confirm {
     confirm_hash: TokenHash,
     method: ConfirmMethod,
     retyped_email: Option<EmailAddress>,
+    /// The confirming client's neighbourhood, as a keyed hash, for the reputation.
+    network: Option<String>,
     now: UnixSeconds,
     /// In the order of the rows' ids.
     prepared: Vec<PreparedConfirm>,
@@ -353,6 +359,9 @@ impl Command for Confirm {
                 event.queue(conn)?;
             }
             confirmed.push(Confirmed { list_id: row.list_id, delay_secs: row.delay_secs });
+        }
+        if let Some(network) = &self.network {
+            networks::record_confirmation(conn, network, self.now)?;
         }
         Ok(confirmed)
     }

@@ -12,6 +12,10 @@
 //! every link already sent working while the old secret stays in the verify list. Signature
 //! checks are constant-time (`ring::hmac::verify`).
 //!
+//! Send tokens (surge mode, `crate::routes` `send`): the same signed form with purpose `send`,
+//! naming the list and the signup's random send id (never the address). Their age is judged
+//! against `confirm_ttl` by the route.
+//!
 //! A malformed token (wrong length, alphabet or structure) is rejected by [`TokenForm::parse`]
 //! before any database access.
 //!
@@ -276,8 +280,24 @@ pub struct UnsubscribeClaims {
     pub issued_at: i64,
 }
 
-const UNSUBSCRIBE_VERSION: &str = "1";
+/// What a verified send token names: the list and the signup (`send_id`), never the address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SendClaims {
+    pub list_id: String,
+    pub send_id: i64,
+    pub issued_at: i64,
+}
+
+/// A fresh, random, positive send id for a signup recorded in surge mode.
+pub fn new_send_id() -> anyhow::Result<i64> {
+    let mut bytes = [0u8; 8];
+    SystemRandom::new().fill(&mut bytes).map_err(|_| anyhow::anyhow!("no randomness for a send id"))?;
+    Ok(i64::from_be_bytes(bytes) & i64::MAX)
+}
+
+const SIGNED_VERSION: &str = "1";
 const UNSUBSCRIBE_PURPOSE: &str = "unsub";
+const SEND_PURPOSE: &str = "send";
 /// Longer tokens are refused unread.
 const MAX_SIGNED_TOKEN_LEN: usize = 512;
 
@@ -304,14 +324,36 @@ impl Keyring {
     }
 
     pub fn sign_unsubscribe(&self, list_id: &str, subscriber_id: &str, issued_at: i64) -> String {
+        self.sign(UNSUBSCRIBE_PURPOSE, list_id, subscriber_id, issued_at)
+    }
+
+    pub fn verify_unsubscribe(&self, token: &str) -> Result<UnsubscribeClaims, BadToken> {
+        let (list_id, subscriber_id, issued_at) = self.verify(token, UNSUBSCRIBE_PURPOSE)?;
+        Ok(UnsubscribeClaims { list_id, subscriber_id, issued_at })
+    }
+
+    /// A send token (surge mode): names the list and the signup's `send_id`, never the address.
+    pub fn sign_send(&self, list_id: &str, send_id: i64, issued_at: i64) -> String {
+        self.sign(SEND_PURPOSE, list_id, &send_id.to_string(), issued_at)
+    }
+
+    /// A send token's claims, if it is well formed and signed by a key of the ring. Its age is
+    /// for the caller to judge.
+    pub fn verify_send(&self, token: &str) -> Result<SendClaims, BadToken> {
+        let (list_id, send_id, issued_at) = self.verify(token, SEND_PURPOSE)?;
+        Ok(SendClaims { list_id, send_id: send_id.parse().map_err(|_| BadToken)?, issued_at })
+    }
+
+    fn sign(&self, purpose: &str, list_id: &str, subject: &str, issued_at: i64) -> String {
         let (key_id, key) = &self.signing;
-        let parts = [UNSUBSCRIBE_VERSION, key_id, UNSUBSCRIBE_PURPOSE, list_id, subscriber_id, &issued_at.to_string()];
+        let parts = [SIGNED_VERSION, key_id, purpose, list_id, subject, &issued_at.to_string()];
         let body = parts.iter().map(|part| URL_SAFE_NO_PAD.encode(part.as_bytes())).collect::<Vec<_>>().join(".");
         let signature = hmac::sign(key, body.as_bytes());
         format!("{body}.{}", URL_SAFE_NO_PAD.encode(signature.as_ref()))
     }
 
-    pub fn verify_unsubscribe(&self, token: &str) -> Result<UnsubscribeClaims, BadToken> {
+    /// The list id, subject and issue time of a token of `purpose`.
+    fn verify(&self, token: &str, expected_purpose: &str) -> Result<(String, String, i64), BadToken> {
         if token.len() > MAX_SIGNED_TOKEN_LEN {
             return Err(BadToken);
         }
@@ -322,10 +364,10 @@ impl Keyring {
             .map(|part| URL_SAFE_NO_PAD.decode(part).ok().and_then(|bytes| String::from_utf8(bytes).ok()))
             .collect::<Option<_>>()
             .ok_or(BadToken)?;
-        let [version, key_id, purpose, list_id, subscriber_id, issued_at] = parts.as_slice() else {
+        let [version, key_id, purpose, list_id, subject, issued_at] = parts.as_slice() else {
             return Err(BadToken);
         };
-        if version != UNSUBSCRIBE_VERSION || purpose != UNSUBSCRIBE_PURPOSE {
+        if version != SIGNED_VERSION || purpose != expected_purpose {
             return Err(BadToken);
         }
         let key = std::iter::once(&self.signing)
@@ -334,11 +376,7 @@ impl Keyring {
             .map(|(_, key)| key)
             .ok_or(BadToken)?;
         hmac::verify(key, body.as_bytes(), &signature).map_err(|_| BadToken)?;
-        Ok(UnsubscribeClaims {
-            list_id: list_id.clone(),
-            subscriber_id: subscriber_id.clone(),
-            issued_at: issued_at.parse().map_err(|_| BadToken)?,
-        })
+        Ok((list_id.clone(), subject.clone(), issued_at.parse().map_err(|_| BadToken)?))
     }
 }
 

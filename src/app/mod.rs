@@ -11,7 +11,10 @@
 //! (`reload_on_hangup`); the handler is installed by `build`, so a `SIGHUP` that arrives once
 //! the server is bound never takes the signal's default action (ending the process).
 
+mod mail_runtime;
 mod metrics_server;
+
+use mail_runtime::MailRuntime;
 
 use std::future::Future;
 use std::net::TcpListener;
@@ -132,14 +135,17 @@ impl Application {
             let _ = stopped.wait_for(|stop| *stop).await;
         };
         let mut workers = Vec::new();
+        let mail_runtime = self.background_workers.then(|| MailRuntime::start(mail::WORKERS)).transpose()?;
         let reloads = reload_on_hangup(self.state.clone(), self.hangup, until_stopped(workers_stopped.clone()));
         workers.push(("SIGHUP listener", tokio::spawn(reloads)));
         if self.background_workers {
             let intake = signup::run_worker(self.state.intake(), until_stopped(workers_stopped.clone()));
             workers.push(("intake worker", tokio::spawn(intake)));
-            for _ in 0..mail::WORKERS {
-                let mail = mail::run_worker(self.state.mailer(), until_stopped(workers_stopped.clone()));
-                workers.push(("mail worker", tokio::spawn(mail)));
+            if let Some(mail_runtime) = &mail_runtime {
+                for _ in 0..mail::WORKERS {
+                    let mail = mail::run_worker(self.state.mailer(), until_stopped(workers_stopped.clone()));
+                    workers.push(("mail worker", mail_runtime.spawn(mail)));
+                }
             }
             let rollups = status::run_worker(&self.state, until_stopped(workers_stopped.clone()));
             workers.push(("rollup worker", tokio::spawn(rollups)));
@@ -192,6 +198,7 @@ impl Application {
             worker.await.with_context(|| format!("the {name} panicked"))?;
             tracing::info!(worker = name, "stopped");
         }
+        drop(mail_runtime);
         // The counts of the last tick, which are in memory only, before the database closes.
         if self.background_workers
             && let Err(error) = status::record_rollups(&self.state).await
@@ -247,6 +254,7 @@ pub async fn prepare(config: Config, options: BuildOptions) -> anyhow::Result<Ap
         http_client,
         stylesheets: Arc::new(stylesheets),
         domains,
+        surge: Default::default(),
     })
 }
 

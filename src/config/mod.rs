@@ -110,8 +110,12 @@ pub struct SignupConfig {
     pub network_prefix_v6: u8,
     /// Confirmation mails to one address in any 24 hours, across all lists; `None`: no cap.
     pub max_mails_per_address_per_day: Option<u32>,
-    /// Accepted signups per list and window past which the operator is alerted; `None`: off.
+    /// Accepted signups per list and window past which the operator is alerted and the list is
+    /// in surge mode (a person presses to send); `None`: off.
     pub surge_alert: Option<RateLimitRule>,
+    /// Days a neighbourhood from which someone confirmed keeps its place before the rest in the
+    /// mail order; 0: off.
+    pub reputation_days: u32,
     /// One domain per line; an address there (or at a subdomain) is refused.
     pub blocked_domains_file: Option<PathBuf>,
     /// Refuse a domain with neither MX nor A/AAAA records.
@@ -132,6 +136,9 @@ pub struct MailConfig {
     pub transport: MailTransportKind,
     pub file_dir: PathBuf,
     pub max_mails_per_hour: u32,
+    /// The most mails that leave at once: the paced budget's bucket (`mail.burst`; 0 in the
+    /// file means a minute's share, `max_mails_per_hour / 60`, at least 1).
+    pub burst: u32,
     pub retry_base: Duration,
     pub alert_webhook: Option<Url>,
     /// How long a webhook endpoint may take to answer.
@@ -438,6 +445,7 @@ impl Config {
                 .check("signup.surge_alert.window", parse::positive_duration(&sig.surge_alert.window))
                 .filter(|_| sig.surge_alert.max > 0)
                 .map(|window| RateLimitRule { window, max: sig.surge_alert.max }),
+            reputation_days: sig.reputation_days,
             blocked_domains_file: parse::optional_path(&sig.blocked_domains_file),
             check_mx: sig.check_mx,
             dns_servers: sig
@@ -478,6 +486,7 @@ impl Config {
             file_dir: problems.check_or_default("mail.file_dir", parse::path(&m.file_dir)),
             max_mails_per_hour: problems
                 .check_or_default("mail.max_mails_per_hour", parse::at_least_one(m.max_mails_per_hour)),
+            burst: if m.burst == 0 { (m.max_mails_per_hour / 60).max(1) } else { m.burst },
             retry_base: problems.check_or_default("mail.retry_base", parse::positive_duration(&m.retry_base)),
             alert_webhook: problems
                 .check_or_default("mail.alert_webhook", parse::optional(&m.alert_webhook, parse::webhook_url)),

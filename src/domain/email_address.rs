@@ -179,6 +179,23 @@ impl EmailAddress {
     }
 }
 
+/// The mailbox a normalised address (`EmailAddress`'s form, or a stored one) reaches, as far as
+/// the common spellings go: lower-cased, without a `+tag` in the local part, and at Gmail
+/// (`gmail.com`, `googlemail.com`: one domain) without dots. The per-address mail cap counts
+/// this form, so `v.i.c.t.i.m+1@gmail.com` and `victim@googlemail.com` share one victim's
+/// allowance. Only for counting: mail still goes to the address as typed.
+pub fn canonical_mailbox(address: &str) -> String {
+    let address = address.to_ascii_lowercase();
+    let Some((local, domain)) = address.rsplit_once('@') else {
+        return address;
+    };
+    let local = local.split_once('+').map_or(local, |(before, _)| before);
+    if domain == "gmail.com" || domain == "googlemail.com" {
+        return format!("{}@gmail.com", local.replace('.', ""));
+    }
+    format!("{local}@{domain}")
+}
+
 /// RFC 5321 dot-atom over the WHATWG character set: empty atoms are exactly the leading,
 /// trailing and doubled dots that the WHATWG grammar lets through but many MTAs refuse.
 fn is_dot_atom(local: &str) -> bool {
@@ -229,6 +246,18 @@ impl fmt::Debug for EmailAddress {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_canonical_mailbox_folds_tags_case_and_gmail_dots() {
+        let canonical = |typed: &str| canonical_mailbox(EmailAddress::parse(typed).unwrap().as_ref());
+        assert_eq!(canonical("Victim@Example.com"), "victim@example.com");
+        assert_eq!(canonical("victim+news@example.com"), "victim@example.com");
+        assert_eq!(canonical("v.ictim@example.com"), "v.ictim@example.com", "dots count outside Gmail");
+        assert_eq!(canonical("V.i.c.t.i.m+x@gmail.com"), "victim@gmail.com");
+        assert_eq!(canonical("victim@googlemail.com"), "victim@gmail.com");
+        assert_eq!(canonical("other@gmail.com"), "other@gmail.com");
+        assert_ne!(canonical("victim@gmail.com.evil.example"), "victim@gmail.com");
+    }
     use EmailAddressError::*;
     use proptest::prelude::*;
 

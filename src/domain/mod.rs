@@ -10,6 +10,6 @@ mod list_id;
 mod trusted_proxies;
 
 pub use attribution::{AttributionError, Source, Tag};
-pub use email_address::{EmailAddress, EmailAddressError};
+pub use email_address::{EmailAddress, EmailAddressError, canonical_mailbox};
 pub use list_id::{ListId, ListIdError};
 pub use trusted_proxies::TrustedProxies;

@@ -16,11 +16,15 @@
 //!   `signup.max_mails_per_address_per_day` confirmations in the last 24 hours (any list) is
 //!   not sent: the item is dropped, and a row that never got a mail goes with it (nothing is
 //!   kept for an address that never got a link). The signup's answer was the usual one.
-//! - **A fair budget.** When more mail is due than the hour's budget has room for, the worker
-//!   reads the fair order ([`outbox::fair_order`]) beforehand and the claim takes those items:
-//!   the neighbourhood with the fewest mails in this clock hour and the one before goes next.
-//!   When everything due fits, the order is the queue's (oldest first), and telling so costs one
-//!   step of the primary key while the budget's room exceeds the whole queue.
+//! - **A paced, fair budget.** Every claim takes its mails from the paced bucket
+//!   ([`mail_bucket`]) in the commit that leases them, so at most `mail.burst` leave at once and
+//!   then `max_mails_per_hour` evenly, however many workers race. When more mail is due than the
+//!   bucket has room for, the worker reads the order that prefers people
+//!   ([`outbox::fair_order`]: pressed and welcome mail, then networks where someone confirmed,
+//!   then the rest; within each the network with the fewest mails in the last 60 minutes)
+//!   beforehand and the claim takes those items. When everything due fits, the order is the
+//!   queue's (oldest first), and telling so costs two steps of the primary key while the room
+//!   exceeds the whole queue. Mail held for a press in surge mode is never claimed.
 
 use std::sync::Arc;
 
@@ -29,17 +33,18 @@ use rusqlite::Connection;
 
 use crate::clock::UnixSeconds;
 use crate::config::Config;
+use crate::storage::mail_bucket::{self, Pace};
 use crate::storage::outbox::{self, Claimed, MailKind};
 use crate::storage::subscribers::{self, MailTarget, PreviousLink, Status};
-use crate::storage::{Batch, Command, address_mails, counters};
+use crate::storage::{Batch, Command, address_mails, networks};
 use crate::tokens::ConfirmToken;
 
-/// Claims up to `tokens.len()` due items, within what is left of this hour's budget.
+/// Claims up to `tokens.len()` due items, within what the paced budget has room for now.
 ///
 /// For each: a confirmation whose row is still pending and not mailed within the cooldown gets
 /// a new token stamped (compare-and-set on the send time it read, so a resend race can never
 /// send twice within the cooldown); a welcome needs a confirmed row; anything else is deleted
-/// unsent. Every mail to send reserves one unit of the budget in the same commit.
+/// unsent. Every mail to send takes one mail from the bucket in the same commit.
 pub struct ClaimMail {
     pub config: Arc<Config>,
     pub now: UnixSeconds,
@@ -66,7 +71,7 @@ pub struct Ready {
     /// Confirmations of the same address on other lists of the sender, confirmed by the same
     /// mail (its token is stamped on their rows too).
     pub companions: Vec<Companion>,
-    /// The hour whose budget it reserved.
+    /// When it was taken from the budget (and counted in that hour's tally).
     pub reserved_at: UnixSeconds,
     pub kind: ReadyKind,
     /// The per-address hash under which a confirmation was counted against the cap.
@@ -113,8 +118,8 @@ impl Command for ClaimMail {
 
     fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<Claim> {
         let conn = batch.conn();
-        let budget = i64::from(self.config.mail.max_mails_per_hour);
-        let room = usize::try_from(budget - outbox::reserved_this_hour(conn, self.now)?).unwrap_or(0);
+        let pace = pace(&self.config);
+        let room = mail_bucket::room(conn, pace, self.now)?;
         let mut claim = Claim::default();
         if room == 0 {
             claim.budget_exhausted = outbox::any_due(conn, self.now)?;
@@ -126,12 +131,16 @@ impl Command for ClaimMail {
         let lease_until = self.lease_until;
         let limit = self.tokens.len();
         let mut tokens = self.tokens.into_iter();
-        let mut fair_order = self.fair_order.map(Vec::into_iter);
+        let order = match self.fair_order {
+            Some(fair_order) => fair_order,
+            None => outbox::oldest_due(conn, self.now, limit)?,
+        };
+        let mut order = order.into_iter();
         for _ in 0..limit {
             if claim.ready.len() == room {
                 break;
             }
-            let Some(item) = claim_next(conn, fair_order.as_mut(), self.now, self.lease_until)? else {
+            let Some(item) = claim_next(conn, &mut order, self.now, self.lease_until)? else {
                 break;
             };
             let target = subscribers::mail_target(conn, &item.subscriber_id)?
@@ -174,7 +183,7 @@ impl Command for ClaimMail {
                                     address_mails::record(conn, hash, self.now)?;
                                 }
                                 if let Some(network) = &item.network {
-                                    counters::count_network_mails(conn, network, self.now, 1)?;
+                                    networks::count_mail(conn, network, self.now)?;
                                 }
                                 let stamp =
                                     Stamp { hash: token.hash(), now: self.now, expires_at, lease_until, cooldown };
@@ -199,6 +208,7 @@ impl Command for ClaimMail {
                 }
             }
         }
+        mail_bucket::take(conn, pace, self.now, claim.ready.len())?;
         outbox::reserve(conn, self.now, claim.ready.len())?;
         Ok(claim)
     }
@@ -255,17 +265,14 @@ fn companions(
     Ok(companions)
 }
 
-/// The next item to claim: the next of the fair order that is still due and unleased, or the
-/// oldest due item.
+/// The next item of `order` that is still due and unleased (a companion of an earlier mail in
+/// this claim may have taken it).
 fn claim_next(
     conn: &Connection,
-    fair_order: Option<&mut std::vec::IntoIter<i64>>,
+    order: &mut std::vec::IntoIter<i64>,
     now: UnixSeconds,
     lease_until: UnixSeconds,
 ) -> rusqlite::Result<Option<Claimed>> {
-    let Some(order) = fair_order else {
-        return outbox::claim_due(conn, now, lease_until);
-    };
     for id in order {
         if let Some(item) = outbox::claim_by_id(conn, id, now, lease_until)? {
             return Ok(Some(item));
@@ -305,18 +312,28 @@ pub struct Undo {
     pub address_hash: Option<String>,
 }
 
-/// Records a worker's settlements in one commit. Returns, in order, whether each settlement
-/// deleted a never-mailed row (so the operator is alerted).
+/// Records a worker's settlements in one commit, at `now`; a mail not sent gives its place in
+/// the budget back. Returns, in order, whether each settlement deleted a never-mailed row (so
+/// the operator is alerted).
 #[derive(Debug)]
-pub struct SettleMail(pub Vec<Settlement>);
+pub struct SettleMail {
+    pub settlements: Vec<Settlement>,
+    pub pace: Pace,
+    pub now: UnixSeconds,
+}
+
+/// The paced budget of `config`.
+pub fn pace(config: &Config) -> Pace {
+    Pace::new(config.mail.max_mails_per_hour, config.mail.burst)
+}
 
 impl Command for SettleMail {
     type Output = Vec<bool>;
 
     fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<Vec<bool>> {
         let conn = batch.conn();
-        let mut deleted_rows = Vec::with_capacity(self.0.len());
-        for settlement in &self.0 {
+        let mut deleted_rows = Vec::with_capacity(self.settlements.len());
+        for settlement in &self.settlements {
             let deleted = match settlement {
                 Settlement::Sent { item_id } => {
                     outbox::delete(conn, *item_id)?;
@@ -326,6 +343,7 @@ impl Command for SettleMail {
                     unstamp(conn, subscriber_id, undo.as_ref())?;
                     if let Some(reserved_at) = reserved_at {
                         outbox::refund(conn, *reserved_at)?;
+                        mail_bucket::give_back(conn, self.pace, self.now)?;
                     }
                     outbox::retry_at(conn, *item_id, *next_attempt_at, last_error)?;
                     false
@@ -334,6 +352,7 @@ impl Command for SettleMail {
                     unstamp(conn, subscriber_id, undo.as_ref())?;
                     if let Some(reserved_at) = reserved_at {
                         outbox::refund(conn, *reserved_at)?;
+                        mail_bucket::give_back(conn, self.pace, self.now)?;
                     }
                     outbox::delete(conn, *item_id)?;
                     undo.is_some() && subscribers::delete_never_mailed(conn, subscriber_id)?

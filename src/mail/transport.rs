@@ -284,16 +284,27 @@ impl Transport {
         self.send_timeout
     }
 
-    pub async fn send(&self, mut message: Message) -> Result<Delivered, SendError> {
+    pub async fn send(&self, message: Message) -> Result<Delivered, SendError> {
+        self.deliver(self.prepare(message)).await
+    }
+
+    /// The CPU half of a send, which needs no connection: the DKIM signature and the bytes on
+    /// the wire. The mail workers do it for a whole batch on a blocking thread, so the runtime's
+    /// threads only move bytes.
+    pub fn prepare(&self, mut message: Message) -> Outgoing {
         if let Some(dkim) = &self.dkim {
             message.sign(dkim);
         }
+        Outgoing { envelope: message.envelope().clone(), bytes: message.formatted() }
+    }
+
+    /// The I/O half of a send: `outgoing` to the relay, or into a file.
+    pub async fn deliver(&self, outgoing: Outgoing) -> Result<Delivered, SendError> {
         match &self.route {
             // lettre's timeout bounds only the connect; a relay that stalls mid-conversation
             // would hold the worker (and shutdown) forever, so the whole send is bounded too.
             Route::Smtp(relay) => {
-                let bytes = message.formatted();
-                match tokio::time::timeout(self.send_timeout, relay.send(message.envelope(), &bytes)).await {
+                match tokio::time::timeout(self.send_timeout, relay.send(&outgoing.envelope, &outgoing.bytes)).await {
                     Ok(Ok(code)) => Ok(Delivered::Smtp { code }),
                     Ok(Err(error)) => Err(error),
                     Err(_) => Err(temporary("timed out talking to the SMTP server".into())),
@@ -301,8 +312,7 @@ impl Transport {
             }
             Route::File(dir) => {
                 let dir = dir.clone();
-                let bytes = message.formatted();
-                tokio::task::spawn_blocking(move || write_eml(&dir, &bytes))
+                tokio::task::spawn_blocking(move || write_eml(&dir, &outgoing.bytes))
                     .await
                     .map_err(|_| temporary("the file writer was cancelled".into()))?
                     .map(|path| Delivered::File { path })
@@ -310,6 +320,14 @@ impl Transport {
             }
         }
     }
+}
+
+/// A mail signed and formatted, ready for the wire ([`Transport::prepare`]). No `Debug`: it
+/// holds the address.
+#[allow(missing_debug_implementations)]
+pub struct Outgoing {
+    envelope: lettre::address::Envelope,
+    bytes: Vec<u8>,
 }
 
 fn temporary(detail: String) -> SendError {

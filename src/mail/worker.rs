@@ -3,18 +3,19 @@
 //!
 //! A worker wakes on a jittered tick of about [`MAIL_TICK`] (so the cost of a mail is not tied
 //! to the request that queued it), looks through a reader whether anything is due and the
-//! hourly budget has room — an idle worker never opens a write transaction — and if so:
+//! paced budget has room — an idle worker never opens a write transaction — and if so:
 //!
 //! 1. claims a batch of up to [`CLAIM_BATCH`] due items in one writer command
-//!    ([`ClaimMail`]): leases them, stamps each confirmation's new token and reserves the
-//!    budget, all in one commit;
-//! 2. sends them one after another over its own pooled SMTP connection;
+//!    ([`ClaimMail`]): leases them, stamps each confirmation's new token and takes them from
+//!    the budget, all in one commit;
+//! 2. builds their mails together on a blocking thread, then sends them one after another over
+//!    its own pooled SMTP connection;
 //! 3. settles the whole batch in one command ([`SettleMail`]).
 //!
 //! It goes on without waiting while items are due. [`WORKERS`] workers run side by side; the
 //! leases keep them off each other's items. Outcomes per mail:
 //!
-//! - sent → item deleted; its budget reservation stays spent.
+//! - sent → item deleted; its place in the budget stays spent.
 //! - temporary failure (4xx, connection, timeout) → the stamp is undone, the reservation given
 //!   back, the item retries after `retry_base` × 2^(attempt−1) with ±20 % jitter, capped at
 //!   1 h, until the confirm window (`confirm_ttl` from when the item was queued) ends. A failure
@@ -25,26 +26,28 @@
 //!   a confirmation is deleted (nothing is kept for an address that never got a link) and the
 //!   operator is alerted.
 //!
-//! `max_mails_per_hour` is reserved at claim time, inside the writer, so no clock hour sends
-//! more than the budget however many workers race. A crash between send and settle sends the
+//! The paced budget (`mail.burst`, refilled at `max_mails_per_hour`) is taken from at claim
+//! time, inside the writer, so no span of T seconds sends more than `burst + T × max / 3600`
+//! however many workers race. A crash between send and settle sends the
 //! mail again after the lease ends (at least once), never zero times.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use anyhow::Context;
 use ring::hmac;
 
 use super::alert::{self, Alert};
 use super::message;
-use super::queue::{ClaimMail, Companion, Ready, ReadyKind, SettleMail, Settlement, Undo, secs};
-use super::transport::{Delivered, SendError, Transport};
+use super::queue::{ClaimMail, Companion, Ready, ReadyKind, SettleMail, Settlement, Undo, pace, secs};
+use super::transport::{Delivered, Outgoing, SendError, Transport};
 use crate::background::{self, Round, Shutdown, Worker};
 use crate::clock::{Clock, UnixSeconds, backoff_secs};
 use crate::config::{Config, ListConfig};
 use crate::secrets::Secrets;
-use crate::storage::outbox;
 use crate::storage::subscribers::MailTarget;
 use crate::storage::{Db, Writer};
+use crate::storage::{mail_bucket, networks, outbox};
 use crate::tokens::{ConfirmToken, Keyring, RemovalToken};
 
 /// Mail workers run side by side by `serve`, each with its own SMTP connection. With
@@ -89,7 +92,7 @@ pub enum MailOutcome {
     GaveUp { detail: String },
     /// No item is due.
     EmptyQueue,
-    /// Items are due, but the hourly budget is spent.
+    /// Items are due, but the paced budget has no room now.
     BudgetExhausted,
 }
 
@@ -148,7 +151,7 @@ pub async fn try_execute_batch(mailer: &Mailer, limit: usize) -> anyhow::Result<
     let mut companion_settlements = Vec::new();
     let mut targets = Vec::with_capacity(claim.ready.len());
     let mut unreachable: Option<SendError> = None;
-    for ready in claim.ready {
+    for (ready, outgoing) in prepare_all(mailer, claim.ready, now).await? {
         let undo = match &ready.kind {
             ReadyKind::Confirm { token, .. } => Some(Undo {
                 stamped_at: now,
@@ -164,7 +167,10 @@ pub async fn try_execute_batch(mailer: &Mailer, limit: usize) -> anyhow::Result<
             (None, true) => Err(SendError { permanent: false, code: None, detail: "not attempted in time".into() }),
             (None, false) => {
                 let started = Instant::now();
-                let sent = send(mailer, &ready, now).await;
+                let sent = match outgoing {
+                    Ok(outgoing) => mailer.transport.deliver(outgoing).await,
+                    Err(error) => Err(error),
+                };
                 crate::metrics::smtp_send(started.elapsed());
                 sent
             }
@@ -199,7 +205,8 @@ pub async fn try_execute_batch(mailer: &Mailer, limit: usize) -> anyhow::Result<
     }
 
     settlements.extend(companion_settlements);
-    let deleted_rows = mailer.writer.execute(SettleMail(settlements)).await?;
+    let settle = SettleMail { settlements, pace: pace(&mailer.config), now: mailer.clock.now() };
+    let deleted_rows = mailer.writer.execute(settle).await?;
     let unsent = claim.skipped + claim.capped;
     for ((outcome, (target, code)), deleted_row) in outcomes.iter().skip(unsent).zip(&targets).zip(deleted_rows) {
         report(mailer, outcome, target, *code, deleted_row).await;
@@ -211,29 +218,32 @@ pub async fn try_execute_batch(mailer: &Mailer, limit: usize) -> anyhow::Result<
 enum Look {
     Idle(MailOutcome),
     /// Something is due and the budget has room. With more due than that room, the items to
-    /// claim in the fair budget's order.
+    /// claim in the order that prefers people.
     Claim {
         fair_order: Option<Vec<i64>>,
     },
 }
 
 /// Through a reader, without a write transaction: whether there is anything to claim, and if
-/// more is due than the hour's budget allows, the fair order to claim it in. Reading the order
+/// more is due than the budget lets out now, the order to claim it in. Reading the order
 /// here keeps its sort off the writer; the claim re-checks each item.
 async fn look(mailer: &Mailer, now: UnixSeconds, limit: usize) -> anyhow::Result<Look> {
-    let budget = i64::from(mailer.config.mail.max_mails_per_hour);
+    let pace = pace(&mailer.config);
+    let reputation_days = mailer.config.signup.reputation_days;
+    let reputation_since = (reputation_days > 0).then(|| networks::reputation_since(now, reputation_days));
     mailer
         .db
         .run(move |conn| {
             if !outbox::any_due(conn, now)? {
                 return Ok(Look::Idle(MailOutcome::EmptyQueue));
             }
-            let room = usize::try_from(budget - outbox::reserved_this_hour(conn, now)?).unwrap_or(0);
+            let room = mail_bucket::room(conn, pace, now)?;
             if room == 0 {
                 return Ok(Look::Idle(MailOutcome::BudgetExhausted));
             }
             let contended = outbox::more_due_than(conn, now, room)?;
-            let fair_order = if contended { Some(outbox::fair_order(conn, now, limit.min(room))?) } else { None };
+            let fair_order =
+                if contended { Some(outbox::fair_order(conn, now, limit.min(room), reputation_since)?) } else { None };
             Ok::<_, anyhow::Error>(Look::Claim { fair_order })
         })
         .await
@@ -274,7 +284,28 @@ fn alongside(mail: &Settlement, companion: &Companion) -> Settlement {
     }
 }
 
-async fn send(mailer: &Mailer, ready: &Ready, now: UnixSeconds) -> Result<Delivered, SendError> {
+/// Builds, signs and formats the mails of a claim, together on a blocking thread: the CPU part
+/// of sending (about a third of a mail's cost, measured) kept off the threads that serve
+/// requests and move the other workers' bytes. A mail that cannot be built fails for good.
+async fn prepare_all(
+    mailer: &Mailer,
+    ready: Vec<Ready>,
+    now: UnixSeconds,
+) -> anyhow::Result<Vec<(Ready, Result<Outgoing, SendError>)>> {
+    let mailer = mailer.clone();
+    let prepared = tokio::task::spawn_blocking(move || {
+        ready
+            .into_iter()
+            .map(|ready| {
+                let outgoing = prepare(&mailer, &ready, now);
+                (ready, outgoing)
+            })
+            .collect()
+    });
+    prepared.await.context("building the mails was cancelled")
+}
+
+fn prepare(mailer: &Mailer, ready: &Ready, now: UnixSeconds) -> Result<Outgoing, SendError> {
     let target = &ready.target;
     let message = match &ready.kind {
         ReadyKind::Confirm { token, expires_at } => {
@@ -287,7 +318,7 @@ async fn send(mailer: &Mailer, ready: &Ready, now: UnixSeconds) -> Result<Delive
         code: None,
         detail: format!("the mail could not be built: {error:#}"),
     })?;
-    mailer.transport.send(message).await
+    Ok(mailer.transport.prepare(message))
 }
 
 /// Runs until `shutdown`; the batch in flight is finished (sent and settled) first.

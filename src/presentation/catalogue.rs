@@ -196,6 +196,7 @@ pub struct Messages {
     pub errors: ErrorTexts,
     pub signup: SignupTexts,
     pub check_inbox: CheckInboxTexts,
+    pub surge: SurgeTexts,
     pub confirm: ConfirmTexts,
     pub manage: ManageTexts,
     pub preferences: PreferencesTexts,
@@ -313,6 +314,17 @@ pub struct CheckInboxTexts {
     pub nothing_arrived: Text,
 }
 
+/// Surge mode's page: the site is seeing unusual traffic; press to send.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SurgeTexts {
+    pub title: Text,
+    pub unusual: Text,
+    pub ask: Text,
+    pub button: Text,
+    pub not_you: Text,
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConfirmTexts {
@@ -380,6 +392,7 @@ pub struct PrivacyTexts {
     pub unconfirmed: Text,
     pub never_mailed: Text,
     pub cap: Text,
+    pub reputation: Text,
     pub removal_heading: Text,
     pub removal: Text,
     pub shared: Text,

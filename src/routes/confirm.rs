@@ -247,7 +247,12 @@ async fn try_confirm<'a>(
     };
 
     let method = if retype { ConfirmMethod::Retype } else { ConfirmMethod::Button };
-    let confirmed = state.subscriptions().confirm(&hash, method, retyped.as_ref(), now).await?;
+    // Where the confirmation came from, for the mail order's reputation (a keyed hash only).
+    let network = (config.signup.reputation_days > 0).then(|| {
+        let (_, neighbourhood) = form::client_of(req, config);
+        state.limiter.network_tag(&neighbourhood)
+    });
+    let confirmed = state.subscriptions().confirm(&hash, method, retyped.as_ref(), network, now).await?;
     for row in &confirmed {
         tracing::info!(list = %row.list_id, method = method.as_str(), "signup confirmed");
         crate::metrics::confirmation(&row.list_id, method.as_str(), row.delay_secs);

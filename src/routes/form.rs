@@ -39,6 +39,8 @@ use actix_web::web::{self, Bytes, BytesMut};
 use actix_web::{HttpRequest, HttpResponse};
 use futures_util::{Stream, StreamExt};
 
+use crate::config::Config;
+use crate::ratelimit::{ClientNet, Neighbourhood, client_ip};
 use crate::state::AppState;
 
 /// More fields than any real form sends.
@@ -312,6 +314,17 @@ pub fn accepts_json(req: &HttpRequest) -> bool {
         .get_all(header::ACCEPT)
         .filter_map(|value| value.to_str().ok())
         .any(|value| value.to_ascii_lowercase().contains("application/json"))
+}
+
+/// Who sent the request (behind the trusted proxies): the client's own network and its
+/// neighbourhood.
+pub fn client_of(req: &HttpRequest, config: &Config) -> (ClientNet, Neighbourhood) {
+    let peer = req.peer_addr().map(|addr| addr.ip()).unwrap_or(std::net::Ipv4Addr::UNSPECIFIED.into());
+    let ip = client_ip(peer, req.headers(), &config.server);
+    (
+        ClientNet::of(ip, config.server.ipv6_prefix),
+        Neighbourhood::of(ip, config.signup.network_prefix_v4, config.signup.network_prefix_v6),
+    )
 }
 
 /// The first value of `name` in the request's query string.

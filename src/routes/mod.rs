@@ -4,6 +4,8 @@
 //!
 //! - `signup.rs`: the form (`GET /`, `GET /signup`), `POST /api/signup` with its CORS preflight,
 //!   and `GET /check-inbox`; refusals are a `Refusal`.
+//! - `send.rs`: surge mode's page with the button (`GET /check-inbox?…&send=TOKEN`) and `POST
+//!   /api/send`.
 //! - `confirm.rs`: `GET /confirm`, `POST /api/confirm` and `GET /confirmed`; failures are a
 //!   `ConfirmError`.
 //! - `manage.rs`: `GET /manage` (the preference page), `POST /api/manage`, `GET /saved`, `GET
@@ -26,6 +28,7 @@ mod health;
 mod manage;
 mod privacy;
 mod render;
+mod send;
 mod signup;
 mod stylesheets;
 
@@ -61,6 +64,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/api/manage", web::post().to(manage::manage))
         .route("/api/unsubscribe", web::post().to(manage::one_click))
         .route("/api/unsubscribe", read().to(manage::unsubscribe_redirect))
+        .service(
+            web::resource("/api/send")
+                .route(web::post().to(send::send))
+                .route(web::route().method(actix_web::http::Method::OPTIONS).to(signup::preflight))
+                .default_service(web::to(send::method_not_allowed)),
+        )
         .service(
             web::resource("/api/signup")
                 .route(web::post().to(signup::signup))

@@ -28,6 +28,8 @@ struct PrivacyPage<'a> {
     never_mailed: String,
     /// `None`: no per-address cap is configured.
     cap: Option<String>,
+    /// `None`: the network reputation is off.
+    reputation: Option<String>,
     /// Whether a webhook endpoint receives this list's events.
     shared: bool,
     contact: String,
@@ -69,6 +71,10 @@ impl<'a> PrivacyPage<'a> {
             unconfirmed: p.unconfirmed.with(&t.duration(signup.confirm_ttl)),
             never_mailed: p.never_mailed.with(&t.duration(signup.confirm_ttl)),
             cap: signup.max_mails_per_address_per_day.map(|cap| p.cap.fill(&[("n", &cap.to_string())])),
+            reputation: (signup.reputation_days > 0).then(|| {
+                let days = std::time::Duration::from_secs(u64::from(signup.reputation_days) * 86_400);
+                p.reputation.with(&t.duration(days))
+            }),
             shared: config
                 .webhooks
                 .iter()

@@ -8,7 +8,8 @@
 //!
 //! 1. method (405 with `Allow`), content type (415), body size (413);
 //! 2. `Origin` against the list's `allowed_origins` (403 `origin_not_allowed`);
-//! 3. the honeypot: the normal success answer, nothing saved;
+//! 3. the honeypot: the normal success answer, nothing saved (in surge mode the press-to-send
+//!    answer, with a send token that names nothing);
 //! 4. email (400 `invalid_email`), consent (400 `consent_required`), list (400 `unknown_list`),
 //!    then the address's domain ([`crate::domain_policy`]): blocked (400 `domain_not_allowed`),
 //!    and with `check_mx`, no mail records (400 `invalid_email`);
@@ -26,6 +27,11 @@
 //! first named list, which also names the "check your inbox" page. With several lists and none
 //! ticked on the hosted form, the form comes back with the same choice and asks for one
 //! (`unknown_list`, as the contract says for a signup that names no list).
+//!
+//! In surge mode (`crate::surge`) the success answer asks the visitor to press to send: `202
+//! {"ok":true,"next":"send_confirmation","send":TOKEN}`, or `303` to
+//! `/check-inbox?list=ID&send=TOKEN` (with `&return_to=…` when the signup carried a valid one),
+//! the page with the button ([`super::send`]).
 //!
 //! Decisions the reference leaves to the code: a body that cannot be read (bad JSON, a JSON value that is
 //! not an object, more than 100 fields) is 400 `invalid_request`; 405, 413 and 415 use the codes
@@ -46,7 +52,6 @@ use crate::domain::{EmailAddress, Source, Tag};
 use crate::domain_policy::Verdict;
 use crate::frame::Chrome;
 use crate::presentation::{Language, Messages, Text};
-use crate::ratelimit::{ClientNet, Neighbourhood, client_ip};
 use crate::routes::error_pages;
 use crate::routes::form::{self as body, BodyError, BodyKind};
 use crate::routes::render::html;
@@ -243,16 +248,40 @@ impl<'a> Answer<'a> {
         }
     }
 
-    /// The one success answer, identical for every state of the address.
-    fn success(&self) -> HttpResponse {
+    /// The one success answer, identical for every state of the address: "check your inbox",
+    /// or in surge mode a request to press to send (`send`: the signed send token).
+    fn success(&self, send: Option<String>) -> HttpResponse {
         self.count("accepted");
-        self.success_answer()
+        match send {
+            Some(token) => self.press_to_send(&token),
+            None => self.success_answer(),
+        }
     }
 
-    /// What a filled honeypot gets: the success answer, counted apart.
-    fn honeypot(&self) -> HttpResponse {
+    /// What a filled honeypot gets: the success answer (in surge mode with a send token that
+    /// names nothing), counted apart.
+    fn honeypot(&self, send: Option<String>) -> HttpResponse {
         self.count("honeypot");
-        self.success_answer()
+        match send {
+            Some(token) => self.press_to_send(&token),
+            None => self.success_answer(),
+        }
+    }
+
+    /// Surge mode: JSON clients are told to send the token to `POST /api/send`; browsers go to
+    /// the page with the button (carrying a valid `return_to` along, for after the press).
+    fn press_to_send(&self, token: &str) -> HttpResponse {
+        if self.json {
+            let body = serde_json::json!({"ok": true, "next": "send_confirmation", "send": token});
+            return self.builder(StatusCode::ACCEPTED).json(body);
+        }
+        let mut pairs = vec![("list", self.list().map_or("", |list| list.id.as_ref())), ("send", token)];
+        if let Some(url) = &self.return_to {
+            pairs.push(("return_to", url.as_str()));
+        }
+        let query = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(pairs).finish();
+        let location = crate::frame::href(self.config, &format!("/check-inbox?{query}"));
+        self.builder(StatusCode::SEE_OTHER).insert_header((header::LOCATION, location)).finish()
     }
 
     fn success_answer(&self) -> HttpResponse {
@@ -306,14 +335,14 @@ impl<'a> Answer<'a> {
 }
 
 /// `url` with `pairs` appended to its query, keeping what it had.
-fn with_query(url: &Url, pairs: &[(&str, &str)]) -> String {
+pub(super) fn with_query(url: &Url, pairs: &[(&str, &str)]) -> String {
     let mut url = url.clone();
     url.query_pairs_mut().extend_pairs(pairs);
     url.to_string()
 }
 
 /// The request's `Origin` as a serialised origin; `null`, absent and unparsable are `None`.
-fn request_origin(req: &HttpRequest) -> Option<String> {
+pub(super) fn request_origin(req: &HttpRequest) -> Option<String> {
     let value = req.headers().get(header::ORIGIN)?.to_str().ok()?;
     let url = Url::parse(value).ok()?;
     if !matches!(url.scheme(), "http" | "https") {
@@ -327,14 +356,14 @@ fn public_origin(config: &Config) -> String {
 }
 
 /// The origin of a page that may read answers with `fetch`: one in any list's `allowed_origins`.
-fn cors_origin(config: &Config, origin: Option<&String>) -> Option<String> {
+pub(super) fn cors_origin(config: &Config, origin: Option<&String>) -> Option<String> {
     let origin = origin?;
     config.lists.iter().any(|list| list.allowed_origins.contains(origin)).then(|| origin.clone())
 }
 
 /// `return_to`, if its origin is one the list allows. Never an open redirect: relative URLs,
 /// `//host`, `javascript:` and other origins are all ignored.
-fn allowed_return_to(list: &ListConfig, return_to: Option<&str>) -> Option<Url> {
+pub(super) fn allowed_return_to(list: &ListConfig, return_to: Option<&str>) -> Option<Url> {
     let url = Url::parse(return_to?).ok()?;
     if !matches!(url.scheme(), "http" | "https") {
         return None;
@@ -447,7 +476,16 @@ pub async fn signup(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
     // 3. The honeypot: a bot gets what a person would get, and nothing is saved.
     if fields.website.as_deref().is_some_and(|value| !value.is_empty()) {
         tracing::debug!("honeypot filled; answered as success, nothing saved");
-        return answer.honeypot();
+        let now = state.clock.now();
+        let in_surge = answer.lists.iter().any(|list| state.surge.in_surge(list.id.as_ref(), now));
+        let send = match (in_surge, answer.list()) {
+            // A send id like any other, naming nothing: pressing it changes nothing.
+            (true, Some(list)) => {
+                crate::tokens::new_send_id().ok().map(|send_id| state.keyring.sign_send(list.id.as_ref(), send_id, now))
+            }
+            _ => None,
+        };
+        return answer.honeypot(send);
     }
 
     // 4. The fields themselves.
@@ -486,10 +524,7 @@ pub async fn signup(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
     }
 
     // 5. and 6. Rate limit and durable record, in one group commit; answer after it.
-    let peer = req.peer_addr().map(|addr| addr.ip()).unwrap_or(std::net::Ipv4Addr::UNSPECIFIED.into());
-    let ip = client_ip(peer, req.headers(), &config.server);
-    let client = ClientNet::of(ip, config.server.ipv6_prefix);
-    let network = Neighbourhood::of(ip, config.signup.network_prefix_v4, config.signup.network_prefix_v6);
+    let (client, network) = body::client_of(&req, config);
     let signups = lists
         .iter()
         .map(|list| {
@@ -499,7 +534,10 @@ pub async fn signup(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
         .collect();
     let request = SignupRequest { lists: signups, source, email, client, network };
     match crate::signup::record(&state, request).await {
-        Ok(IntakeOutcome::Accepted) => answer.success(),
+        Ok(IntakeOutcome::Accepted) => answer.success(None),
+        Ok(IntakeOutcome::Held { send_id }) => {
+            answer.success(Some(state.keyring.sign_send(lists[0].id.as_ref(), send_id, state.clock.now())))
+        }
         Ok(IntakeOutcome::RateLimited { retry_after_secs }) => {
             answer.refuse(Refusal::RateLimited { retry_after_secs }, typed_email)
         }
@@ -538,8 +576,12 @@ pub async fn method_not_allowed(req: HttpRequest, state: web::Data<AppState>) ->
     answer.refuse(Refusal::MethodNotAllowed, "")
 }
 
-/// `GET /check-inbox?list=ID`: the same page for every address.
+/// `GET /check-inbox?list=ID`: the same page for every address (with a send token: surge mode's
+/// page with the button).
 pub async fn check_inbox(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    if let Some(surge_page) = super::send::surge_page(&req, &state) {
+        return surge_page;
+    }
     let list = body::list_param(&req).and_then(|id| state.config.list(&id));
     let chrome = Chrome::for_optional(&state.config, list);
     html(StatusCode::OK, &CheckInboxPage { chrome, list_name: list.map(|list| list.name.as_str()) })

@@ -18,8 +18,9 @@ use crate::config::Config;
 use crate::domain::{EmailAddress, ListId, Source};
 use crate::ratelimit::{self, ClientNet, Counter, Decision, Neighbourhood};
 use crate::state::AppState;
+use crate::storage::counters::{self, SurgeCount};
 use crate::storage::intake::{self, ConsentText, NewItem};
-use crate::storage::{Batch, Command, WriteError, counters};
+use crate::storage::{Batch, Command, WriteError};
 
 /// A validated signup request, for one list or several.
 #[derive(Debug, Clone)]
@@ -44,6 +45,11 @@ pub struct ListSignup {
 pub enum IntakeOutcome {
     /// Durably recorded.
     Accepted,
+    /// Durably recorded while a list of the request was in surge: its mail is held until the
+    /// visitor presses to send, with a send token naming `send_id`.
+    Held {
+        send_id: i64,
+    },
     RateLimited {
         retry_after_secs: u64,
     },
@@ -78,7 +84,12 @@ pub async fn record(state: &AppState, request: SignupRequest) -> Result<IntakeOu
     let command = RecordSignup {
         counters: state.limiter.counters(&request.client, &request.network, now),
         network_tag: state.limiter.network_tag(&request.network),
-        surge_window_secs: surge.map(|rule| i64::try_from(rule.window.as_secs()).unwrap_or(i64::MAX)),
+        surge: surge.map(|rule| (i64::try_from(rule.window.as_secs()).unwrap_or(i64::MAX), i64::from(rule.max))),
+        // Only surge mode holds a request, and only then does a send token name it.
+        send_id: surge
+            .map(|_| crate::tokens::new_send_id())
+            .transpose()
+            .map_err(|error| IntakeError::Storage(WriteError::Rejected(error)))?,
         lists,
         source: request.source,
         email: request.email,
@@ -87,9 +98,10 @@ pub async fn record(state: &AppState, request: SignupRequest) -> Result<IntakeOu
     let recorded = state.writer.execute(command).await.map_err(IntakeError::Storage)?;
     if let Some(rule) = surge {
         for (list_id, count) in &recorded.signups_in_window {
-            if *count == i64::from(rule.max) + 1 {
+            state.surge.note(list_id.as_ref(), count.surge_until);
+            if count.count == i64::from(rule.max) + 1 {
                 // Exactly one request per window sees the count pass the threshold: one alert.
-                super::surge::alert(state, list_id.as_ref(), *count, rule.window);
+                super::surge::alert(state, list_id.as_ref(), count.count, rule.window);
             }
         }
     }
@@ -97,13 +109,16 @@ pub async fn record(state: &AppState, request: SignupRequest) -> Result<IntakeOu
 }
 
 /// Counts the client and its neighbourhood against their limits and, if both have room,
-/// appends the request to `intake` (one item per list) and counts each list's accepted signups
-/// in the surge window.
+/// counts each list's accepted signups in the surge window and appends the request to
+/// `intake` (one item per list), held with `send_id` if any of its lists is in surge.
 struct RecordSignup {
     counters: Vec<Counter>,
     network_tag: String,
-    /// `None`: the surge alert is off.
-    surge_window_secs: Option<i64>,
+    /// The surge window in seconds and its `max`; `None`: the surge alert and mode are off.
+    surge: Option<(i64, i64)>,
+    /// The id a send token names, used only if the request is held; `None` when surge mode is
+    /// off.
+    send_id: Option<i64>,
     lists: Vec<ListItem>,
     source: Option<Source>,
     email: EmailAddress,
@@ -120,7 +135,7 @@ struct Recorded {
     outcome: IntakeOutcome,
     /// Each list's accepted signups in the current surge window, this one included (empty when
     /// the surge alert is off or the request was refused).
-    signups_in_window: Vec<(ListId, i64)>,
+    signups_in_window: Vec<(ListId, SurgeCount)>,
 }
 
 impl Command for RecordSignup {
@@ -134,6 +149,15 @@ impl Command for RecordSignup {
             let outcome = IntakeOutcome::RateLimited { retry_after_secs };
             return Ok(Recorded { outcome, signups_in_window: Vec::new() });
         }
+        let mut signups_in_window = Vec::new();
+        if let Some((window, max)) = self.surge {
+            for list in &self.lists {
+                let count = counters::count_signup(batch, list.list_id.as_ref(), window, max, self.now)?;
+                signups_in_window.push((list.list_id.clone(), count));
+            }
+        }
+        let held = signups_in_window.iter().any(|(_, count)| count.in_surge(self.now));
+        let send_id = self.send_id.filter(|_| held);
         let items: Vec<NewItem<'_>> = self
             .lists
             .iter()
@@ -144,17 +168,15 @@ impl Command for RecordSignup {
                 network: &self.network_tag,
                 source: self.source.as_ref().map(AsRef::as_ref),
                 tags: list.tags.as_deref(),
+                send_id,
             })
             .collect();
         intake::append(batch.conn(), &items, self.now)?;
-        let mut signups_in_window = Vec::new();
-        if let Some(window) = self.surge_window_secs {
-            for list in &self.lists {
-                let count = counters::count_signup(batch, list.list_id.as_ref(), window, self.now)?;
-                signups_in_window.push((list.list_id.clone(), count));
-            }
-        }
-        Ok(Recorded { outcome: IntakeOutcome::Accepted, signups_in_window })
+        let outcome = match send_id {
+            Some(send_id) => IntakeOutcome::Held { send_id },
+            None => IntakeOutcome::Accepted,
+        };
+        Ok(Recorded { outcome, signups_in_window })
     }
 }
 

@@ -20,7 +20,7 @@ use rusqlite::Connection;
 use crate::clock::UnixSeconds;
 use crate::secrets::Secret;
 use crate::storage::intake::{self, IntakeItem};
-use crate::storage::subscribers::{self, NewPending, Status};
+use crate::storage::subscribers::{self, NewPending, Press, Status};
 use crate::storage::suppressions::{self, Reason};
 use crate::storage::{Batch, Command};
 use crate::tokens::RemovalToken;
@@ -87,27 +87,40 @@ impl Command for ApplyIntake {
         let conn = batch.conn();
         let mut actions = Vec::with_capacity(self.items.len());
         for prepared in &self.items {
-            if intake::delete(conn, prepared.item.id)? {
-                actions.push(apply(conn, self.resend_cooldown, self.now, prepared)?);
+            if let Some(pressed) = intake::take(conn, prepared.item.id)? {
+                actions.push(apply(conn, self.resend_cooldown, self.now, prepared, pressed)?);
             }
         }
         Ok(actions)
     }
 }
 
-fn apply(conn: &Connection, cooldown: i64, now: UnixSeconds, prepared: &Prepared) -> anyhow::Result<Action> {
+/// Applies one item; `pressed`: its visitor pressed to send by now (read in this command).
+fn apply(
+    conn: &Connection,
+    cooldown: i64,
+    now: UnixSeconds,
+    prepared: &Prepared,
+    pressed: bool,
+) -> anyhow::Result<Action> {
     let item = &prepared.item;
     if suppressions::find(conn, &prepared.suppression_hash)? == Some(Reason::NotMe) {
         return Ok(Action::Nothing);
     }
-    match subscribers::find(conn, &item.list_id, &item.email)? {
-        Some(existing) if existing.status == Status::Confirmed => Ok(Action::Nothing),
+    // Recorded in surge: held until pressed (`docs/operations.md`, "Under attack").
+    let press = match (item.send_id, pressed) {
+        (None, _) => Press::InTurn,
+        (Some(_), false) => Press::Held,
+        (Some(_), true) => Press::Pressed,
+    };
+    let (action, pending_row) = match subscribers::find(conn, &item.list_id, &item.email)? {
+        Some(existing) if existing.status == Status::Confirmed => (Action::Nothing, None),
         Some(existing) => match existing.confirmation_sent_at {
             Some(sent_at) if now.saturating_sub(sent_at) >= cooldown => {
-                let queued = subscribers::queue_confirmation(conn, &existing.id, item.network.as_deref(), now)?;
-                Ok(if queued { Action::QueuedResend } else { Action::Nothing })
+                let queued = subscribers::queue_confirmation(conn, &existing.id, item.network.as_deref(), now, press)?;
+                (if queued { Action::QueuedResend } else { Action::Nothing }, Some(existing.id))
             }
-            _ => Ok(Action::Nothing),
+            _ => (Action::Nothing, Some(existing.id)),
         },
         None => {
             subscribers::insert_pending(
@@ -123,10 +136,21 @@ fn apply(conn: &Connection, cooldown: i64, now: UnixSeconds, prepared: &Prepared
                     tags: item.tags.as_deref(),
                 },
             )?;
-            subscribers::queue_confirmation(conn, &prepared.new_id, item.network.as_deref(), now)?;
-            Ok(Action::InsertedPending)
+            subscribers::queue_confirmation(conn, &prepared.new_id, item.network.as_deref(), now, press)?;
+            (Action::InsertedPending, Some(prepared.new_id.clone()))
+        }
+    };
+    // The send token of a signup in surge acts on the row's queued confirmation, whichever
+    // signup queued it: a press after this finds it through the link, a press before it
+    // releases it now.
+    if let (Some(row), Some(send_id)) = (pending_row, item.send_id) {
+        if pressed {
+            subscribers::release_confirmation(conn, &row, true)?;
+        } else {
+            subscribers::link_send(conn, send_id, &row)?;
         }
     }
+    Ok(action)
 }
 
 #[cfg(test)]

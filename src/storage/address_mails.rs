@@ -1,5 +1,5 @@
-//! The `address_mails` table: one row per confirmation mail, keyed by a hash of the address
-//! alone (not the list), so `signup.max_mails_per_address_per_day` holds across every list. A
+//! The `address_mails` table: one row per confirmation mail, keyed by a hash of the address's
+//! canonical mailbox alone (not the list), so `signup.max_mails_per_address_per_day` holds across every list. A
 //! row is written when a confirmation is claimed for sending, taken back if the send fails, and
 //! deleted by the cleanup a day later. No address is stored.
 
@@ -7,14 +7,20 @@ use ring::hmac;
 use rusqlite::{Connection, params};
 
 use crate::clock::UnixSeconds;
+use crate::domain::canonical_mailbox;
 
 /// The window the cap counts over.
 pub const DAY: i64 = 86_400;
 
-/// HMAC(hash key, normalised address), hex. A different message from the suppression hash
-/// (which includes the list), so the two cannot be matched against each other.
+/// HMAC(hash key, the address's canonical mailbox), hex: however the address is spelled
+/// (`+tags`, case, Gmail's dots and its two domains), one victim is one count
+/// ([`canonical_mailbox`]). A different message from the suppression hash (which includes the
+/// list), so the two cannot be matched against each other. (The message's label is the one
+/// used before the canonical form: an address already in that form keeps its count across
+/// the upgrade.)
 pub fn hash(key: &hmac::Key, email: &str) -> String {
-    hex::encode(hmac::sign(key, format!("signupd/address-mails/v1\n{email}").as_bytes()).as_ref())
+    let mailbox = canonical_mailbox(email);
+    hex::encode(hmac::sign(key, format!("signupd/address-mails/v1\n{mailbox}").as_bytes()).as_ref())
 }
 
 /// Confirmation mails to the address in the 24 hours before `now`.

@@ -20,6 +20,9 @@ pub struct IntakeItem {
     pub source: Option<String>,
     /// Comma-joined.
     pub tags: Option<String>,
+    /// Recorded while its list was in surge: the id its send token names; mailed only once the
+    /// visitor presses.
+    pub send_id: Option<i64>,
 }
 
 /// A request to append. No `Debug`: it holds the address.
@@ -32,11 +35,13 @@ pub struct NewItem<'a> {
     pub source: Option<&'a str>,
     /// Comma-joined.
     pub tags: Option<&'a str>,
+    /// See [`IntakeItem::send_id`].
+    pub send_id: Option<i64>,
 }
 
 /// Appends `items` (a request's lists) in one statement, so they are all there or none is.
 pub fn append(conn: &Connection, items: &[NewItem<'_>], now: UnixSeconds) -> rusqlite::Result<()> {
-    const COLUMNS: usize = 7;
+    const COLUMNS: usize = 8;
     let rows: Vec<String> = (0..items.len())
         .map(|i| {
             let first = i * COLUMNS + 1;
@@ -45,7 +50,7 @@ pub fn append(conn: &Connection, items: &[NewItem<'_>], now: UnixSeconds) -> rus
         })
         .collect();
     let sql = format!(
-        "INSERT INTO intake (list_id, email, consent_version, received_at, network, source, tags) VALUES {}",
+        "INSERT INTO intake (list_id, email, consent_version, received_at, network, source, tags, send_id) VALUES {}",
         rows.join(", ")
     );
     let mut values: Vec<&dyn rusqlite::ToSql> = Vec::with_capacity(items.len() * COLUMNS);
@@ -58,17 +63,24 @@ pub fn append(conn: &Connection, items: &[NewItem<'_>], now: UnixSeconds) -> rus
             &item.network,
             &item.source,
             &item.tags,
+            &item.send_id,
         ]);
     }
     conn.prepare_cached(&sql)?.execute(values.as_slice())?;
     Ok(())
 }
 
+/// A visitor pressed "Send my confirmation email" for the signup `send_id`: its items still
+/// waiting here are marked pressed (the intake worker queues their mail released).
+pub fn press(conn: &Connection, send_id: i64) -> rusqlite::Result<usize> {
+    conn.prepare_cached("UPDATE intake SET pressed = 1 WHERE send_id = ?1")?.execute([send_id])
+}
+
 /// The oldest `limit` items after the item `after` (0: from the first).
 pub fn oldest(conn: &Connection, after: i64, limit: usize) -> rusqlite::Result<Vec<IntakeItem>> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     conn.prepare_cached(
-        "SELECT id, list_id, email, consent_version, received_at, network, source, tags FROM intake
+        "SELECT id, list_id, email, consent_version, received_at, network, source, tags, send_id FROM intake
          WHERE id > ?1 ORDER BY id LIMIT ?2",
     )?
     .query_map([after, limit], |row| {
@@ -81,6 +93,7 @@ pub fn oldest(conn: &Connection, after: i64, limit: usize) -> rusqlite::Result<V
             network: row.get(5)?,
             source: row.get(6)?,
             tags: row.get(7)?,
+            send_id: row.get(8)?,
         })
     })?
     .collect()
@@ -91,9 +104,13 @@ pub fn delete_address(conn: &Connection, list_id: &str, email: &str) -> rusqlite
     conn.prepare_cached("DELETE FROM intake WHERE list_id = ?1 AND email = ?2")?.execute([list_id, email])
 }
 
-/// Deletes an item; returns whether it was still there.
-pub fn delete(conn: &Connection, id: i64) -> rusqlite::Result<bool> {
-    Ok(conn.prepare_cached("DELETE FROM intake WHERE id = ?1")?.execute([id])? == 1)
+/// Deletes an item; returns `None` if it was gone already, else whether it was pressed for by
+/// now (a press may land between the intake worker's read and its apply: the flag is read
+/// again here, in the writer, so no press is lost).
+pub fn take(conn: &Connection, id: i64) -> rusqlite::Result<Option<bool>> {
+    conn.prepare_cached("DELETE FROM intake WHERE id = ?1 RETURNING pressed")?
+        .query_row([id], |row| row.get(0))
+        .optional()
 }
 
 /// The consent a list shows: its version, its exact text and the text's SHA-256 (hex), computed

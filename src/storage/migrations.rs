@@ -12,6 +12,7 @@ const MIGRATION_SLICE: &[M<'_>] = &[
     M::up(include_str!("migrations/0004_under_attack.sql")),
     M::up(include_str!("migrations/0005_lists_and_attribution.sql")).foreign_key_check(),
     M::up(include_str!("migrations/0006_status_rollups.sql")),
+    M::up(include_str!("migrations/0007_many_networks.sql")),
 ];
 
 pub const MIGRATIONS: Migrations<'_> = Migrations::from_slice(MIGRATION_SLICE);
@@ -99,13 +100,17 @@ mod tests {
                 "address_mails",
                 "consent_texts",
                 "intake",
+                "mail_bucket",
+                "network_mails",
+                "network_reputation",
                 "outbox",
                 "rate_limits",
                 "rollups",
+                "send_refs",
                 "service_runs",
                 "subscribers",
                 "suppressions",
-                "webhook_deliveries"
+                "webhook_deliveries",
             ]
         );
     }

@@ -18,9 +18,9 @@
 //! and checked before the writer opens it), `migrations` (the embedded schema, one file per
 //! schema version), then one file per table family: `intake` (accepted signup requests, consent
 //! texts and which text a row agreed to), `subscribers` (rows, the cleanup's deletions, the
-//! export's reading), `outbox` (queued mail, leases, the sending budget), `suppressions` (hashed
-//! do-not-mail entries), `address_mails` (the per-address mail cap), `counters` (the surge and
-//! per-network mail counts, and the expiry of every `rate_limits` counter; the limiter counts
+//! export's reading), `outbox` (queued mail, leases, the fair order, the hour's tally), `mail_bucket` (the paced
+//! budget), `networks` (per-neighbourhood mail counts and reputation), `suppressions` (hashed
+//! do-not-mail entries), `address_mails` (the per-address mail cap), `counters` (the surge counts, and the expiry of every `rate_limits` counter; the limiter counts
 //! its own keys through [`Batch`]), `webhooks` (deliveries waiting for an endpoint),
 //! `service_runs` (when the cleanup last ran), `preferences` (an address's rows across a sender's
 //! lists, and confirming a list from the preference page), `rollups` (the status page's hourly
@@ -34,7 +34,9 @@ pub mod counters;
 pub mod figures;
 mod file;
 pub mod intake;
+pub mod mail_bucket;
 pub mod migrations;
+pub mod networks;
 pub mod outbox;
 pub mod preferences;
 pub mod rollups;

@@ -1,6 +1,10 @@
 //! The `outbox` table: mail waiting to be sent, claimed by a worker with a lease so two workers
 //! (or a worker and its restarted self) never send one item at the same time. A crash while an
 //! item is leased leaves it to be claimed again when the lease ends: delivery is at least once.
+//!
+//! A confirmation recorded while its list was in surge is **held** (`held = 1`) until the visitor
+//! presses "Send my confirmation email": no query here finds a held item due. A pressed item
+//! (`pressed = 1`) goes first in the fair order.
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -24,17 +28,18 @@ pub struct Claimed {
     pub network: Option<String>,
 }
 
-/// Claims the oldest due item that no live lease holds.
-pub fn claim_due(conn: &Connection, now: UnixSeconds, lease_until: UnixSeconds) -> rusqlite::Result<Option<Claimed>> {
-    conn.prepare_cached(
-        "UPDATE outbox SET lease_until = ?2, attempts = attempts + 1
-         WHERE id = (SELECT id FROM outbox
-                     WHERE next_attempt_at <= ?1 AND (lease_until IS NULL OR lease_until <= ?1)
-                     ORDER BY next_attempt_at, id LIMIT 1)
-         RETURNING id, kind, subscriber_id, created_at, attempts, network",
-    )?
-    .query_row(params![now, lease_until], claimed)
-    .optional()
+/// What makes an item due: its time has come, no live lease holds it, and it is not held for a
+/// press. `?1` is now.
+const DUE: &str = "next_attempt_at <= ?1 AND (lease_until IS NULL OR lease_until <= ?1) AND held = 0";
+
+/// The ids of the `limit` oldest due items that no live lease holds, oldest first: what a claim
+/// takes when the budget has room for everything due. Read once per claim, so a batch walks
+/// past the other workers' leased items once rather than before every item.
+pub fn oldest_due(conn: &Connection, now: UnixSeconds, limit: usize) -> rusqlite::Result<Vec<i64>> {
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    conn.prepare_cached(&format!("SELECT id FROM outbox WHERE {DUE} ORDER BY next_attempt_at, id LIMIT ?2"))?
+        .query_map(params![now, limit], |row| row.get(0))?
+        .collect()
 }
 
 /// Claims the item `id` if it is still due and no live lease holds it (another worker may have
@@ -45,17 +50,17 @@ pub fn claim_by_id(
     now: UnixSeconds,
     lease_until: UnixSeconds,
 ) -> rusqlite::Result<Option<Claimed>> {
-    conn.prepare_cached(
-        "UPDATE outbox SET lease_until = ?3, attempts = attempts + 1
-         WHERE id = ?1 AND next_attempt_at <= ?2 AND (lease_until IS NULL OR lease_until <= ?2)
-         RETURNING id, kind, subscriber_id, created_at, attempts, network",
-    )?
-    .query_row(params![id, now, lease_until], claimed)
+    conn.prepare_cached(&format!(
+        "UPDATE outbox SET lease_until = ?3, attempts = attempts + 1 WHERE id = ?2 AND {DUE}
+         RETURNING id, kind, subscriber_id, created_at, attempts, network"
+    ))?
+    .query_row(params![now, id, lease_until], claimed)
     .optional()
 }
 
 /// Claims the queued confirmation of `subscriber_id`, due or waiting for a retry, if no live
-/// lease holds it: it goes out with another list's confirmation, in one mail.
+/// lease holds it and it is not held for a press: it goes out with another list's
+/// confirmation, in one mail.
 pub fn claim_confirmation_of(
     conn: &Connection,
     subscriber_id: &str,
@@ -64,7 +69,7 @@ pub fn claim_confirmation_of(
 ) -> rusqlite::Result<Option<Claimed>> {
     conn.prepare_cached(
         "UPDATE outbox SET lease_until = ?3, attempts = attempts + 1
-         WHERE subscriber_id = ?1 AND kind = 'confirm' AND (lease_until IS NULL OR lease_until <= ?2)
+         WHERE subscriber_id = ?1 AND kind = 'confirm' AND (lease_until IS NULL OR lease_until <= ?2) AND held = 0
          RETURNING id, kind, subscriber_id, created_at, attempts, network",
     )?
     .query_row(params![subscriber_id, now, lease_until], claimed)
@@ -84,11 +89,15 @@ fn claimed(row: &rusqlite::Row<'_>) -> rusqlite::Result<Claimed> {
 }
 
 /// Whether more than `room` items are due and unleased. The span of the queue's ids bounds how
-/// many items it holds, so when the budget's room exceeds the whole queue the answer costs one
-/// step of the primary key; only otherwise are due items counted, and never more than `room + 1`.
+/// many items it holds, so when the budget's room exceeds the whole queue the answer costs two
+/// steps of the primary key; only otherwise are due items counted, and never more than `room + 1`.
 pub fn more_due_than(conn: &Connection, now: UnixSeconds, room: usize) -> rusqlite::Result<bool> {
-    let span: Option<i64> =
-        conn.prepare_cached("SELECT max(id) - min(id) + 1 FROM outbox")?.query_row([], |row| row.get(0))?;
+    // Two subqueries, not `max(id) - min(id)` in one: SQLite answers a lone min() or max() from
+    // the end of the index, but both in one SELECT scan the whole table (measured: the scan of
+    // a 10,000-item queue before every claim was the mail drain's largest reader cost).
+    let span: Option<i64> = conn
+        .prepare_cached("SELECT (SELECT max(id) FROM outbox) - (SELECT min(id) FROM outbox) + 1")?
+        .query_row([], |row| row.get(0))?;
     if usize::try_from(span.unwrap_or(0)).unwrap_or(0) <= room {
         return Ok(false);
     }
@@ -100,47 +109,68 @@ pub fn more_due_than(conn: &Connection, now: UnixSeconds, room: usize) -> rusqli
 fn count_due_up_to(conn: &Connection, now: UnixSeconds, limit: usize) -> rusqlite::Result<usize> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let count: i64 = conn
-        .prepare_cached(
-            "SELECT count(*) FROM (SELECT 1 FROM outbox
-                                   WHERE next_attempt_at <= ?1 AND (lease_until IS NULL OR lease_until <= ?1)
-                                   LIMIT ?2)",
-        )?
+        .prepare_cached(&format!("SELECT count(*) FROM (SELECT 1 FROM outbox WHERE {DUE} LIMIT ?2)"))?
         .query_row(params![now, limit], |row| row.get(0))?;
     Ok(usize::try_from(count).unwrap_or(0))
 }
 
-/// The next `limit` due items in the order of the fair budget: the network that has had the
-/// fewest mails in this clock hour and the one before goes first, one mail at a time. Each item
-/// is ranked by its network's mails plus its place in that network's own queue (oldest first),
-/// so a network with 10,000 items waiting and one with a single item both get their turn after
-/// every round; counting the previous hour too means that when the hour turns, a visitor who had
-/// no mail still goes before the networks that had the last hour's budget. An item without a
-/// network (a welcome mail, or queued before networks were recorded) is a network of its own.
-pub fn fair_order(conn: &Connection, now: UnixSeconds, limit: usize) -> rusqlite::Result<Vec<i64>> {
+/// The next `limit` due items in the order that prefers people (`docs/operations.md`, "Under
+/// attack"), for when more is due than the budget lets out now:
+///
+/// 1. mail a visitor pressed for, and welcome mails;
+/// 2. mail to a neighbourhood from which someone confirmed on or after the day
+///    `reputation_since` (`None`: the reputation is off);
+/// 3. the rest.
+///
+/// Within each, the neighbourhood that has had the fewest confirmation mails in the last 60
+/// minutes (sliding) goes first, one mail at a time: each item is ranked by its network's
+/// mails plus its place in that network's own queue (oldest first), so a network with 10,000
+/// items waiting and one with a single item both get their turn after every round. Then the
+/// oldest. An item without a network (a welcome mail, or queued before networks were recorded)
+/// is a network of its own.
+pub fn fair_order(
+    conn: &Connection,
+    now: UnixSeconds,
+    limit: usize,
+    reputation_since: Option<i64>,
+) -> rusqlite::Result<Vec<i64>> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-    conn.prepare_cached(
+    conn.prepare_cached(&format!(
         "SELECT item.id FROM (
-             SELECT id, next_attempt_at, network,
+             SELECT id, next_attempt_at, network, kind, pressed,
                     row_number() OVER (PARTITION BY coalesce(network, 'item/' || id)
                                        ORDER BY next_attempt_at, id) AS place
-             FROM outbox
-             WHERE next_attempt_at <= ?1 AND (lease_until IS NULL OR lease_until <= ?1)
+             FROM outbox WHERE {DUE}
          ) AS item
-         LEFT JOIN rate_limits AS sent ON sent.key = ?3 || (?1 / 3600) || '/' || item.network
-         LEFT JOIN rate_limits AS earlier ON earlier.key = ?3 || (?1 / 3600 - 1) || '/' || item.network
-         ORDER BY coalesce(sent.count, 0) + coalesce(earlier.count, 0) + item.place, item.next_attempt_at, item.id
-         LIMIT ?2",
-    )?
-    .query_map(params![now, limit, super::counters::NETWORK_MAIL_PREFIX], |row| row.get(0))?
+         LEFT JOIN (SELECT network, count(*) AS mails FROM network_mails WHERE sent_at > ?1 - ?3 GROUP BY network)
+             AS recent ON recent.network = item.network
+         LEFT JOIN network_reputation AS reputation ON reputation.network = item.network AND reputation.day >= ?4
+         ORDER BY CASE WHEN item.pressed = 1 OR item.kind = 'welcome' THEN 0
+                       WHEN reputation.network IS NOT NULL THEN 1
+                       ELSE 2 END,
+                  coalesce(recent.mails, 0) + item.place, item.next_attempt_at, item.id
+         LIMIT ?2"
+    ))?
+    .query_map(params![now, limit, super::networks::MAIL_WINDOW, reputation_since.unwrap_or(i64::MAX)], |row| {
+        row.get(0)
+    })?
     .collect()
+}
+
+/// A visitor pressed "Send my confirmation email" for the signup `send_id`: the confirmations
+/// it was queued into are released and go first. Returns how many.
+pub fn press(conn: &Connection, send_id: i64) -> rusqlite::Result<usize> {
+    conn.prepare_cached(
+        "UPDATE outbox SET held = 0, pressed = 1
+         WHERE id IN (SELECT outbox_id FROM send_refs WHERE send_id = ?1) AND kind = 'confirm'",
+    )?
+    .execute([send_id])
 }
 
 /// Whether any item is due and unleased (to tell "budget spent" from "nothing to do").
 pub fn any_due(conn: &Connection, now: UnixSeconds) -> rusqlite::Result<bool> {
-    conn.prepare_cached(
-        "SELECT EXISTS (SELECT 1 FROM outbox WHERE next_attempt_at <= ?1 AND (lease_until IS NULL OR lease_until <= ?1))",
-    )?
-    .query_row([now], |row| row.get(0))
+    conn.prepare_cached(&format!("SELECT EXISTS (SELECT 1 FROM outbox WHERE {DUE})"))?
+        .query_row([now], |row| row.get(0))
 }
 
 pub fn delete(conn: &Connection, id: i64) -> rusqlite::Result<()> {
@@ -165,10 +195,10 @@ pub fn queue_welcome(conn: &Connection, subscriber_id: &str, now: UnixSeconds) -
     Ok(())
 }
 
-/// Mails reserved in the hour bucket containing `now` (the `max_mails_per_hour` budget): every
-/// claimed mail counts when it is claimed, and a failed send gives its reservation back, so
-/// however many workers claim side by side, no hour sends more than the budget. Kept in
-/// `rate_limits` under a key that is not an HMAC, so it cannot collide with a client counter.
+/// Mails claimed in the clock hour containing `now` (for `signupd stats`; the budget itself is
+/// the paced bucket of [`super::mail_bucket`]): every claimed mail counts when it is claimed,
+/// and a failed send takes its count back. Kept in `rate_limits` under a key that is not an
+/// HMAC, so it cannot collide with a client counter.
 pub fn reserved_this_hour(conn: &Connection, now: UnixSeconds) -> rusqlite::Result<i64> {
     conn.prepare_cached("SELECT count FROM rate_limits WHERE key = ?1")?
         .query_row([budget_key(now)], |row| row.get(0))
@@ -176,7 +206,7 @@ pub fn reserved_this_hour(conn: &Connection, now: UnixSeconds) -> rusqlite::Resu
         .map(Option::unwrap_or_default)
 }
 
-/// Reserves `mails` of the budget of the hour containing `now`.
+/// Counts `mails` claimed in the hour containing `now`.
 pub fn reserve(conn: &Connection, now: UnixSeconds, mails: usize) -> rusqlite::Result<()> {
     if mails == 0 {
         return Ok(());
@@ -190,7 +220,7 @@ pub fn reserve(conn: &Connection, now: UnixSeconds, mails: usize) -> rusqlite::R
     Ok(())
 }
 
-/// Gives back one reservation made at `reserved_at` (a send that failed).
+/// Takes back one mail counted at `reserved_at` (a send that failed).
 pub fn refund(conn: &Connection, reserved_at: UnixSeconds) -> rusqlite::Result<()> {
     conn.prepare_cached("UPDATE rate_limits SET count = count - 1 WHERE key = ?1 AND count > 0")?
         .execute([budget_key(reserved_at)])?;

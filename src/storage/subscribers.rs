@@ -133,23 +133,59 @@ pub fn exists(conn: &Connection, list_id: &str, email: &str) -> rusqlite::Result
         .map(|found| found.is_some())
 }
 
+/// How a signup asks for its confirmation mail: in the budget's order, held until the visitor
+/// presses "Send my confirmation email" (recorded while its list was in surge), or pressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Press {
+    InTurn,
+    Held,
+    Pressed,
+}
+
 /// Queues a confirmation mail for a row unless one is already queued: however often an address
 /// is entered, at most one confirmation waits in the queue. `network` is the keyed hash of the
-/// signup's neighbourhood (the fair budget), kept with the item until it is sent.
+/// signup's neighbourhood (the fair budget), kept with the item until it is sent. A signup that
+/// is not held releases a confirmation already queued and held (a press marks it pressed).
+/// Returns whether a new item was queued.
 pub fn queue_confirmation(
     conn: &Connection,
     subscriber_id: &str,
     network: Option<&str>,
     now: UnixSeconds,
+    press: Press,
 ) -> rusqlite::Result<bool> {
     let queued = conn
         .prepare_cached(
-            "INSERT INTO outbox (kind, subscriber_id, created_at, next_attempt_at, network)
-                         SELECT 'confirm', ?1, ?2, ?2, ?3
+            "INSERT INTO outbox (kind, subscriber_id, created_at, next_attempt_at, network, held, pressed)
+                         SELECT 'confirm', ?1, ?2, ?2, ?3, ?4, ?5
                          WHERE NOT EXISTS (SELECT 1 FROM outbox WHERE subscriber_id = ?1 AND kind = 'confirm')",
         )?
-        .execute(params![subscriber_id, now, network])?;
+        .execute(params![subscriber_id, now, network, press == Press::Held, press == Press::Pressed])?;
+    if queued == 0 && press != Press::Held {
+        release_confirmation(conn, subscriber_id, press == Press::Pressed)?;
+    }
     Ok(queued == 1)
+}
+
+/// Releases the row's queued confirmation, if one is queued and held; with `pressed` (its
+/// visitor pressed "Send my confirmation email") it also goes first.
+pub fn release_confirmation(conn: &Connection, subscriber_id: &str, pressed: bool) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "UPDATE outbox SET held = 0, pressed = max(pressed, ?2) WHERE subscriber_id = ?1 AND kind = 'confirm'",
+    )?
+    .execute(params![subscriber_id, pressed])?;
+    Ok(())
+}
+
+/// Links a signup's send token (`send_id`) to the row's queued confirmation, if one is queued,
+/// so a press after the signup was applied still finds its mail.
+pub fn link_send(conn: &Connection, send_id: i64, subscriber_id: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT OR IGNORE INTO send_refs (send_id, outbox_id)
+         SELECT ?1, id FROM outbox WHERE subscriber_id = ?2 AND kind = 'confirm'",
+    )?
+    .execute(params![send_id, subscriber_id])?;
+    Ok(())
 }
 
 /// A row as the mail worker needs it. No `Debug`: it holds the address.

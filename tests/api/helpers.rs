@@ -40,10 +40,15 @@ impl TestApp {
 }
 
 /// Configuration for a test app in `dir`: `extra` TOML (one list `news` unless it names
-/// lists), then port 0 and all data in `dir`.
+/// lists), then port 0 and all data in `dir`. Unless `extra` sets `burst`, the paced budget's
+/// burst is the whole hour's budget: the injected clock does not move by itself, and only the
+/// tests of the pace should wait for it.
 pub fn test_config(dir: &Path, extra: &str) -> Config {
     let lists = if extra.contains("lists") { "" } else { "[[lists]]\nid = \"news\"\nname = \"News\"\n" };
     let mut config = Config::from_toml(&format!("{extra}\n{lists}")).expect("test configuration is valid");
+    if !extra.contains("burst") {
+        config.mail.burst = config.mail.max_mails_per_hour;
+    }
     config.server.listen = "127.0.0.1:0".parse().expect("an address");
     config.storage.data_dir = dir.to_owned();
     config.mail.file_dir = dir.join("mail");

@@ -838,42 +838,44 @@ async fn the_stored_smtp_error_never_contains_the_address() {
 // Budget and file transport
 
 #[actix_web::test]
-async fn the_hourly_budget_holds_mail_in_the_queue_until_the_next_hour() {
-    // Arrange
+async fn the_paced_budget_sends_its_burst_then_one_mail_per_share_of_the_hour() {
+    // Arrange: 360 an hour is one mail every 10 s, after a burst of 3
     let smtp = SmtpServer::start();
-    let mail_config = smtp.config().replacen("[mail]\n", "[mail]\nmax_mails_per_hour = 3\n", 1);
+    let mail_config = smtp.config().replacen("[mail]\n", "[mail]\nmax_mails_per_hour = 360\nburst = 3\n", 1);
     let app = spawn_app_with(&format!("{RAISED_LIMITS}{mail_config}")).await;
-    for n in 0..5 {
+    for n in 0..6 {
         sign_up(&app, &format!("person{n}@example.com")).await;
     }
 
     // Act
-    let this_hour = run_mail(&app).await;
+    let at_once = run_mail(&app).await;
 
-    // Assert
-    assert_eq!(this_hour, [MailOutcome::Sent, MailOutcome::Sent, MailOutcome::Sent, MailOutcome::BudgetExhausted]);
-    assert_eq!(smtp.received().len(), 3);
-    assert_eq!(count(&app, "outbox"), 2, "mail over budget waits, it is not dropped");
-    assert_eq!(count(&app, "subscribers"), 5);
+    // Assert: the burst, and the rest waits
+    assert_eq!(at_once, [MailOutcome::Sent, MailOutcome::Sent, MailOutcome::Sent, MailOutcome::BudgetExhausted]);
+    assert_eq!(count(&app, "outbox"), 3, "mail over budget waits, it is not dropped");
 
-    // Act: the next hour
+    // Act and assert: nine seconds refill less than a mail; the tenth refills one
+    app.clock.advance(Duration::from_secs(9));
+    assert_eq!(run_mail(&app).await, [MailOutcome::BudgetExhausted]);
+    app.clock.advance(Duration::from_secs(1));
+    assert_eq!(run_mail(&app).await, [MailOutcome::Sent, MailOutcome::BudgetExhausted]);
+
+    // Act and assert: an idle hour refills the bucket to its burst, no further
     app.clock.advance(Duration::from_secs(3600));
-    let next_hour = run_mail(&app).await;
-
-    // Assert
-    assert_eq!(next_hour, [MailOutcome::Sent, MailOutcome::Sent]);
-    assert_eq!(count(&app, "outbox"), 0);
+    assert_eq!(run_mail(&app).await, [MailOutcome::Sent, MailOutcome::Sent]);
     let recipients: BTreeSet<String> = smtp.received().iter().map(|raw| Mail::parse(raw).to()).collect();
-    assert_eq!(recipients.len(), 5, "each address once: {recipients:?}");
+    assert_eq!(recipients.len(), 6, "each address once: {recipients:?}");
+    assert_eq!(smtp.received().len(), 6);
 }
 
 #[actix_web::test]
-async fn the_hourly_budget_holds_exactly_when_sixteen_real_workers_race_for_the_queue() {
-    // Arrange: 40 confirmations queued, a budget of 5, and a relay that fails some sends (a
-    // failed send gives its reservation back, which must not let the next claims overshoot)
+async fn the_paced_budget_holds_exactly_when_sixteen_real_workers_race_for_the_queue() {
+    // Arrange: 40 confirmations queued; a burst of 5, then one mail every 10 s; and a relay that
+    // fails some sends (a failed send gives its mail back, which must not let the next claims
+    // overshoot)
     let smtp = SmtpServer::start();
     smtp.answer_data_with(&[451, 250, 451]);
-    let mail_config = smtp.config().replacen("[mail]\n", "[mail]\nmax_mails_per_hour = 5\n", 1);
+    let mail_config = smtp.config().replacen("[mail]\n", "[mail]\nmax_mails_per_hour = 360\nburst = 5\n", 1);
     let app = spawn_app_with(&format!("{RAISED_LIMITS}{mail_config}")).await;
     for n in 0..40 {
         assert_eq!(post_form(&app, &valid(&format!("person{n}@example.com"))).await.status().as_u16(), 303);
@@ -881,17 +883,25 @@ async fn the_hourly_budget_holds_exactly_when_sixteen_real_workers_race_for_the_
     drain(&app).await;
     assert_eq!(count(&app, "outbox"), 40);
 
-    // Act: until five mails went out and the rest waits (or the budget was overshot)
+    // Act: until the burst went out and the rest waits (or the budget was overshot)
     race_mail_workers(&app, || smtp.received().len() >= 5 && count(&app, "outbox") <= 35).await;
 
     // Assert
-    assert_eq!(smtp.received().len(), 5, "exactly the budget, however the workers raced");
-    assert_eq!(count(&app, "outbox"), 35, "the rest waits for the next hour; nothing is dropped");
-    let reserved: i64 = db(&app)
-        .query_row("SELECT count FROM rate_limits WHERE key LIKE 'mail-budget/%'", [], |row| row.get(0))
-        .unwrap();
-    assert_eq!(reserved, 5, "failed sends gave their reservations back");
+    assert_eq!(smtp.received().len(), 5, "exactly the burst, however the workers raced");
+    assert_eq!(count(&app, "outbox"), 35, "the rest waits for the pace; nothing is dropped");
     assert!(smtp.data_attempts() >= 7, "the two failed sends happened: {}", smtp.data_attempts());
+
+    // Act: 25 seconds later the pace has refilled two mails (and half of a third)
+    app.clock.advance(Duration::from_secs(25));
+    race_mail_workers(&app, || smtp.received().len() >= 7 && count(&app, "outbox") <= 33).await;
+
+    // Assert: burst + 25 s × 360 / 3600, whole mails only
+    assert_eq!(smtp.received().len(), 7, "the burst plus the pace, however the workers raced");
+    assert_eq!(count(&app, "outbox"), 33);
+    let tally: i64 = db(&app)
+        .query_row("SELECT sum(count) FROM rate_limits WHERE key LIKE 'mail-budget/%'", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(tally, 7, "failed sends took their count back");
 }
 
 #[actix_web::test]

@@ -134,7 +134,7 @@ async fn the_privacy_page_states_the_configured_lifetimes_limits_and_contact() {
         "[signup]\nconfirm_ttl = \"72h\"\nresend_cooldown = \"15m\"\n\
          rate_limits = [{ window = \"30m\", max = 5 }, { window = \"2d\", max = 20 }]\n\
          network_rate_limits = [{ window = \"1h\", max = 50 }, { window = \"3d\", max = 400 }]\n\
-         max_mails_per_address_per_day = 2\n\
+         max_mails_per_address_per_day = 2\nreputation_days = 30\n\
          [[lists]]\nid = \"news\"\nname = \"News\"\nconsent_version = \"2026-11\"\nreply_to = \"Help <help@bakery.test>\"\n\
          [[lists]]\nid = \"brief\"\nname = \"Brief\"\nlanguage = \"de\"\n",
     )
@@ -152,6 +152,7 @@ async fn the_privacy_page_states_the_configured_lifetimes_limits_and_contact() {
         "stops working 3 days after the last mail",
         "deleted 3 days after you signed up, mailed or not",
         "at most 2 confirmation mails go to one address in any 24 hours",
+        "a one-way hash of your network (a block of addresses of one provider) is kept with the day, for 30 days",
         "Write to help@bakery.test.",
     ] {
         assert!(html.contains(expected), "{expected:?} in\n{html}");
@@ -182,6 +183,7 @@ async fn the_signup_form_links_to_the_privacy_page_of_the_only_list() {
     let (status, privacy) = page(&app, "/privacy").await;
     assert_eq!(status, 200, "one list: /privacy is its page");
     assert!(privacy.contains("3 per 10 minutes and 10 per 1 day"), "the default limits: {privacy}");
+    assert!(privacy.contains("kept with the day, for 90 days"), "the default reputation: {privacy}");
     assert!(privacy.contains("100 per 10 minutes and 1000 per 1 day"), "the default neighbourhood limits: {privacy}");
     assert!(privacy.contains("at most 3 confirmation mails"), "the default cap: {privacy}");
 

@@ -29,16 +29,21 @@ pub struct Served {
     seen: Vec<String>,
 }
 
+/// The surge alert, and with it surge mode, turned off: these tests sign up hundreds at once.
+pub const NO_SURGE: &str = "surge_alert = { window = \"10m\", max = 0 }";
+
 /// A config in `dir` (data under `dir/data`, mail files under `dir/data/mail`) with the rate
-/// limit out of the way and the given hourly mail budget. `extra` is appended as is (it must not
-/// open `[signup]` or `[mail]`); without a `[[lists]]` table there, the list is `news`.
+/// limit and surge mode out of the way (a test that wants the surge alert replaces
+/// [`NO_SURGE`]) and the given mail budget, all of it available at once (`burst`). `extra` is
+/// appended as is (it must not open `[signup]` or `[mail]`); without a `[[lists]]` table there,
+/// the list is `news`.
 pub fn config(dir: &Path, max_mails_per_hour: u32, extra: &str) -> PathBuf {
     let mail_dir = dir.join("data").join("mail");
     write_config(
         dir,
         &format!(
-            "[signup]\nrate_limits = [ {{ window = \"1m\", max = 100000000 }} ]\nnetwork_rate_limits = []\n\
-             [mail]\nfile_dir = {:?}\nmax_mails_per_hour = {max_mails_per_hour}\n{extra}",
+            "[signup]\nrate_limits = [ {{ window = \"1m\", max = 100000000 }} ]\nnetwork_rate_limits = []\n{NO_SURGE}\n\
+             [mail]\nfile_dir = {:?}\nmax_mails_per_hour = {max_mails_per_hour}\nburst = {max_mails_per_hour}\n{extra}",
             mail_dir.display().to_string()
         ),
     )

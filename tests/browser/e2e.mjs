@@ -12,7 +12,11 @@
 // target/browser-screenshots/, one of which docs/install.md shows (lib/doc-screenshot.mjs
 // checks the committed copy still matches the page). Then the status page on the metrics
 // listener (status.mjs): after real traffic, with JavaScript off, and axe in both schemes at both
-// widths, screenshots status-*.png. No mocks (a control in confirmed-url.mjs
+// widths, screenshots status-*.png. Then surge mode (surge.mjs): lists in English and German past
+// surge_alert, the hosted form by keyboard with JavaScript off to the page with "Send my
+// confirmation email", the press by keyboard to check-inbox and the mail it releases, no mail
+// for signups never pressed, and axe on the page in both schemes at both widths, screenshots
+// surge-*.png. No mocks (a control in confirmed-url.mjs
 // rewrites one header to show its check can fail), no fixed sleeps.
 // Run by .ci/browser (it installs Chromium, runs npm ci and builds the binary). Prints one line
 // per check and exits 1 at the first failed check (the axe matrix lists all its violations
@@ -36,6 +40,7 @@ import { confirmedUrlFlow } from './confirmed-url.mjs';
 import { MULTI_LISTS, multiListFlow } from './multilist.mjs';
 import { preferencesFlow } from './preferences.mjs';
 import { statusFlow } from './status.mjs';
+import { surgeFlow } from './surge.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..', '..');
@@ -54,7 +59,7 @@ const CHROMIUM_ARGS = [
   '--disable-component-update',
   '--disable-sync',
 ];
-const OVERALL_CAP_MS = 300_000;
+const OVERALL_CAP_MS = 480_000;
 
 let tmp;
 let browser;
@@ -316,6 +321,9 @@ async function main() {
 
   // ---- the status page on the metrics listener (after the matrix, which empties shotDir)
   await statusFlow(browser, binary, tmp, shotDir);
+
+  // ---- surge mode: the press-to-send page, JavaScript off, and axe on it
+  await surgeFlow(browser, binary, tmp, shotDir);
 
   await browser.close();
   browser = undefined;
