@@ -3,6 +3,8 @@
 //! the fair order's sliding hour; and `network_reputation`, the day of the last confirmation
 //! from each neighbourhood, so mail to a network where people confirm goes before the rest.
 
+use std::collections::HashMap;
+
 use rusqlite::{Connection, params};
 
 use crate::clock::UnixSeconds;
@@ -16,6 +18,14 @@ pub fn count_mail(conn: &Connection, network: &str, now: UnixSeconds) -> rusqlit
     conn.prepare_cached("INSERT INTO network_mails (network, sent_at) VALUES (?1, ?2)")?
         .execute(params![network, now])?;
     Ok(())
+}
+
+/// Each network's confirmation mails in the fair order's window before `now`. At most the
+/// mails of the last hour, which the budget bounds.
+pub fn recent_mails(conn: &Connection, now: UnixSeconds) -> rusqlite::Result<HashMap<String, i64>> {
+    conn.prepare_cached("SELECT network, count(*) FROM network_mails WHERE sent_at > ?1 GROUP BY network")?
+        .query_map([now - MAIL_WINDOW], |row| Ok((row.get(0)?, row.get(1)?)))?
+        .collect()
 }
 
 /// Takes back one mail counted at `at` (its send failed).

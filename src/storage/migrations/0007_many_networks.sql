@@ -34,6 +34,11 @@ ALTER TABLE intake ADD COLUMN pressed INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE outbox ADD COLUMN held INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE outbox ADD COLUMN pressed INTEGER NOT NULL DEFAULT 0;
 
+-- The fair order walks the due queue one neighbourhood at a time, pressed mail first
+-- (`outbox::fair_order`), so its cost follows how many neighbourhoods are waiting, not how long
+-- the queue is.
+CREATE INDEX outbox_by_network ON outbox (pressed, network, next_attempt_at, id) WHERE held = 0;
+
 CREATE INDEX intake_by_send_id ON intake (send_id) WHERE send_id IS NOT NULL;
 
 -- Which queued confirmations a send token's signup went into, so a press after the intake worker
