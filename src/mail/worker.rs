@@ -234,16 +234,19 @@ async fn look(mailer: &Mailer, now: UnixSeconds, limit: usize) -> anyhow::Result
     mailer
         .db
         .run(move |conn| {
-            if !outbox::any_due(conn, now)? {
+            // One snapshot for the whole look, so the fair order's passes see one queue. Read
+            // only: dropped, it rolls back.
+            let conn = conn.transaction()?;
+            if !outbox::any_due(&conn, now)? {
                 return Ok(Look::Idle(MailOutcome::EmptyQueue));
             }
-            let room = mail_bucket::room(conn, pace, now)?;
+            let room = mail_bucket::room(&conn, pace, now)?;
             if room == 0 {
                 return Ok(Look::Idle(MailOutcome::BudgetExhausted));
             }
-            let contended = outbox::more_due_than(conn, now, room)?;
+            let contended = outbox::more_due_than(&conn, now, room)?;
             let fair_order =
-                if contended { Some(outbox::fair_order(conn, now, limit.min(room), reputation_since)?) } else { None };
+                if contended { Some(outbox::fair_order(&conn, now, limit.min(room), reputation_since)?) } else { None };
             Ok::<_, anyhow::Error>(Look::Claim { fair_order })
         })
         .await
