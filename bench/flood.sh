@@ -249,6 +249,7 @@ for scenario in $SCENARIOS; do
 done
 
 # --- summary --------------------------------------------------------------------------------------
+if [[ -n ${SUMMARY_OUT:-} ]]; then mkdir -p "$(dirname "$SUMMARY_OUT")"; fi
 {
     echo
     echo "signupd flood benchmark — $(date -u +%Y-%m-%dT%H:%MZ)"
