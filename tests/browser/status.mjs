@@ -9,17 +9,15 @@
 // e2e.mjs runs it after the accessibility matrix (which empties the screenshot folder first);
 // `node tests/browser/status.mjs` runs it alone.
 
-import { chromium } from 'playwright-core';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 
 import { THEMES, VIEWPORTS } from './a11y.mjs';
 import { describeViolations, runAxe } from './lib/axe.mjs';
-import { CheckFailed, check, counts, ok, sleep } from './lib/checks.mjs';
+import { check, ok, sleep } from './lib/checks.mjs';
 import { waitForMailLink } from './lib/mail.mjs';
-import { servers, startServer } from './lib/server.mjs';
+import { isMain, runAlone } from './lib/alone.mjs';
+import { startServer } from './lib/server.mjs';
 
 const STORED_CAP_MS = 40_000;
 const RANGES = ['48h', '30d'];
@@ -164,33 +162,4 @@ export async function statusFlow(browser, binary, tmp, shotDir) {
 }
 
 // Alone: `node tests/browser/status.mjs` (after `cargo build`), like e2e.mjs finds its parts.
-if (import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  const root = path.resolve(here, '..', '..');
-  const targetDir = process.env.CARGO_TARGET_DIR ? path.resolve(process.env.CARGO_TARGET_DIR) : path.join(root, 'target');
-  const binary = process.env.SIGNUPD_BIN || path.join(targetDir, 'debug', 'signupd');
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'signupd-status-'));
-  let browser;
-  let failure = null;
-  try {
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-      headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
-    });
-    await statusFlow(browser, binary, tmp, path.join(root, 'target', 'browser-screenshots'));
-  } catch (error) {
-    failure = error;
-  }
-  if (browser) await browser.close().catch(() => {});
-  await Promise.all(servers.map((server) => server.kill()));
-  if (failure) {
-    console.log(`FAIL ${failure instanceof CheckFailed ? failure.message : failure.stack || failure}`);
-    for (const server of servers) console.log(`--- last lines of ${server.log}\n${server.tail()}\n---`);
-    console.log(`temp folder kept: ${tmp}`);
-    console.log(`status: ${counts.passed} passed, 1 failed`);
-    process.exit(1);
-  }
-  fs.rmSync(tmp, { recursive: true, force: true });
-  console.log(`status: ${counts.passed} passed, 0 failed`);
-}
+if (isMain(import.meta.url)) await runAlone('status', statusFlow);
