@@ -130,6 +130,13 @@ pub enum Command {
         #[arg(long, value_name = "NAME")]
         name: Option<String>,
     },
+    /// Make one read-only call to each destination that proves its URL, credential and target,
+    /// and print each answer.
+    SendTestDestination {
+        /// Only the destination with this name.
+        #[arg(long, value_name = "NAME")]
+        name: Option<String>,
+    },
     /// Ask the configured listener's /readyz (on loopback when it listens on every address):
     /// exit 0 when it answers 200 within 5 s, else 1 with the reason. For container health
     /// checks; the image has no curl.

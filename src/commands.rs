@@ -243,6 +243,42 @@ pub async fn send_test_webhook(config_path: Option<&Path>, name: Option<&str>) -
     Ok(())
 }
 
+/// `signupd send-test-destination [--name NAME]`: one read-only call to each destination, with
+/// what the sender said about the target (and the time) or the failure and a hint. Exit 1 if any
+/// destination failed. Never prints the credential.
+pub async fn send_test_destination(config_path: Option<&Path>, name: Option<&str>) -> anyhow::Result<()> {
+    let config = load_config(config_path)?;
+    let credentials_dir = secrets::credentials_dir(config_path);
+    let destinations = crate::destinations::load_destinations(&config, credentials_dir.as_deref())?;
+    let chosen: Vec<_> =
+        destinations.iter().filter(|destination| name.is_none_or(|name| destination.name() == name)).collect();
+    match (name, chosen.is_empty()) {
+        (Some(name), true) => anyhow::bail!("--name: no destination named {name:?} is configured"),
+        (None, true) => anyhow::bail!("no [[destinations]] entry is configured"),
+        _ => {}
+    }
+    let client = webhooks::client()?;
+    let http = crate::destinations::Http { client: &client, timeout: config.mail.webhook_timeout };
+    let mut failed = 0;
+    let mut out = std::io::stdout().lock();
+    for destination in chosen {
+        let started = std::time::Instant::now();
+        let answer = destination.probe(http).await;
+        let elapsed = started.elapsed().as_millis();
+        let (name, kind) = (destination.name(), destination.config.kind.as_str());
+        match answer {
+            Ok(said) => writeln!(out, "{name} ({kind}): {said}, in {elapsed} ms")?,
+            Err(refused) => {
+                failed += 1;
+                let hint = destination.hint(&refused.failure);
+                writeln!(out, "{name} ({kind}): failed: {} (hint: {hint})", refused.failure)?;
+            }
+        }
+    }
+    anyhow::ensure!(failed == 0, "{failed} destination(s) did not answer the test call");
+    Ok(())
+}
+
 /// What usually causes this failure, in the operator's terms.
 fn smtp_hint(config: &Config, error: &SendError) -> String {
     let smtp = &config.mail.smtp;

@@ -78,6 +78,8 @@ pub mod cli;
 pub mod clock;
 pub mod commands;
 pub mod config;
+pub mod delivery;
+pub mod destinations;
 pub mod domain;
 pub mod domain_policy;
 pub mod frame;

@@ -30,6 +30,7 @@ async fn main() -> ExitCode {
         Command::Stats { json } => commands::stats(config, json).await,
         Command::Backup { dest, force } => commands::backup(config, &dest, force).await,
         Command::SendTestWebhook { name } => commands::send_test_webhook(config, name.as_deref()).await,
+        Command::SendTestDestination { name } => commands::send_test_destination(config, name.as_deref()).await,
         Command::Healthcheck => commands::healthcheck(config).await,
     };
     // Queued log lines first, so an error below is the last line, as it happened.

@@ -18,6 +18,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::config::Config;
+use crate::destinations::Destination;
 use crate::domain_policy::DomainPolicy;
 use crate::frame::Stylesheets;
 use crate::mail::Transport;
@@ -33,6 +34,7 @@ pub struct Checked {
     pub secrets: SecretsPlan,
     pub transport: Transport,
     pub webhooks: Vec<Arc<Endpoint>>,
+    pub destinations: Vec<Arc<Destination>>,
 }
 
 /// Runs every check of `config` that needs no write. `credentials_dir` is where credentials are
@@ -43,7 +45,8 @@ pub fn preflight(config: &Config, credentials_dir: Option<&Path>) -> anyhow::Res
     let secrets = SecretsPlan::resolve(config, credentials_dir)?;
     let transport = Transport::from_config(&config.mail, credentials_dir)?;
     let webhooks = webhooks::load_endpoints(config, credentials_dir)?;
-    Ok(Checked { stylesheets, domains, secrets, transport, webhooks })
+    let destinations = crate::destinations::load_destinations(config, credentials_dir)?;
+    Ok(Checked { stylesheets, domains, secrets, transport, webhooks, destinations })
 }
 
 #[cfg(test)]

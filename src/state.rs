@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use crate::clock::Clock;
 use crate::config::Config;
+use crate::destinations::Destination;
 use crate::domain_policy::DomainPolicy;
 use crate::frame::Stylesheets;
 use crate::mail::{Mailer, Transport};
@@ -22,7 +23,7 @@ use crate::storage::{Db, Writer};
 use crate::subscription::Subscriptions;
 use crate::surge::SurgeModes;
 use crate::tokens::Keyring;
-use crate::webhooks::worker::Deliverer;
+use crate::webhooks::worker::{Deliverer, Sink};
 use crate::webhooks::{Endpoint, Webhooks};
 
 /// Everything a request handler or background task needs; built once, cloned cheaply.
@@ -43,7 +44,8 @@ pub struct AppState {
     pub http_client: reqwest::Client,
     /// Signs and verifies unsubscribe tokens.
     pub keyring: Arc<Keyring>,
-    /// The webhook endpoints, their keys and HTTP client.
+    /// The webhook endpoints with their keys, the destinations with their credentials, and the
+    /// HTTP client they share.
     pub webhooks: Webhooks,
     /// The lists' accent stylesheets and the operator's own, made or read at start.
     pub stylesheets: Arc<Stylesheets>,
@@ -83,6 +85,15 @@ impl AppState {
 
     /// What the webhook worker of `endpoint` needs.
     pub fn deliverer(&self, endpoint: Arc<Endpoint>) -> Deliverer {
+        self.delivering_to(Sink::Endpoint(endpoint))
+    }
+
+    /// What the worker of `destination` needs.
+    pub fn destination_deliverer(&self, destination: Arc<Destination>) -> Deliverer {
+        self.delivering_to(Sink::Destination(destination))
+    }
+
+    fn delivering_to(&self, sink: Sink) -> Deliverer {
         Deliverer {
             config: self.config.clone(),
             db: self.db.clone(),
@@ -90,7 +101,7 @@ impl AppState {
             clock: self.clock.clone(),
             webhooks: self.webhooks.clone(),
             http_client: self.http_client.clone(),
-            endpoint,
+            sink,
         }
     }
 }

@@ -30,7 +30,8 @@ pub fn server(state: &AppState) -> anyhow::Result<Option<(Server, u16)>> {
         TcpListener::bind(listen).with_context(|| format!("cannot listen on {listen} (server.metrics_listen)"))?;
     let port = listener.local_addr().context("cannot read the metrics address")?.port();
     let lists: Vec<String> = state.config.lists.iter().map(|list| list.id.as_ref().to_owned()).collect();
-    let handle = crate::metrics::recorder(&lists)?;
+    let destinations: Vec<String> = state.config.destinations.iter().map(|d| d.name.clone()).collect();
+    let handle = crate::metrics::recorder(&lists, &destinations)?;
     let data = web::Data::new((state.clone(), handle));
     let server = HttpServer::new(move || {
         // Pages answer GET and HEAD, like the public listener's.

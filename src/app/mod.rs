@@ -154,6 +154,15 @@ impl Application {
                 let deliveries = webhooks::worker::run_worker(deliverer, until_stopped(workers_stopped.clone()));
                 workers.push(("webhook worker", tokio::spawn(deliveries)));
             }
+            // Off the HTTP thread, beside the mail workers: a wave of confirmations hands on as
+            // many events as it confirms, and their calls must not slow the confirm pages.
+            if let Some(mail_runtime) = &mail_runtime {
+                for destination in self.state.webhooks.destinations() {
+                    let deliverer = self.state.destination_deliverer(destination.clone());
+                    let deliveries = webhooks::worker::run_worker(deliverer, until_stopped(workers_stopped.clone()));
+                    workers.push(("destination worker", mail_runtime.spawn(deliveries)));
+                }
+            }
         }
         let mut scheduler = if self.background_workers {
             if let Err(error) = scheduler::run_cleanup(&self.state).await {
@@ -220,7 +229,7 @@ impl Application {
 pub async fn prepare(config: Config, options: BuildOptions) -> anyhow::Result<AppState> {
     // Every file and credential the configuration names is read before anything is created:
     // the very checks `check-config` runs.
-    let Checked { stylesheets, domains, secrets: plan, transport, webhooks: endpoints } =
+    let Checked { stylesheets, domains, secrets: plan, transport, webhooks: endpoints, destinations } =
         preflight(&config, options.credentials_dir.as_deref())?;
     let path = storage::prepare_database_file(&config).await?;
     let secrets =
@@ -240,7 +249,7 @@ pub async fn prepare(config: Config, options: BuildOptions) -> anyhow::Result<Ap
         .build()
         .context("cannot build the HTTP client for the alert webhook")?;
     let keyring = Arc::new(Keyring::new(&secrets.token_secret, &secrets.verify_only));
-    let webhooks = Webhooks::with_endpoints(&config, endpoints, keyring.clone())?;
+    let webhooks = Webhooks::with_sinks(&config, endpoints, destinations, keyring.clone())?;
     Ok(AppState {
         config,
         db,

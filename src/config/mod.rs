@@ -16,6 +16,7 @@
 //! - `security = "none"` is accepted only for a loopback SMTP host: it sends passwords and
 //!   addresses in clear text.
 
+mod destinations;
 pub(crate) mod parse;
 mod raw;
 
@@ -33,6 +34,7 @@ use url::Url;
 use crate::domain::TrustedProxies;
 use crate::domain::{ListId, Tag};
 use crate::presentation::{Language, Rgb};
+pub use destinations::{DestinationConfig, DestinationKind};
 pub use raw::RawConfig;
 use raw::RawList;
 
@@ -49,6 +51,8 @@ pub struct Config {
     pub lists: Vec<ListConfig>,
     /// Endpoints that receive subscriber events; names are unique.
     pub webhooks: Vec<WebhookConfig>,
+    /// The operator's senders that confirmed subscribers are handed to.
+    pub destinations: Vec<DestinationConfig>,
     /// The merged sources, kept to print the effective configuration (`check-config`).
     effective: RawConfig,
 }
@@ -535,9 +539,11 @@ impl Config {
 
         let lists = check_lists(raw.lists.as_deref(), mail_leaves_machine, &mut problems);
         let webhooks = check_webhooks(&raw.webhooks, &lists, &mut problems);
+        let webhook_names: Vec<&str> = raw.webhooks.iter().map(|hook| hook.name.as_str()).collect();
+        let destinations = destinations::check(&raw.destinations, &webhook_names, &lists, &mut problems);
 
         problems.into_result()?;
-        Ok(Self { server, storage, secrets, signup, mail, cleanup, lists, webhooks, effective: raw })
+        Ok(Self { server, storage, secrets, signup, mail, cleanup, lists, webhooks, destinations, effective: raw })
     }
 
     /// The list with this id, if configured.

@@ -22,6 +22,9 @@ pub struct RawConfig {
     /// Endpoints that receive subscriber events (`docs/operations.md`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub webhooks: Vec<RawWebhook>,
+    /// The operator's senders that confirmed subscribers are handed to (`docs/operations.md`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub destinations: Vec<RawDestination>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -35,6 +38,24 @@ pub struct RawWebhook {
     pub events: Vec<String>,
     /// Empty: every list.
     pub lists: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawDestination {
+    pub name: String,
+    /// `listmonk`, `buttondown`, `mailchimp` or `brevo`.
+    pub kind: String,
+    /// Empty: the vendor's API (listmonk has none: its base URL is required).
+    pub url: String,
+    /// Empty: `$CREDENTIALS_DIRECTORY/destination_<name>`.
+    pub credential_file: String,
+    /// The list (listmonk, Brevo) or audience (Mailchimp) id; empty for Buttondown.
+    pub target: String,
+    /// Empty: every list.
+    pub lists: Vec<String>,
+    /// Added where the kind has tags (Buttondown, Mailchimp).
+    pub tags: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -1,5 +1,5 @@
 //! Telling the operator that a confirmation could never be delivered, or that a webhook
-//! event was dropped (`docs/operations.md`): an error-level log line, and a JSON POST to
+//! event or a destination's was dropped (`docs/operations.md`): an error-level log line, and a JSON POST to
 //! `mail.alert_webhook` if set — with the list, the SMTP code and the recipient's domain, or the
 //! endpoint and event type; never the address.
 
@@ -52,6 +52,32 @@ pub async fn webhook_dropped(
         "a webhook event could not be delivered within webhook_max_age; dropped"
     );
     post(config, client, &WebhookDropped { event: "webhook_dropped", endpoint, event_type, detail }).await;
+}
+
+/// A subscriber event a destination refused for good, or could not take within
+/// `mail.webhook_max_age` (`crate::destinations`): which destination, which kind of event, the
+/// status (and the vendor's code word) and what to do; never the address or the credential.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct DestinationDropped<'a> {
+    pub event: &'static str,
+    pub destination: &'a str,
+    pub event_type: &'a str,
+    pub detail: &'a str,
+    /// `true`: refused for good (a 4xx that will not change); `false`: out of time.
+    pub refused: bool,
+    pub hint: &'a str,
+}
+
+pub async fn destination_dropped(config: &Config, client: &reqwest::Client, dropped: &DestinationDropped<'_>) {
+    let why = if dropped.refused { "the destination refused it" } else { "not accepted within webhook_max_age" };
+    tracing::error!(
+        destination = dropped.destination,
+        event_type = dropped.event_type,
+        detail = dropped.detail,
+        hint = dropped.hint,
+        "a subscriber event could not be handed to the destination ({why}); dropped"
+    );
+    post(config, client, dropped).await;
 }
 
 /// A list's accepted signups passed `signup.surge_alert` (`crate::signup`): the list, how many

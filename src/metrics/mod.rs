@@ -31,7 +31,8 @@ pub mod series;
 pub mod tally;
 
 use series::{
-    CONFIRM_METHODS, MAIL_KINDS, MAIL_RESULTS, REMOVAL_REASONS, REMOVAL_VIAS, SIGNUP_OUTCOMES, WEBHOOK_RESULTS,
+    CONFIRM_METHODS, DESTINATION_RESULTS, MAIL_KINDS, MAIL_RESULTS, REMOVAL_REASONS, REMOVAL_VIAS, SIGNUP_OUTCOMES,
+    WEBHOOK_RESULTS,
 };
 use tally::{SERVICE, TALLY, family};
 
@@ -40,6 +41,7 @@ pub const CONFIRMATIONS: &str = "signupd_confirmations_total";
 pub const REMOVALS: &str = "signupd_removals_total";
 pub const MAILS: &str = "signupd_mails_total";
 pub const WEBHOOKS: &str = "signupd_webhooks_total";
+pub const DESTINATIONS: &str = "signupd_destinations_total";
 pub const QUEUE_DEPTH: &str = "signupd_queue_depth";
 pub const QUEUE_OLDEST: &str = "signupd_queue_oldest_seconds";
 pub const SUBSCRIBERS: &str = "signupd_subscribers";
@@ -93,6 +95,13 @@ pub fn webhook(result: &'static str) {
     metrics::counter!(WEBHOOKS, "result" => result).increment(1);
 }
 
+/// One subscriber event handed to (or not yet taken by, or dropped for) a destination. Not in
+/// the status page's tally: its webhook chart counts webhook deliveries only.
+pub fn destination(name: &str, result: &'static str) {
+    debug_assert!(DESTINATION_RESULTS.contains(&result), "{result} is not in metrics::series::DESTINATION_RESULTS");
+    metrics::counter!(DESTINATIONS, "destination" => name.to_owned(), "result" => result).increment(1);
+}
+
 pub fn smtp_send(duration: std::time::Duration) {
     metrics::histogram!(SMTP_DURATION).record(duration.as_secs_f64());
 }
@@ -101,11 +110,11 @@ pub fn http_request(route: String, duration: std::time::Duration) {
     metrics::histogram!(HTTP_DURATION, "route" => route).record(duration.as_secs_f64());
 }
 
-/// Installs the recorder (once per process), registers every series known from `lists` at zero
-/// ([`series`]) and returns the recorder's handle.
-pub fn recorder(lists: &[String]) -> anyhow::Result<PrometheusHandle> {
+/// Installs the recorder (once per process), registers every series known from `lists` and
+/// `destinations` (their names) at zero ([`series`]) and returns the recorder's handle.
+pub fn recorder(lists: &[String], destinations: &[String]) -> anyhow::Result<PrometheusHandle> {
     let handle = install()?;
-    series::register(lists);
+    series::register(lists, destinations);
     Ok(handle)
 }
 

@@ -5,7 +5,8 @@
 //! and `rate()` see no change, and an alert on the first failure (the first mail refused for
 //! good, the first surge, the first storage error) would fire only on the second. So every
 //! counter is exported at 0 for each label value known at start — each configured list (and
-//! `none`) × each outcome, method, reason and via; each mail kind × result; each webhook result —
+//! `none`) × each outcome, method, reason and via; each mail kind × result; each webhook result;
+//! each configured destination × result —
 //! and every histogram with its buckets at 0. The gauges are set from the database at each
 //! scrape (`app::metrics_server`), so they have their value from the first one.
 //!
@@ -16,8 +17,8 @@
 //! server never counts it and no such series is exported; the command reports on its output.
 
 use super::{
-    CONFIRMATIONS, HTTP_DURATION, MAILS, QUEUE_DEPTH, QUEUE_OLDEST, REMOVALS, SIGNUPS, SMTP_DURATION, SUBSCRIBERS,
-    SURGE_ALERTS, TIME_TO_CONFIRM, WEBHOOKS,
+    CONFIRMATIONS, DESTINATIONS, HTTP_DURATION, MAILS, QUEUE_DEPTH, QUEUE_OLDEST, REMOVALS, SIGNUPS, SMTP_DURATION,
+    SUBSCRIBERS, SURGE_ALERTS, TIME_TO_CONFIRM, WEBHOOKS,
 };
 
 /// The list label of a signup that named no configured list.
@@ -65,6 +66,9 @@ pub const MAIL_RESULTS: &[&str] = &["sent", "retry", "failed", "capped"];
 /// `signupd_webhooks_total{result}`.
 pub const WEBHOOK_RESULTS: &[&str] = &["delivered", "retry", "dropped"];
 
+/// `signupd_destinations_total{result}`.
+pub const DESTINATION_RESULTS: &[&str] = &["delivered", "retry", "dropped"];
+
 /// The `# HELP` line of every metric.
 pub fn describe() {
     metrics::describe_counter!(
@@ -79,7 +83,14 @@ pub fn describe() {
         "Times a list's accepted signups passed signup.surge_alert in one window."
     );
     metrics::describe_counter!(WEBHOOKS, "Webhook deliveries by result (delivered, retry, dropped).");
-    metrics::describe_gauge!(QUEUE_DEPTH, "Items waiting in each queue (intake, mail, webhook).");
+    metrics::describe_counter!(
+        DESTINATIONS,
+        "Subscriber events handed to each destination, by result (delivered, retry, dropped)."
+    );
+    metrics::describe_gauge!(
+        QUEUE_DEPTH,
+        "Items waiting in each queue (intake, mail, webhook; the webhook queue holds destinations' events too)."
+    );
     metrics::describe_gauge!(QUEUE_OLDEST, "Age in seconds of the oldest item of each queue; 0 when it is empty.");
     metrics::describe_gauge!(SUBSCRIBERS, "Subscribers by list and status (pending, confirmed).");
     metrics::describe_histogram!(HTTP_DURATION, "Time to answer an HTTP request, by route pattern, in seconds.");
@@ -90,7 +101,7 @@ pub fn describe() {
 /// Registers every counter at zero for the label values known at start, and each list's
 /// time-to-confirm histogram. Adding 0 to an existing series leaves its count as it is, so a
 /// second application in the same process (tests) adds its lists without resetting anything.
-pub fn register(lists: &[String]) {
+pub fn register(lists: &[String], destinations: &[String]) {
     for list in lists {
         for &outcome in SIGNUP_OUTCOMES {
             metrics::counter!(SIGNUPS, "list" => list.clone(), "outcome" => outcome).increment(0);
@@ -117,6 +128,11 @@ pub fn register(lists: &[String]) {
     }
     for &result in WEBHOOK_RESULTS {
         metrics::counter!(WEBHOOKS, "result" => result).increment(0);
+    }
+    for destination in destinations {
+        for &result in DESTINATION_RESULTS {
+            metrics::counter!(DESTINATIONS, "destination" => destination.clone(), "result" => result).increment(0);
+        }
     }
     let _registered = metrics::histogram!(SMTP_DURATION);
 }

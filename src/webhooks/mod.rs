@@ -1,5 +1,7 @@
 //! Webhooks (`docs/operations.md`): subscriber events delivered to the operator's own systems, signed with
-//! the Standard Webhooks scheme, durable and in order.
+//! the Standard Webhooks scheme, durable and in order. The same events, through the same queue,
+//! are handed to the configured destinations (`crate::destinations`): a destination receives
+//! both events for its lists, and turns each into its sender's API calls when it is delivered.
 //!
 //! - **Queued with the change.** [`Webhooks::confirmed`] and [`Webhooks::unsubscribed`] build
 //!   the event before the command that confirms or removes reaches the writer
@@ -35,6 +37,7 @@ use serde_json::json;
 
 use crate::clock::{UnixSeconds, rfc3339};
 use crate::config::{Config, WebhookConfig, WebhookEvent};
+use crate::destinations::Destination;
 use crate::domain::Tag;
 use crate::mail::message::Links;
 use crate::storage::webhooks::{self, NewDelivery};
@@ -111,6 +114,7 @@ pub struct Webhooks {
 
 struct Inner {
     endpoints: Vec<Arc<Endpoint>>,
+    destinations: Vec<Arc<Destination>>,
     keyring: Arc<Keyring>,
     links: Links,
     /// Never follows redirects: a redirect is a failed delivery (`docs/operations.md`).
@@ -120,27 +124,36 @@ struct Inner {
 
 impl std::fmt::Debug for Webhooks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Webhooks").field("endpoints", &self.inner.endpoints).finish_non_exhaustive()
+        f.debug_struct("Webhooks")
+            .field("endpoints", &self.inner.endpoints)
+            .field("destinations", &self.inner.destinations)
+            .finish_non_exhaustive()
     }
 }
 
 impl Webhooks {
-    /// Reads every endpoint's secret; an error names the key (`webhooks[0].secret_file`).
+    /// Reads every endpoint's secret and destination's credential; an error names the key
+    /// (`webhooks[0].secret_file`).
     pub fn load(config: &Config, credentials_dir: Option<&Path>, keyring: Arc<Keyring>) -> anyhow::Result<Self> {
-        Self::with_endpoints(config, load_endpoints(config, credentials_dir)?, keyring)
+        let endpoints = load_endpoints(config, credentials_dir)?;
+        let destinations = crate::destinations::load_destinations(config, credentials_dir)?;
+        Self::with_sinks(config, endpoints, destinations, keyring)
     }
 
-    /// The endpoints [`load_endpoints`] read (start-up reads them once, before anything is
-    /// written), ready to queue and deliver.
-    pub fn with_endpoints(
+    /// The endpoints [`load_endpoints`] and the destinations
+    /// [`crate::destinations::load_destinations`] read (start-up reads them once, before
+    /// anything is written), ready to queue and deliver.
+    pub fn with_sinks(
         config: &Config,
         endpoints: Vec<Arc<Endpoint>>,
+        destinations: Vec<Arc<Destination>>,
         keyring: Arc<Keyring>,
     ) -> anyhow::Result<Self> {
         let client = client()?;
         Ok(Self {
             inner: Arc::new(Inner {
                 endpoints,
+                destinations,
                 keyring,
                 links: Links::new(config),
                 client,
@@ -151,6 +164,10 @@ impl Webhooks {
 
     pub fn endpoints(&self) -> &[Arc<Endpoint>] {
         &self.inner.endpoints
+    }
+
+    pub fn destinations(&self) -> &[Arc<Destination>] {
+        &self.inner.destinations
     }
 
     pub fn client(&self) -> &reqwest::Client {
@@ -213,7 +230,17 @@ impl Webhooks {
     }
 
     fn any_wants(&self, event: WebhookEvent, list: &str) -> bool {
-        self.inner.endpoints.iter().any(|endpoint| endpoint.config.wants(event, list))
+        self.receivers(event, list).next().is_some()
+    }
+
+    /// The names of the endpoints and destinations that want `event` about a subscriber of
+    /// `list`: a destination takes both events of the lists it hands on.
+    fn receivers(&self, event: WebhookEvent, list: &str) -> impl Iterator<Item = &str> {
+        let endpoints = self.inner.endpoints.iter().filter(move |endpoint| endpoint.config.wants(event, list));
+        let destinations = self.inner.destinations.iter().filter(move |destination| destination.config.wants(list));
+        endpoints
+            .map(|endpoint| endpoint.config.name.as_str())
+            .chain(destinations.map(|destination| destination.name()))
     }
 
     fn prepare(
@@ -229,19 +256,14 @@ impl Webhooks {
             event_type: event.as_str(),
             subscriber_id: subscriber_id.to_owned(),
             payload: json!({ "type": event.as_str(), "timestamp": rfc3339(now)?, "data": data }).to_string(),
-            endpoints: self
-                .inner
-                .endpoints
-                .iter()
-                .filter(|endpoint| endpoint.config.wants(event, list))
-                .map(|endpoint| endpoint.config.name.clone())
-                .collect(),
+            endpoints: self.receivers(event, list).map(str::to_owned).collect(),
             now,
         })
     }
 }
 
-/// An event with its body, and the endpoints to deliver it to: what a writer command queues.
+/// An event with its body, and the endpoints and destinations to deliver it to: what a writer
+/// command queues.
 /// No `Debug`: the body holds an address.
 #[allow(missing_debug_implementations)]
 pub struct PreparedEvent {

@@ -1,15 +1,19 @@
-//! Delivering webhook events: one worker per endpoint, so one slow or dead receiver holds up no
-//! other. A worker wakes on a jittered tick of about [`TICK`], looks through a reader whether its
-//! endpoint has a claimable event (an idle worker never writes), claims up to [`BATCH`] in one
-//! writer command, posts them one after another, and settles the batch in one command:
+//! Delivering subscriber events: one worker per webhook endpoint and per destination (a
+//! [`Sink`]), so one slow or dead receiver holds up no other. A worker wakes on a jittered tick
+//! of about [`TICK`], looks through a reader whether its sink has a claimable event (an idle
+//! worker never writes), claims up to [`BATCH`] in one writer command, delivers them one after
+//! another, and settles the batch in one command:
 //!
-//! - a 2xx answer within `mail.webhook_timeout` → delivered, the event (and the address in it)
-//!   deleted;
-//! - anything else — another status, a redirect, a timeout, a refused or closed connection — →
-//!   retried after the mail backoff (`mail.retry_base`, doubling with jitter, capped at 1 h),
-//!   with the same `webhook-id`;
+//! - delivered (a webhook's 2xx within `mail.webhook_timeout`; a destination's calls done, a
+//!   duplicate included) → the event (and the address in it) deleted;
+//! - failed → retried with the same `webhook-id` after the mail backoff (`mail.retry_base`,
+//!   doubling with jitter, capped at 1 h), or after what a destination's 429 asked for if that is
+//!   later; a webhook retries every failure — another status, a redirect, a timeout, a refused
+//!   or closed connection — and a destination all but a refusal that will not change
+//!   (`crate::destinations`), which is dropped at once;
 //! - when the next try would come after `mail.webhook_max_age` → dropped: deleted, an error log
-//!   line and an `alert_webhook` POST naming the endpoint and the event type, never the address.
+//!   line and an `alert_webhook` POST naming the endpoint or destination and the event type,
+//!   never the address.
 //!
 //! On shutdown a worker stops between deliveries; the rest of its batch goes back to the queue.
 
@@ -21,6 +25,9 @@ use super::{Endpoint, Webhooks};
 use crate::background::{self, Round, Shutdown, Worker};
 use crate::clock::{Clock, SystemClock, UnixSeconds, backoff_secs};
 use crate::config::Config;
+pub use crate::delivery::DeliveryFailure;
+use crate::delivery::{Failed, Retry};
+use crate::destinations::{Destination, Http};
 use crate::storage::webhooks::{self, Claimed};
 use crate::storage::{Batch, Command};
 use crate::storage::{Db, Writer};
@@ -30,8 +37,7 @@ pub const BATCH: usize = 64;
 /// How often, on average, an idle worker looks for events (±50 % jitter).
 pub const TICK: Duration = Duration::from_secs(1);
 
-/// What a webhook worker works with: the parts of the running service it needs, and its
-/// endpoint.
+/// What a delivery worker works with: the parts of the running service it needs, and its sink.
 #[derive(Debug, Clone)]
 pub struct Deliverer {
     pub config: Arc<Config>,
@@ -44,76 +50,22 @@ pub struct Deliverer {
     pub webhooks: Webhooks,
     /// For the alert webhook.
     pub http_client: reqwest::Client,
-    pub endpoint: Arc<Endpoint>,
+    pub sink: Sink,
 }
 
-/// Why an event was not delivered, in words without the address or the URL's query.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DeliveryFailure {
-    /// The receiver answered a redirect, which is not followed.
-    Redirect(u16),
-    /// The receiver answered, with another status than 2xx.
-    Status(u16),
-    /// No answer within the timeout.
-    Timeout(Duration),
-    /// Nothing listens on that host and port.
-    Refused,
-    /// DNS, TLS or the network failed before a connection stood.
-    Connect,
-    /// The connection closed before an answer.
-    Closed,
+/// Where a worker delivers: a webhook endpoint or a destination. Their events share one queue,
+/// under the sink's name (unique among both, `crate::config`).
+#[derive(Debug, Clone)]
+pub enum Sink {
+    Endpoint(Arc<Endpoint>),
+    Destination(Arc<Destination>),
 }
 
-impl DeliveryFailure {
-    /// The failure a status is, or `None` for a 2xx.
-    pub fn from_status(status: reqwest::StatusCode) -> Option<Self> {
-        if status.is_success() {
-            None
-        } else if status.is_redirection() {
-            Some(Self::Redirect(status.as_u16()))
-        } else {
-            Some(Self::Status(status.as_u16()))
-        }
-    }
-
-    /// What a request error was; `timeout` is the one the request was sent with.
-    pub fn from_error(error: &reqwest::Error, timeout: Duration) -> Self {
-        let refused = std::iter::successors(std::error::Error::source(error), |cause| cause.source()).any(|cause| {
-            cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
-        });
-        if error.is_timeout() {
-            Self::Timeout(timeout)
-        } else if refused {
-            Self::Refused
-        } else if error.is_connect() {
-            Self::Connect
-        } else {
-            Self::Closed
-        }
-    }
-
-    /// What the operator can do about it (`signupd send-test-webhook`).
-    pub fn hint(&self) -> &'static str {
+impl Sink {
+    pub fn name(&self) -> &str {
         match self {
-            Self::Redirect(_) => "signupd does not follow redirects: configure the final URL",
-            Self::Status(401 | 403) => "the receiver refused the signature: check that it uses the same whsec_ secret",
-            Self::Status(_) => "the receiver answered, but not with 2xx: check its logs",
-            Self::Timeout(_) => "the receiver is too slow: it should answer at once and work afterwards",
-            Self::Refused => "is the receiver listening on that host and port?",
-            Self::Connect | Self::Closed => "check the host name (DNS) and, for https, the certificate",
-        }
-    }
-}
-
-impl std::fmt::Display for DeliveryFailure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Redirect(status) => write!(f, "HTTP {status} (redirects are not followed)"),
-            Self::Status(status) => write!(f, "HTTP {status}"),
-            Self::Timeout(timeout) => write!(f, "no answer within {}s", timeout.as_secs()),
-            Self::Refused => f.write_str("connection refused"),
-            Self::Connect => f.write_str("could not connect (DNS, TLS or the network)"),
-            Self::Closed => f.write_str("the connection closed before an answer"),
+            Self::Endpoint(endpoint) => &endpoint.config.name,
+            Self::Destination(destination) => destination.name(),
         }
     }
 }
@@ -127,30 +79,36 @@ pub enum DeliveryOutcome {
     },
     Dropped {
         detail: String,
+        /// Refused for good (a destination's 4xx), rather than out of time.
+        refused: bool,
+        /// What the operator can do about it.
+        hint: String,
     },
     /// Put back unsent (shutdown).
     Released,
     EmptyQueue,
 }
 
-/// Claims up to `limit` events of the deliverer's endpoint, posts them and settles them. Tests
+/// Claims up to `limit` events of the deliverer's sink, delivers them and settles them. Tests
 /// call this directly with the background workers off.
 pub async fn try_deliver_batch(
     deliverer: &Deliverer,
     limit: usize,
     mut stopping: impl FnMut() -> bool + Send,
 ) -> anyhow::Result<Vec<DeliveryOutcome>> {
-    let endpoint = &*deliverer.endpoint;
     let now = deliverer.clock.now();
-    let name = endpoint.config.name.clone();
+    let name = deliverer.sink.name().to_owned();
     let due = deliverer.db.run(move |conn| Ok::<_, anyhow::Error>(webhooks::any_due(conn, &name, now)?)).await?;
     if !due {
         return Ok(vec![DeliveryOutcome::EmptyQueue]);
     }
     let timeout = deliverer.webhooks.timeout();
-    let lease = timeout.saturating_mul(u32::try_from(limit).unwrap_or(u32::MAX)) + Duration::from_secs(60);
+    // A destination may make three calls for one event (listmonk: create, look up, add).
+    let calls = if matches!(deliverer.sink, Sink::Destination(_)) { 3 } else { 1 };
+    let lease = timeout.saturating_mul(u32::try_from(limit.saturating_mul(calls)).unwrap_or(u32::MAX))
+        + Duration::from_secs(60);
     let claim = ClaimDeliveries {
-        endpoint: endpoint.config.name.clone(),
+        endpoint: deliverer.sink.name().to_owned(),
         now,
         lease_until: now.saturating_add(i64::try_from(lease.as_secs()).unwrap_or(i64::MAX)),
         limit,
@@ -168,16 +126,31 @@ pub async fn try_deliver_batch(
             outcomes.push(DeliveryOutcome::Released);
             continue;
         }
-        let (settle, outcome) = match post(deliverer, event).await {
+        let (settle, outcome) = match deliver(deliverer, event).await {
             Ok(()) => (Settle::Delivered, DeliveryOutcome::Delivered),
-            Err(failure) => {
+            Err(Failed { failure, retry }) => {
                 let detail = failure.to_string();
                 let now = deliverer.clock.now();
-                let next = now.saturating_add(backoff_secs(deliverer.config.mail.retry_base, event.attempts));
-                if next > event.created_at.saturating_add(max_age) {
-                    (Settle::Drop, DeliveryOutcome::Dropped { detail })
-                } else {
-                    (Settle::Retry { at: next, last_error: detail.clone() }, DeliveryOutcome::Retrying { detail })
+                let next = match retry {
+                    Retry::Backoff => {
+                        Some(now.saturating_add(backoff_secs(deliverer.config.mail.retry_base, event.attempts)))
+                    }
+                    Retry::After(wait) => {
+                        Some(now.saturating_add(i64::try_from(wait.as_secs()).unwrap_or(i64::MAX).max(1)))
+                    }
+                    Retry::Never => None,
+                };
+                match next {
+                    Some(at) if at <= event.created_at.saturating_add(max_age) => {
+                        (Settle::Retry { at, last_error: detail.clone() }, DeliveryOutcome::Retrying { detail })
+                    }
+                    _ => {
+                        let hint = match &deliverer.sink {
+                            Sink::Endpoint(_) => failure.hint().to_owned(),
+                            Sink::Destination(destination) => destination.hint(&failure),
+                        };
+                        (Settle::Drop, DeliveryOutcome::Dropped { detail, refused: next.is_none(), hint })
+                    }
                 }
             }
         };
@@ -191,51 +164,76 @@ pub async fn try_deliver_batch(
     Ok(outcomes)
 }
 
-/// One signed POST.
-async fn post(deliverer: &Deliverer, event: &Claimed) -> Result<(), DeliveryFailure> {
+/// One event to the sink: a signed POST to an endpoint, or a destination's calls.
+async fn deliver(deliverer: &Deliverer, event: &Claimed) -> Result<(), Failed> {
     let timeout = deliverer.webhooks.timeout();
-    // Receivers compare `webhook-timestamp` with their own clock (replay protection): it is the
-    // wall-clock time of this attempt, not the injected clock.
-    let timestamp = SystemClock.now();
     let client = deliverer.webhooks.client();
-    match super::send(client, &deliverer.endpoint, &event.event_id, &event.payload, timestamp, timeout).await {
-        Ok(status) => DeliveryFailure::from_status(status).map_or(Ok(()), Err),
-        Err(error) => Err(DeliveryFailure::from_error(&error, timeout)),
+    match &deliverer.sink {
+        Sink::Endpoint(endpoint) => {
+            // Receivers compare `webhook-timestamp` with their own clock (replay protection): it
+            // is the wall-clock time of this attempt, not the injected clock.
+            let timestamp = SystemClock.now();
+            match super::send(client, endpoint, &event.event_id, &event.payload, timestamp, timeout).await {
+                Ok(status) => {
+                    DeliveryFailure::from_status(status).map_or(Ok(()), |failure| Err(Failed::backoff(failure)))
+                }
+                Err(error) => Err(Failed::backoff(DeliveryFailure::from_error(&error, timeout))),
+            }
+        }
+        Sink::Destination(destination) => {
+            destination.deliver(Http { client, timeout }, &event.event_id, &event.payload).await
+        }
     }
 }
 
 async fn report(deliverer: &Deliverer, event: &Claimed, outcome: &DeliveryOutcome) {
-    let endpoint = &deliverer.endpoint;
-    let name = endpoint.config.name.as_str();
+    let name = deliverer.sink.name();
+    let record = |result: &'static str| match &deliverer.sink {
+        Sink::Endpoint(_) => crate::metrics::webhook(result),
+        Sink::Destination(_) => crate::metrics::destination(name, result),
+    };
     match outcome {
-        DeliveryOutcome::Delivered => crate::metrics::webhook("delivered"),
+        DeliveryOutcome::Delivered => record("delivered"),
         DeliveryOutcome::Retrying { detail } => {
-            crate::metrics::webhook("retry");
-            tracing::warn!(endpoint = name, event_type = %event.event_type, attempt = event.attempts, detail = %detail, "webhook not delivered; will retry");
+            record("retry");
+            let what = match deliverer.sink {
+                Sink::Endpoint(_) => "webhook not delivered; will retry",
+                Sink::Destination(_) => "subscriber event not handed to the destination; will retry",
+            };
+            tracing::warn!(sink = name, event_type = %event.event_type, attempt = event.attempts, detail = %detail, "{what}");
         }
-        DeliveryOutcome::Dropped { detail } => {
-            crate::metrics::webhook("dropped");
-            crate::mail::alert::webhook_dropped(
-                &deliverer.config,
-                &deliverer.http_client,
-                name,
-                &event.event_type,
-                detail,
-            )
-            .await;
+        DeliveryOutcome::Dropped { detail, refused, hint } => {
+            record("dropped");
+            let (config, client) = (&deliverer.config, &deliverer.http_client);
+            match &deliverer.sink {
+                Sink::Endpoint(_) => {
+                    crate::mail::alert::webhook_dropped(config, client, name, &event.event_type, detail).await;
+                }
+                Sink::Destination(_) => {
+                    let dropped = crate::mail::alert::DestinationDropped {
+                        event: "destination_dropped",
+                        destination: name,
+                        event_type: &event.event_type,
+                        detail,
+                        refused: *refused,
+                        hint,
+                    };
+                    crate::mail::alert::destination_dropped(config, client, &dropped).await;
+                }
+            }
         }
         DeliveryOutcome::Released | DeliveryOutcome::EmptyQueue => {}
     }
 }
 
-/// The background worker of one endpoint; stops between deliveries when `shutdown` completes.
+/// The background worker of one sink; stops between deliveries when `shutdown` completes.
 pub async fn run_worker(deliverer: Deliverer, shutdown: impl Future<Output = ()> + Send + 'static) {
     background::run(deliverer, shutdown).await;
 }
 
 impl Worker for Deliverer {
     fn name(&self) -> &str {
-        &self.endpoint.config.name
+        self.sink.name()
     }
 
     fn tick(&self) -> Duration {
@@ -249,7 +247,7 @@ impl Worker for Deliverer {
     }
 }
 
-/// Claims due events of one endpoint, at most one per subscriber, oldest first.
+/// Claims due events of one sink, at most one per subscriber, oldest first.
 struct ClaimDeliveries {
     endpoint: String,
     now: UnixSeconds,
