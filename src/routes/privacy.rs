@@ -1,7 +1,7 @@
 //! `GET /privacy?list=ID`: what signupd stores for a list and for how long, written from the
 //! running configuration (the confirmation link's lifetime, the resend cooldown, the client and
-//! neighbourhood rate-limit windows, the per-address mail cap, whether webhooks receive the
-//! list's events), so the notice cannot drift from what the service does. Linked from every page of the list and the footer of every mail.
+//! neighbourhood rate-limit windows, the per-address mail cap, whether webhooks or destinations
+//! receive the list's subscribers), so the notice cannot drift from what the service does. Linked from every page of the list and the footer of every mail.
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -30,7 +30,7 @@ struct PrivacyPage<'a> {
     cap: Option<String>,
     /// `None`: the network reputation is off.
     reputation: Option<String>,
-    /// Whether a webhook endpoint receives this list's events.
+    /// Whether a webhook endpoint or a destination receives this list's subscribers.
     shared: bool,
     contact: String,
 }
@@ -78,7 +78,8 @@ impl<'a> PrivacyPage<'a> {
             shared: config
                 .webhooks
                 .iter()
-                .any(|hook| WebhookEvent::ALL.into_iter().any(|event| hook.wants(event, list.id.as_ref()))),
+                .any(|hook| WebhookEvent::ALL.into_iter().any(|event| hook.wants(event, list.id.as_ref())))
+                || config.destinations.iter().any(|destination| destination.wants(list.id.as_ref())),
             contact: p.contact.with(&contact),
             chrome,
             list,
