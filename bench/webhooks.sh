@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
-# Webhook delivery: how many events per second reach a local receiver that answers 204 at once
-# (examples/bench_receiver.rs), and whether the confirm path is slower with an endpoint
-# configured (confirming queues the event in the same transaction).
+# Webhook and destination delivery: how many events per second reach a local receiver that
+# answers at once (examples/bench_receiver.rs), and whether the confirm path is slower with an
+# endpoint or destination configured (confirming queues the event in the same transaction).
 #
-#   bash bench/webhooks.sh       # ~3 minutes after the release build
+#   bash bench/webhooks.sh                      # a [[webhooks]] endpoint; ~3 minutes after the build
+#   SINK=destination bash bench/webhooks.sh     # a [[destinations]] table of kind listmonk instead
+#
+# With SINK=destination the receiver stands in for listmonk: the destination's call for a
+# subscriber.confirmed event is POST /api/subscribers, which it answers 204 (a 2xx: delivered),
+# so the figures are signupd's cost of a destination, not a sender's.
 #
 # Delivery: N events (default 20,000, one subscriber each) are seeded into webhook_deliveries
-# of a fresh database while signupd is stopped; then signupd starts with one [[webhooks]]
-# endpoint and the time from its first answer on /healthz until the receiver counted N is the
+# of a fresh database while signupd is stopped; then signupd starts with the one endpoint or
+# destination and the time from its first answer on /healthz until the receiver counted N is the
 # delivery time. REPEAT runs (fresh database each); the median is reported.
 # Confirm: bench/growth.sh's confirm run (`wrk -t2 -c64 -d10s -s bench/confirm.lua` on tokens
-# of seeded pending rows, each request a different token) without and with the endpoint,
-# alternating (CONFIRM_ORDER="0 1 2 0 1 2 0 1 2": 0 without, 1 with, 2 with an endpoint that
+# of seeded pending rows, each request a different token) without and with the sink,
+# alternating (CONFIRM_ORDER="0 1 2 0 1 2 0 1 2": 0 without, 1 with, 2 with a sink that
 # refuses connections: the event rows are written in the confirm's commit as with 1, but the
 # delivery worker does next to nothing, which tells the commit's share from the delivery's),
 # each on a fresh copy.
@@ -19,11 +24,14 @@
 # bench/common.sh's peak_rss_mib), read when the receiver has counted N / when wrk ends, before
 # signupd is stopped; the summary gives the medians and the highest peak RSS.
 #
-# Knobs: N=20000 REPEAT=3 CONFIRM_N=200000 CONFIRM_ORDER="0 1 2 0 1 2 0 1 2" CONFIRM_DURATION=10s
-#   and bench/common.sh's BUILD=1 KEEP_TMP=0 BENCH_SIGNUPD BENCH_RECEIVER BENCH_REVISION CACHE_MIB
+# Knobs: SINK=webhook|destination N=20000 REPEAT=3 CONFIRM_N=200000 CONFIRM_ORDER="0 1 2 0 1 2 0 1 2"
+#   CONFIRM_DURATION=10s and bench/common.sh's BUILD=1 KEEP_TMP=0 BENCH_SIGNUPD BENCH_RECEIVER
+#   BENCH_REVISION CACHE_MIB
 # Needs wrk, sqlite3, curl, python3. Ports 18086 (signupd) and 18082 (receiver).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
+SINK=${SINK:-webhook}
+[[ $SINK == webhook || $SINK == destination ]] || { echo "bench: SINK is webhook or destination" >&2; exit 2; }
 N=${N:-20000}
 REPEAT=${REPEAT:-3}
 CONFIRM_N=${CONFIRM_N:-200000}
@@ -41,10 +49,15 @@ echo "whsec_$(head -c 32 /dev/urandom | base64 -w0)" >"$TMP/secret"
 # Nothing listens here: deliveries to it fail at once and back off.
 REFUSING=127.0.0.1:18099
 CONFIG_MAIL='max_mails_per_hour = 1000000'
+echo "bench:listmonk-token" >"$TMP/credential"
 start() { # DATA_DIR WEBHOOK(0 none|1 receiver|2 refusing)
     local hook=$RECEIVER toml=
     if [[ $2 == 2 ]]; then hook=$REFUSING; fi
-    if [[ $2 != 0 ]]; then toml=$(printf '[[webhooks]]\nname = "bench"\nurl = "http://%s/hook"\nsecret_file = "%s"' "$hook" "$TMP/secret"); fi
+    if [[ $2 != 0 && $SINK == webhook ]]; then
+        toml=$(printf '[[webhooks]]\nname = "bench"\nurl = "http://%s/hook"\nsecret_file = "%s"' "$hook" "$TMP/secret")
+    elif [[ $2 != 0 ]]; then
+        toml=$(printf '[[destinations]]\nname = "bench"\nkind = "listmonk"\nurl = "http://%s"\ncredential_file = "%s"\ntarget = "3"' "$hook" "$TMP/credential")
+    fi
     CONFIG_MORE=$toml serve_start "$1"
 }
 
@@ -52,7 +65,7 @@ start() { # DATA_DIR WEBHOOK(0 none|1 receiver|2 refusing)
 PIDS+=("$!")
 wait_for "$!" answers "http://$RECEIVER/count"
 
-echo "== webhooks: signupd $REVISION, $(nproc) CPUs, $(date -u +%FT%TZ)"
+echo "== webhooks (sink: $SINK): signupd $REVISION, $(nproc) CPUs, $(date -u +%FT%TZ)"
 rates=()
 rss_delivery=()
 for run in $(seq 1 "$REPEAT"); do
@@ -94,11 +107,11 @@ for webhook in ${CONFIRM_ORDER:-0 1 2 0 1 2 0 1 2}; do
     rps=$(grep 'Requests/sec' "$dir.wrk" | awk '{print $2}')
     confirm_rps[webhook]+="$rps "
     confirm_rss[webhook]+="$rss "
-    echo "confirm, webhook endpoint $(endpoint "$webhook"): $rps req/s, p50 $(awk '/ 50%/ {print $2}' "$dir.wrk"), p99 $(awk '/ 99%/ {print $2}' "$dir.wrk"); events queued: $(sql "$dir/signupd.sqlite3" 'SELECT count(*) FROM webhook_deliveries'); peak RSS $rss MiB"
+    echo "confirm, $SINK $(endpoint "$webhook"): $rps req/s, p50 $(awk '/ 50%/ {print $2}' "$dir.wrk"), p99 $(awk '/ 99%/ {print $2}' "$dir.wrk"); events queued: $(sql "$dir/signupd.sqlite3" 'SELECT count(*) FROM webhook_deliveries'); peak RSS $rss MiB"
     rm -rf "$dir" "$dir".*
 done
 for webhook in 0 1 2; do
     [[ -n ${confirm_rps[webhook]} ]] || continue
     # shellcheck disable=SC2086 # the lists are space-separated numbers
-    echo "confirm median, webhook endpoint $(endpoint "$webhook"): $(median ${confirm_rps[webhook]}) req/s; peak RSS highest $(highest ${confirm_rss[webhook]}) MiB"
+    echo "confirm median, $SINK $(endpoint "$webhook"): $(median ${confirm_rps[webhook]}) req/s; peak RSS highest $(highest ${confirm_rss[webhook]}) MiB"
 done

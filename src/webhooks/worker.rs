@@ -16,6 +16,8 @@
 //!   never the address.
 //!
 //! On shutdown a worker stops between deliveries; the rest of its batch goes back to the queue.
+//! So does what is left of a batch after [`MAX_BATCH_WORK`]: a lease ends at most a minute after
+//! its claim, and after a `kill -9` the events it held are delivered again that soon.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -36,6 +38,11 @@ use crate::storage::{Db, Writer};
 pub const BATCH: usize = 64;
 /// How often, on average, an idle worker looks for events (±50 % jitter).
 pub const TICK: Duration = Duration::from_secs(1);
+/// The longest a worker spends on one claimed batch; the rest is released for the next round.
+const MAX_BATCH_WORK: Duration = Duration::from_secs(30);
+/// A lease lasts the batch's time and this much more, for the settling command to reach the
+/// writer.
+const LEASE_MARGIN: Duration = Duration::from_secs(30);
 
 /// What a delivery worker works with: the parts of the running service it needs, and its sink.
 #[derive(Debug, Clone)]
@@ -102,11 +109,14 @@ pub async fn try_deliver_batch(
     if !due {
         return Ok(vec![DeliveryOutcome::EmptyQueue]);
     }
-    let timeout = deliverer.webhooks.timeout();
-    // A destination may make three calls for one event (listmonk: create, look up, add).
+    // The worst one event can take: a destination may make three calls for it (listmonk:
+    // create, look up, add). The batch is worked on for at most `budget`, and what is left then
+    // goes back to the queue, so the lease — all a `kill -9` leaves behind — ends soon after.
     let calls = if matches!(deliverer.sink, Sink::Destination(_)) { 3 } else { 1 };
-    let lease = timeout.saturating_mul(u32::try_from(limit.saturating_mul(calls)).unwrap_or(u32::MAX))
-        + Duration::from_secs(60);
+    let per_event = deliverer.webhooks.timeout().saturating_mul(calls);
+    let budget = per_event.saturating_mul(u32::try_from(limit).unwrap_or(u32::MAX)).min(MAX_BATCH_WORK).max(per_event);
+    let lease = budget + LEASE_MARGIN;
+    let started = std::time::Instant::now();
     let claim = ClaimDeliveries {
         endpoint: deliverer.sink.name().to_owned(),
         now,
@@ -121,8 +131,11 @@ pub async fn try_deliver_batch(
     let mut settlements = Vec::with_capacity(claimed.len());
     let mut outcomes = Vec::with_capacity(claimed.len());
     for event in &claimed {
-        if stopping() {
-            settlements.push((event.id, Settle::Retry { at: now, last_error: "not attempted: shutting down".into() }));
+        let out_of_time = !outcomes.is_empty() && started.elapsed() + per_event > budget;
+        if stopping() || out_of_time {
+            let why =
+                if out_of_time { "not attempted: the batch ran out of time" } else { "not attempted: shutting down" };
+            settlements.push((event.id, Settle::Retry { at: now, last_error: why.into() }));
             outcomes.push(DeliveryOutcome::Released);
             continue;
         }
