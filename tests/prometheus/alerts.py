@@ -16,9 +16,11 @@ What it does, in order:
    a test can wait (a queue stuck for 15 minutes, a confirmation rate low for an hour, the
    target down for 5 minutes).
 3. Starts signupd (SMTP to a relay of this script's on loopback that refuses `bounce@` for good
-   with 550, surge alert at 5 signups in 10 minutes, 3 signups per client per 10 minutes), and
-   `promtool check metrics` must find nothing in its first exposition: every metric has help
-   text, and the counters an alert reads are there at 0 before anything happened.
+   with 550 and keeps the mail it accepts, surge alert at 5 signups in 10 minutes, 3 signups per
+   client per 10 minutes, one destination of kind brevo whose API is a stand-in of this script's
+   on loopback that refuses every call with 400 `invalid_parameter`), and `promtool check
+   metrics` must find nothing in its first exposition: every metric has help text, and the
+   counters an alert reads are there at 0 before anything happened.
 4. Starts Prometheus with the guide's scrape job (its target and interval changed to this
    signupd and one second), evaluating the rules every second, and causes
    the first event of each rule that can be caused on loopback, one at a time. Before each, that
@@ -28,7 +30,10 @@ What it does, in order:
    - SignupdStorageErrors: one signup while another connection holds SQLite's write lock (503);
    - SignupdSignupSurge: accepted signups of one list passing the surge alert once;
    - SignupdFlooded: one client sending 110 signups, so more than 100 are refused 429;
-   - SignupdConfirmationRateCollapsed: enough accepted signups and no confirmation (pending);
+   - SignupdDestinationDropped: one subscriber confirming (the token from the mail the relay
+     kept), whose event the stand-in Brevo refuses with 400, so it is dropped at once;
+   - SignupdConfirmationRateCollapsed: enough accepted signups and that one confirmation
+     (pending);
    - SignupdDown: signupd stopped (pending).
    The two stuck-queue rules need an item older than 15 minutes or an hour and are step 2's only;
    that they stay quiet while the queues drain is checked here.
@@ -38,6 +43,10 @@ from the trusted loopback peer, as behind a tunnel. Made-up addresses only.
 """
 
 import argparse
+import email
+import email.message
+import email.policy
+import http.server
 import json
 import os
 import re
@@ -61,6 +70,10 @@ ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "operations.md"
 RULES_TEST = Path(__file__).resolve().parent / "rules_test.yml"
 SURGE_MAX = 5
+# The destination of the config, and its stand-in's list id and key.
+DESTINATION = "sender"
+BREVO_LIST = "7"
+BREVO_KEY = "xkeysib-alerts-test-key"
 # Long enough for a scrape (1 s), an evaluation (1 s) and a mail worker's round.
 FIRE_WITHIN = 30.0
 
@@ -107,13 +120,15 @@ def promtool(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProc
 
 
 class Relay(socketserver.StreamRequestHandler):
-    """Plain SMTP: `bounce@…` is refused with 550 at RCPT, every other recipient accepted."""
+    """Plain SMTP: `bounce@…` is refused with 550 at RCPT, every other recipient accepted, and
+    each mail accepted kept (`server.mails`, as (recipients, message))."""
 
     def reply(self, text: str) -> None:
         self.wfile.write(text.encode() + b"\r\n")
 
     def handle(self) -> None:
         self.reply("220 relay ESMTP")
+        recipients: list[str] = []
         try:
             while True:
                 raw = self.rfile.readline(65536)
@@ -124,23 +139,30 @@ class Relay(socketserver.StreamRequestHandler):
                 if verb == "EHLO":
                     self.reply("250-relay")
                     self.reply("250 8BITMIME")
+                elif verb == "MAIL":
+                    recipients = []
+                    self.reply("250 2.1.0 ok")
                 elif verb == "RCPT":
                     recipient = args.split(":", 1)[-1].strip().strip("<>")
                     if recipient.startswith("bounce@"):
                         self.server.refused += 1
                         self.reply("550 5.1.1 no such user")
                     else:
+                        recipients.append(recipient)
                         self.reply("250 2.1.5 ok")
                 elif verb == "DATA":
                     self.reply("354 end with <CRLF>.<CRLF>")
-                    while self.rfile.readline(1 << 20) not in (b".\r\n", b".\n", b""):
-                        pass
+                    lines = []
+                    while (line := self.rfile.readline(1 << 20)) not in (b".\r\n", b".\n", b""):
+                        lines.append(line[1:] if line.startswith(b"..") else line)
+                    message = email.message_from_bytes(b"".join(lines), policy=email.policy.default)
+                    self.server.mails.append((recipients, message))
                     self.server.accepted += 1
                     self.reply("250 2.0.0 queued")
                 elif verb == "QUIT":
                     self.reply("221 2.0.0 bye")
                     return
-                else:  # HELO, MAIL, RSET, NOOP
+                else:  # HELO, RSET, NOOP
                     self.reply("250 2.0.0 ok")
         except OSError:
             return
@@ -152,11 +174,61 @@ class RelayServer(socketserver.ThreadingTCPServer):
     refused = 0
     accepted = 0
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.mails: list[tuple[list[str], email.message.EmailMessage]] = []
+
+    def confirm_token(self, recipient: str) -> str | None:
+        """The token of the last confirmation link mailed to `recipient`, if one came."""
+        for recipients, message in reversed(self.mails):
+            if recipient not in recipients:
+                continue
+            for part in message.walk():
+                if part.get_content_type() in ("text/plain", "text/html"):
+                    found = re.search(r"/confirm\?token=([A-Za-z0-9_-]{43})\b", part.get_content())
+                    if found:
+                        return found.group(1)
+        return None
+
+
+# --- a stand-in for Brevo's API that refuses every call -----------------------------------------
+
+
+class RefusingBrevo(http.server.BaseHTTPRequestHandler):
+    """Answers every request 400 `invalid_parameter`, as Brevo answers a call it will never take
+    (an unknown list, say), and keeps each request (`server.calls`: method, path, headers, body)."""
+
+    def answer(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        self.server.calls.append((self.command, self.path, dict(self.headers), body))
+        reply = json.dumps({"code": "invalid_parameter", "message": "listIds: list 7 does not exist"}).encode()
+        self.send_response(400)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = answer
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+class BrevoServer(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.calls: list[tuple[str, str, dict, bytes]] = []
+
 
 # --- signupd ----------------------------------------------------------------------------------
 
 
-def signupd_config(path: Path, data_dir: Path, port: int, metrics_port: int, relay_port: int) -> None:
+def signupd_config(
+    path: Path, data_dir: Path, port: int, metrics_port: int, relay_port: int, brevo_port: int, brevo_key: Path
+) -> None:
     path.write_text(
         f"""[server]
 listen = "127.0.0.1:{port}"
@@ -180,6 +252,14 @@ security = "none"
 id = "news"
 [[lists]]
 id = "launch"
+[[lists]]
+id = "members"
+[[destinations]]
+name = "{DESTINATION}"
+kind = "brevo"
+url = "http://127.0.0.1:{brevo_port}/v3"
+credential_file = "{brevo_key}"
+target = "{BREVO_LIST}"
 """
     )
 
@@ -318,11 +398,18 @@ def run(signupd: str, work: Path) -> None:
 
     relay = RelayServer(("127.0.0.1", 0), Relay)
     threading.Thread(target=relay.serve_forever, daemon=True).start()
+    brevo = BrevoServer(("127.0.0.1", 0), RefusingBrevo)
+    threading.Thread(target=brevo.serve_forever, daemon=True).start()
+    brevo_key = work / "brevo-key"
+    brevo_key.write_text(BREVO_KEY + "\n")
+    brevo_key.chmod(0o600)
     port, metrics_port, prometheus_port = free_port(), free_port(), free_port()
     data_dir = work / "data"
     data_dir.mkdir()
     config = work / "signupd.toml"
-    signupd_config(config, data_dir, port, metrics_port, relay.server_address[1])
+    signupd_config(
+        config, data_dir, port, metrics_port, relay.server_address[1], brevo.server_address[1], brevo_key
+    )
     env = {**os.environ, "RUST_LOG": "warn"}
     server = processes.spawn([signupd, "serve", "--config", str(config)], work / "signupd.log", env=env)
     wait_for(lambda: _ready(port, server, work), "signupd ready", 60)
@@ -342,6 +429,7 @@ def run(signupd: str, work: Path) -> None:
         'signupd_signups_total{list="news",outcome="rate_limited"} 0',
         'signupd_surge_alerts_total{list="launch"} 0',
         'signupd_confirmations_total{list="news",method="button"} 0',
+        f'signupd_destinations_total{{destination="{DESTINATION}",result="dropped"}} 0',
     ]:
         name, labels = series.split("{")[0], re.findall(r'(\w+)="(\w+)"', series)
         found = any(
@@ -377,7 +465,11 @@ def run(signupd: str, work: Path) -> None:
     check(visitors.signup("bounce@example.com") == 303, "a signup to an address the relay refuses is accepted (303)")
     wait_for(lambda: relay.refused >= 1, "the relay refusing the confirmation", 30)
     expect_state(prometheus, "SignupdMailFailures", "firing", "the first mail refused with 550")
-    expect_quiet(prometheus, ["SignupdStorageErrors", "SignupdSignupSurge", "SignupdFlooded"], "after one failed mail")
+    expect_quiet(
+        prometheus,
+        ["SignupdStorageErrors", "SignupdSignupSurge", "SignupdFlooded", "SignupdDestinationDropped"],
+        "after one failed mail",
+    )
 
     # 2. The first signup refused because SQLite cannot be written.
     blocker = sqlite3.connect(data_dir / "signupd.sqlite3", timeout=5, isolation_level=None)
@@ -389,36 +481,85 @@ def run(signupd: str, work: Path) -> None:
         blocker.close()
     check(status == 503, f"a signup while another connection holds the write lock is refused 503 (got {status})")
     expect_state(prometheus, "SignupdStorageErrors", "firing", "the first signup refused for storage")
-    expect_quiet(prometheus, ["SignupdSignupSurge", "SignupdFlooded"], "after one storage error")
+    expect_quiet(
+        prometheus, ["SignupdSignupSurge", "SignupdFlooded", "SignupdDestinationDropped"], "after one storage error"
+    )
 
     # 3. The first surge: accepted signups of "launch" pass the alert's max once.
     for _ in range(SURGE_MAX + 1):
         status = visitors.signup(list_id="launch")
         check(status == 303, f"a signup to launch is accepted ({status})")
     expect_state(prometheus, "SignupdSignupSurge", "firing", f"{SURGE_MAX + 1} accepted signups in the window")
-    expect_quiet(prometheus, ["SignupdFlooded"], "after the surge")
+    expect_quiet(prometheus, ["SignupdFlooded", "SignupdDestinationDropped"], "after the surge")
 
     # 4. The first flood: one client, 110 signups, 3 allowed.
     statuses = [visitors.signup(client="192.0.2.1") for _ in range(110)]
     check(statuses.count(429) == 107, f"one client's 110 signups: 107 refused 429 ({statuses.count(429)})")
     expect_state(prometheus, "SignupdFlooded", "firing", "the first flood (107 refused)")
+    expect_quiet(prometheus, ["SignupdDestinationDropped"], "after the flood")
 
-    # 5. Accepted signups and no confirmation. The rate needs more than 0.001 signups a second
-    # over 6 hours (21.6): 30 more from their own clients.
+    # 5. The first subscriber event a destination gives up: one subscriber confirms, and the
+    # stand-in Brevo refuses the call with a 400 that no retry would change. The signup goes to
+    # "members", a list of its own: launch is in surge mode since step 3 and news is close to it
+    # (4 of 5), and surge mode would hold the confirmation mail until a button nobody presses.
+    member = "member@example.com"
+    check(visitors.signup(member, list_id="members") == 303, "a signup to members is accepted (303)")
+    wait_for(lambda: relay.confirm_token(member) is not None, "the confirmation mail at the relay", 30)
+    token = relay.confirm_token(member)
+    check(True, "the relay got the confirmation mail, with a /confirm?token= link")
+    status, _ = http(
+        f"http://127.0.0.1:{port}/api/confirm",
+        urllib.parse.urlencode({"token": token}).encode(),
+        {"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    check(status == 303, f"POST /api/confirm with the mail's token confirms (got {status})")
+    wait_for(lambda: len(brevo.calls) >= 1, "the destination calling the stand-in Brevo", 30)
+    method, path, headers, body = brevo.calls[0]
+    sent = json.loads(body or b"{}")
+    check(
+        (method, path) == ("POST", "/v3/contacts")
+        and headers.get("api-key") == BREVO_KEY
+        and (sent.get("email"), sent.get("listIds"), sent.get("updateEnabled")) == (member, [int(BREVO_LIST)], True),
+        f"the destination posts the subscriber to /v3/contacts with the key of credential_file "
+        f"({method} {path}, {sent})",
+    )
+    expect_state(prometheus, "SignupdDestinationDropped", "firing", "the first event refused with 400")
+    series = prometheus.value("signupd_destinations_total")
+    counts = {s["metric"]["result"]: s["value"][1] for s in series if s["metric"].get("destination") == DESTINATION}
+    check(
+        counts == {"delivered": "0", "retry": "0", "dropped": "1"} and len(brevo.calls) == 1,
+        f"dropped at once: one call, no retry (calls {len(brevo.calls)}, signupd_destinations_total {counts})",
+    )
+
+    # 6. Accepted signups and almost no confirmation. The rule needs more than 0.001 signups a
+    # second over 6 hours (21.6) and fewer than 5 confirmations in 100. Accepted so far: 1 (the
+    # refused mail) + 6 (launch) + 3 (the flood's) + 1 (members) = 11, with step 5's one
+    # confirmation; 30 more from their own clients make 41, and 1/41 = 0.024 < 0.05. (Both
+    # counters start at 0 in the same scrapes, so rate()'s extrapolation scales them alike and
+    # the ratio is that of the counts.) Step 5 comes before this one so that its confirmation is
+    # counted here: the rule must fire on a rate that collapsed, not only on none at all.
     expect_quiet(prometheus, ["SignupdConfirmationRateCollapsed"], "with few signups")
-    for _ in range(30):
-        visitors.signup()
-    expect_state(prometheus, "SignupdConfirmationRateCollapsed", "pending", "30 accepted signups, no confirmation")
+    statuses = [visitors.signup() for _ in range(30)]
+    accepted_now = statuses.count(303)
+    check(accepted_now == 30, f"30 more signups to news, each from its own client, accepted ({accepted_now})")
+    expect_state(
+        prometheus, "SignupdConfirmationRateCollapsed", "pending", "30 more accepted signups, one confirmation in 41"
+    )
+    confirmed = prometheus.value("sum(signupd_confirmations_total)")
+    accepted = prometheus.value('sum(signupd_signups_total{outcome="accepted"})')
+    counted = [found[0]["value"][1] if found else "none" for found in (confirmed, accepted)]
+    check(counted == ["1", "41"], f"the rule saw 1 confirmation and 41 accepted signups ({' and '.join(counted)})")
 
     # The queues drained: nothing waits long, so the stuck-queue rules stay quiet.
     expect_quiet(prometheus, ["SignupdMailQueueStuck", "SignupdWebhookQueueStuck"], "with the queues moving")
 
-    # 6. signupd gone.
+    # 7. signupd gone.
     expect_quiet(prometheus, ["SignupdDown"], "while signupd runs")
     processes.stop(server)
     check(server.returncode == 0, f"signupd stops on SIGTERM with 0 ({server.returncode})")
     expect_state(prometheus, "SignupdDown", "pending", "signupd stopped")
     relay.shutdown()
+    brevo.shutdown()
 
 
 def _ready(port: int, process: subprocess.Popen, work: Path) -> bool:
