@@ -431,6 +431,40 @@ mod tests {
             .unwrap()
     }
 
+    fn answer(status: u16, headers: &[(&'static str, &str)]) -> Answer {
+        let mut map = HeaderMap::new();
+        for (name, value) in headers {
+            map.insert(*name, value.parse().unwrap());
+        }
+        Answer { status, headers: map, body: Vec::new() }
+    }
+
+    #[test]
+    fn refusals_are_retried_unless_the_answer_will_not_change() {
+        let retry = |status: u16| refusal(&answer(status, &[]), None).retry;
+        for status in [301, 401, 403, 408, 429, 500, 502, 503] {
+            assert_eq!(retry(status), Retry::Backoff, "{status}");
+        }
+        for status in [400, 404, 405, 409, 410, 422] {
+            assert_eq!(retry(status), Retry::Never, "{status}");
+        }
+        let coded = refusal(&answer(400, &[]), Some("invalid_parameter".into()));
+        assert_eq!(coded.failure.to_string(), "HTTP 400 (invalid_parameter)");
+    }
+
+    #[test]
+    fn a_429_waits_for_retry_after_or_brevos_reset_header() {
+        let wait = |headers: &[(&'static str, &str)]| refusal(&answer(429, headers), None).retry;
+        assert_eq!(wait(&[("retry-after", "120")]), Retry::After(Duration::from_secs(120)));
+        assert_eq!(wait(&[("x-sib-ratelimit-reset", "7")]), Retry::After(Duration::from_secs(7)));
+        assert_eq!(wait(&[("retry-after", "0")]), Retry::After(Duration::from_secs(1)), "at least a second");
+        let in_a_minute = httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(61));
+        let Retry::After(until) = wait(&[("retry-after", &in_a_minute)]) else { panic!("an HTTP date is a wait") };
+        assert!((Duration::from_secs(58)..=Duration::from_secs(61)).contains(&until), "{until:?}");
+        assert_eq!(wait(&[("retry-after", "soon")]), Retry::Backoff, "unreadable: the backoff");
+        assert_eq!(wait(&[]), Retry::Backoff);
+    }
+
     #[test]
     fn code_words_are_kept_and_messages_that_may_quote_an_address_are_not() {
         assert_eq!(code_word("duplicate_parameter").as_deref(), Some("duplicate_parameter"));
