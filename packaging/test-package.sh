@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Tests a built signupd .deb on this machine: its contents, lintian, the unit's hardening score,
 # then install, upgrade and purge for real, and the guides as written: every command block of
-# docs/install.md and of the webhooks in docs/operations.md that is marked <!-- ci: run -->
-# (tests/package/guide.py), in order, as root, on the installed package, against a test SMTP
-# relay (tests/package/smtp_catcher.py) and the guide's webhook receiver on 127.0.0.1. Run as
-# root through .ci/package, which builds the package and installs the tools; the guides' step
-# installs sudo and the receiver's Python library if they are missing.
+# docs/install.md and of the webhooks and the destinations ("Handing subscribers to your
+# sender") in docs/operations.md that is marked <!-- ci: run --> (tests/package/guide.py), in
+# order, as root, on the installed package, against a test SMTP relay
+# (tests/package/smtp_catcher.py), the guide's webhook receiver and a fake listmonk
+# (tests/package/fake_listmonk.py) on 127.0.0.1; then a real signup and confirmation through the
+# installed service, which must reach the receiver and listmonk. Run as root through .ci/package,
+# which builds the package and installs the tools; the guides' step installs sudo and the
+# receiver's Python library if they are missing.
 #
 # It replaces whatever signupd is installed here, with its configuration, credentials and data:
 # run it on a CI or test machine only.
@@ -72,10 +75,11 @@ fresh_machine() {
 step "the guides' command blocks are marked (tests/package/guide.py)"
 python3 "$repo/tests/package/guide.py" selftest
 check "the guide reader accepts and refuses what it should" test $? -eq 0
-python3 "$repo/tests/package/guide.py" check "$repo/docs/install.md" "$repo/docs/operations.md#webhooks" 2>"$work/markers"
+python3 "$repo/tests/package/guide.py" check "$repo/docs/install.md" "$repo/docs/operations.md#webhooks" \
+    "$repo/docs/operations.md#handing-subscribers-to-your-sender" 2>"$work/markers"
 markers_status=$?
 sed 's/^/      /' "$work/markers"
-check "every shell block of docs/install.md and of the webhooks in docs/operations.md says whether CI runs it" \
+check "every shell block of docs/install.md and of the webhooks and destinations in docs/operations.md says whether CI runs it" \
     test "$markers_status" -eq 0
 
 step "package metadata (dpkg-deb --info)"
@@ -297,7 +301,7 @@ for plant in symlink hardlink fifo oversized; do
     check "$plant hash_key: ... with a generated hash key" is_generated_secret /etc/signupd/credentials/hash_key
 done
 
-step "the guides, as written: docs/install.md and the webhooks of docs/operations.md"
+step "the guides, as written: docs/install.md, and the webhooks and the destinations of docs/operations.md"
 # An operator's day one on this machine: install, fill in the shipped configuration, then every
 # block the guides mark <!-- ci: run --> (tests/package/guide.py reads them), in order, as root,
 # in a clean environment, from a working directory of their own. The guides are not edited: what
@@ -307,11 +311,16 @@ step "the guides, as written: docs/install.md and the webhooks of docs/operation
 #
 # Substitutions: placeholder as the guides write it -> what this test puts there. guide.py
 # refuses a run block that still holds a placeholder, and a substitution that matches nothing.
+listmonk_port=8098
+listmonk_user="signupd-package-test"
+listmonk_token="lmk_9pV2rXc7QeT4wYb8NzK3sDf6"
 guide_substitutions=(
     # send-test-mail's recipient, "an address of yours": the test relay takes any.
     "you@your-domain.net" "postmaster@newsletter-operator.net"
     # The webhook endpoint: the receiver of docs/operations.md, started by its "Run it with" line.
     "https://crm.example.com/hooks/signupd" "http://127.0.0.1:8099/"
+    # listmonk's base URL: the fake listmonk (tests/package/fake_listmonk.py), started below.
+    "https://lists.example.com" "http://127.0.0.1:$listmonk_port"
 )
 # Inputs: what the operator types where a block reads the terminal (<!-- ci: run, input: NAME -->),
 # with the Enter they press before Ctrl-D.
@@ -319,6 +328,9 @@ declare -A guide_input=(
     [smtp-password]=$'smtp password of the package test\n'
     [webhook-secret]=$'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n'
     [answer-yes]=$'Y\n'
+    # The listmonk API user and its token, as the destination's credential ("user:token"); the
+    # fake listmonk answers any other Authorization with 403, as listmonk does.
+    [listmonk-credential]="$listmonk_user:$listmonk_token"$'\n'
 )
 # The filled-in configuration: the shipped line -> the line the test writes (as sudoedit would).
 # The SMTP relay is the test relay on 127.0.0.1 (tests/package/smtp_catcher.py), which accepts
@@ -363,6 +375,7 @@ python3 "$repo/tests/package/guide.py" extract --out "$guide" --substitutions "$
     "$repo/docs/install.md#:start" \
     "$repo/docs/install.md#start:remove-and-purge" \
     "$repo/docs/operations.md#webhooks" \
+    "$repo/docs/operations.md#handing-subscribers-to-your-sender" \
     "$repo/docs/install.md#remove-and-purge:" 2>"$work/extract.log"
 extract_status=$?
 sed 's/^/      /' "$work/extract.log"
@@ -494,6 +507,17 @@ python3 "$repo/tests/package/smtp_catcher.py" --dir "$mailbox" --port-file "$wor
 smtp_pid=$!
 for _ in $(seq 1 100); do [ -s "$work/smtp.port" ] && break; sleep 0.1; done
 check "the test relay listens on 127.0.0.1" test -s "$work/smtp.port"
+# The fake listmonk of the destination: it takes only the API user and token typed below.
+check "nothing else listens on 127.0.0.1:$listmonk_port (the fake listmonk's port)" \
+    test "$(http_status "$listmonk_port" GET /)" = 000
+python3 "$repo/tests/package/fake_listmonk.py" --port "$listmonk_port" --user "$listmonk_user" \
+    --token "$listmonk_token" >"$work/listmonk.log" 2>&1 &
+listmonk_pid=$!
+for _ in $(seq 1 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$listmonk_port") 2>/dev/null && break
+    sleep 0.1
+done
+check "the fake listmonk listens on 127.0.0.1:$listmonk_port" test "$(http_status "$listmonk_port" GET /api/lists/3)" = 403
 config=/etc/signupd/signupd.toml
 for ((i = 0; i < ${#guide_fill[@]}; i += 2)); do
     shipped="${guide_fill[i]}"
@@ -527,9 +551,18 @@ run_guide_part 3
 receiver_log="$(for entry in "${guide_bg[@]}"; do echo "${entry#*:}"; done | head -1)"
 check "the documented receiver verified send-test-webhook's signed test event and printed it" \
     grep -qE '^[^ ]+ test ' "$receiver_log"
-# A real confirmation through the service: after the restart the guide asks for, the service has
-# the new endpoint and its secret (the credential webhook_crm); the confirmation mail goes through
-# the relay with the SMTP password (the credential smtp_password).
+
+run_guide_part 4
+check_mode /etc/signupd/credentials/destination/newsletter "0600 root:root"
+check "send-test-destination's call reached the fake listmonk with the typed credential (token user:token)" \
+    grep -qx 'GET /api/lists/3' "$work/listmonk.log"
+check "... and it printed the list listmonk described" \
+    grep -hqE '^newsletter \(listmonk\): list 3 "Newsletter" \(double opt-in, 0 subscribers\), in [0-9]+ ms$' "$guide"/4/*.log
+grep -q '^GET /api/lists/3$' "$work/listmonk.log" || sed 's/^/      | /' "$work/listmonk.log" | tail -5
+# A real confirmation through the service: after the restart the guides ask for, the service has
+# the new endpoint and its secret (the credential webhook_crm) and the destination with its
+# credential (destination_newsletter); the confirmation mail goes through the relay with the
+# SMTP password (the credential smtp_password).
 stop_as_unit
 start_as_unit
 signup="$(http_status 8080 POST /api/signup "CF-Connecting-IP: 198.51.100.23" -- "email=reader%40example.net&consent=yes&list=default")"
@@ -550,15 +583,26 @@ done
 check "the receiver verified and printed subscriber.confirmed (the service signed it with the credential webhook_crm)" \
     test "$delivered" = yes
 [ "$delivered" = yes ] || sed 's/^/      | /' "$receiver_log" | tail -5
+handed=no
+for _ in $(seq 1 200); do
+    if grep -qx 'POST /api/subscribers email=reader@example.net lists=\[3\] preconfirm_subscriptions=true' "$work/listmonk.log"; then
+        handed=yes
+        break
+    fi
+    sleep 0.1
+done
+check "the fake listmonk got the confirmed subscriber, on list 3, preconfirmed (the service read the credential destination_newsletter)" \
+    test "$handed" = yes
+[ "$handed" = yes ] || sed 's/^/      | /' "$work/listmonk.log" | tail -5
 
 # What `apt purge` does first (prerm: stop the service), then the end of the guide.
 stop_as_unit
 stop_guide_background
-run_guide_part 4
+run_guide_part 5
 check "nothing of signupd is left after the guide's purge and rm" \
     bash -c "! dpkg-query -W -f='\${Status}' signupd 2>/dev/null | grep -q installed && [ ! -e /etc/signupd ] && [ ! -e /var/lib/signupd ] && [ ! -e /var/lib/private/signupd ]"
-kill "$smtp_pid" 2>/dev/null
-wait "$smtp_pid" 2>/dev/null
+kill "$smtp_pid" "$listmonk_pid" 2>/dev/null
+wait "$smtp_pid" "$listmonk_pid" 2>/dev/null
 rm -f "$backup_today"
 
 step "clean up"
