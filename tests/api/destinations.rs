@@ -1,0 +1,925 @@
+//! Destinations (issue 31, `docs/operations.md` "Handing subscribers to your sender"): a confirmed
+//! subscriber handed to listmonk, Buttondown, Mailchimp or Brevo already confirmed, unsubscribed
+//! there when they leave and never deleted; duplicates are success; 429 waits for the sender's
+//! reset header, 5xx, 401/403 and a closed port are retried, any other 4xx is dropped at once
+//! with the alert; at least once across `kill -9`; the credential and the address in no log line,
+//! no alert and no `last_error`.
+//!
+//! The senders are the loopback models of `sender_apis.rs`. In-process apps run with the
+//! background workers off: the tests deliver with `try_deliver_batch` and move the manual clock.
+//! Every behaviour that every kind shares is one function, run for each kind by `per_kind!`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use signupd::clock::Clock;
+use signupd::webhooks::worker::{DeliveryOutcome, try_deliver_batch};
+
+use crate::confirm::{deliver as send_mail, dump, location, post_token, signed_up_and_mailed, status_of};
+use crate::helpers::{TestApp, signupd, spawn_app_in, write_config};
+use crate::process::{self, read_only, unix_now};
+use crate::sender_apis::{Answer, Kind, SenderApi, Standing, subscriber_hash};
+use crate::signup::{RAISED_LIMITS, count, db};
+use crate::webhook_receiver::{Receiver, Reply};
+
+/// The destination's name in every test.
+const NAME: &str = "out";
+const CONFIRMED: &str = "subscriber.confirmed";
+const UNSUBSCRIBED: &str = "subscriber.unsubscribed";
+/// An address with a `+` and dots: it travels in URL paths (Buttondown, Brevo) and in listmonk's
+/// regular-expression lookup, where both mean something else.
+const JANE: &str = "jane.doe+news@example.com";
+const ANN: &str = "ann@example.com";
+const BOB: &str = "bob@example.com";
+const CAT: &str = "cat@example.com";
+/// The tags configured where the kind keeps tags.
+const TAGS: [&str; 2] = ["signupd", "spring"];
+
+// ---------------------------------------------------------------------------------------------
+// Set-up
+
+/// Writes `credential` (with the newline `echo` leaves) to `dir/credential-<name>`.
+fn write_credential(dir: &Path, name: &str, credential: &str) -> PathBuf {
+    let path = dir.join(format!("credential-{name}"));
+    std::fs::write(&path, format!("{credential}\n")).unwrap();
+    path
+}
+
+/// One `[[destinations]]` table for `api`, with the tags where its kind keeps them.
+fn destination_toml(name: &str, api: &SenderApi, credential_file: &Path) -> String {
+    let tags = if api.kind.has_tags() { format!("tags = {TAGS:?}\n") } else { String::new() };
+    format!(
+        "[[destinations]]\nname = \"{name}\"\nkind = \"{}\"\nurl = \"{}\"\ncredential_file = {:?}\ntarget = \"{}\"\n{tags}",
+        api.kind.as_str(),
+        api.base_url(),
+        credential_file.display().to_string(),
+        api.target()
+    )
+}
+
+/// An in-process app (background workers off) with the destination [`NAME`] on `api`, holding
+/// `credential`; `mail` goes into `[mail]` after `webhook_timeout = "1s"`.
+async fn app_for(api: &SenderApi, credential: &str, mail: &str) -> TestApp {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_credential(dir.path(), NAME, credential);
+    let extra =
+        format!("{RAISED_LIMITS}[mail]\nwebhook_timeout = \"1s\"\n{mail}\n{}", destination_toml(NAME, api, &path));
+    spawn_app_in(dir, &extra).await
+}
+
+/// Signs `email` up, confirms it with the button 90 s later and sends the welcome mail; returns
+/// the removal token of the welcome mail's manage link.
+async fn confirm(app: &TestApp, email: &str) -> String {
+    let (token, _) = signed_up_and_mailed(app, email).await;
+    app.clock.advance(Duration::from_secs(90));
+    let response = post_token(app, "/api/confirm", &token).await;
+    assert_eq!(location(&response), "/confirmed?list=news", "confirming {email}");
+    let welcome = send_mail(app).await;
+    assert_eq!(welcome.len(), 1, "one welcome mail to {email}");
+    welcome[0].manage_token()
+}
+
+/// One batch of the destination's worker, as it would run it; bounded, so a hang fails the test.
+async fn deliver(app: &TestApp) -> Vec<DeliveryOutcome> {
+    let destination = app
+        .state
+        .webhooks
+        .destinations()
+        .iter()
+        .find(|destination| destination.name() == NAME)
+        .expect("the destination is configured")
+        .clone();
+    let deliverer = app.state.destination_deliverer(destination);
+    let batch = try_deliver_batch(&deliverer, 64, || false);
+    tokio::time::timeout(Duration::from_secs(30), batch).await.expect("a delivery batch hung").unwrap()
+}
+
+/// A row of `webhook_deliveries`.
+#[derive(Debug, Clone)]
+struct Queued {
+    endpoint: String,
+    event_id: String,
+    event_type: String,
+    email: String,
+    attempts: i64,
+    next_attempt_at: i64,
+    lease_until: Option<i64>,
+    last_error: Option<String>,
+}
+
+fn queued_in(conn: &rusqlite::Connection) -> Vec<Queued> {
+    let mut statement = conn
+        .prepare(
+            "SELECT endpoint, event_id, event_type, payload, attempts, next_attempt_at, lease_until, last_error
+             FROM webhook_deliveries ORDER BY id",
+        )
+        .unwrap();
+    statement
+        .query_map([], |row| {
+            let payload: Value = serde_json::from_str(&row.get::<_, String>(3)?).unwrap();
+            Ok(Queued {
+                endpoint: row.get(0)?,
+                event_id: row.get(1)?,
+                event_type: row.get(2)?,
+                email: payload["data"]["email"].as_str().unwrap_or_default().to_owned(),
+                attempts: row.get(4)?,
+                next_attempt_at: row.get(5)?,
+                lease_until: row.get(6)?,
+                last_error: row.get(7)?,
+            })
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+fn queued(app: &TestApp) -> Vec<Queued> {
+    queued_in(&db(app))
+}
+
+/// `(event type, email)` of each queued row, in order.
+fn queued_events(app: &TestApp) -> Vec<(String, String)> {
+    queued(app).into_iter().map(|row| (row.event_type, row.email)).collect()
+}
+
+/// No table holds the address's local part followed by `@` any more.
+fn assert_address_gone(app: &TestApp, email: &str) {
+    let local = format!("{}@", email.split('@').next().unwrap());
+    let found: Vec<String> = dump(app).into_iter().filter(|line| line.to_lowercase().contains(&local)).collect();
+    assert!(found.is_empty(), "{email} is still stored: {found:?}");
+}
+
+/// The queue holds nothing, and so no address.
+fn assert_queue_empty(app: &TestApp, case: &str) {
+    assert_eq!(count(app, "webhook_deliveries"), 0, "{case}: {:?}", queued(app));
+}
+
+fn assert_never_deleted(api: &SenderApi) {
+    let deletes: Vec<_> = api.requests().into_iter().filter(|r| r.method == "DELETE").collect();
+    assert!(deletes.is_empty(), "{:?}: nothing the sender holds is ever deleted: {deletes:?}", api.kind);
+}
+
+fn retrying(outcome: &DeliveryOutcome) -> &str {
+    match outcome {
+        DeliveryOutcome::Retrying { detail } => detail,
+        other => panic!("expected a retry, got {other:?}"),
+    }
+}
+
+/// Runs each named `async fn(Kind)` once per kind, as a test named after it in a module per kind
+/// (`destinations::listmonk::…`).
+macro_rules! per_kind {
+    ($($test:ident),* $(,)?) => {
+        mod listmonk {
+            $( #[actix_web::test] async fn $test() { super::$test(super::Kind::Listmonk).await; } )*
+        }
+        mod buttondown {
+            $( #[actix_web::test] async fn $test() { super::$test(super::Kind::Buttondown).await; } )*
+        }
+        mod mailchimp {
+            $( #[actix_web::test] async fn $test() { super::$test(super::Kind::Mailchimp).await; } )*
+        }
+        mod brevo {
+            $( #[actix_web::test] async fn $test() { super::$test(super::Kind::Brevo).await; } )*
+        }
+    };
+}
+
+per_kind!(
+    a_confirmed_subscriber_is_handed_on_as_confirmed_with_the_tags_and_leaves_the_queue,
+    an_address_the_sender_already_holds_even_unsubscribed_there_is_success_and_ends_subscribed,
+    a_subscriber_who_leaves_is_unsubscribed_at_the_sender_and_never_deleted,
+    a_429_waits_as_long_as_the_sender_asks_and_then_delivers,
+    an_outage_delivers_nothing_then_each_subscribers_events_once_and_in_order,
+    a_refusal_that_will_not_change_is_dropped_at_once_with_an_alert_naming_neither_address_nor_credential,
+    a_wrong_credential_is_retried_not_dropped_and_last_error_names_the_status,
+);
+
+// ---------------------------------------------------------------------------------------------
+// Each kind
+
+async fn a_confirmed_subscriber_is_handed_on_as_confirmed_with_the_tags_and_leaves_the_queue(kind: Kind) {
+    // Arrange
+    let api = SenderApi::start(kind);
+    let app = app_for(&api, &api.credential(), "").await;
+    confirm(&app, JANE).await;
+    let rows = queued(&app);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!((rows[0].endpoint.as_str(), rows[0].event_type.as_str()), (NAME, CONFIRMED));
+    let event_id = rows[0].event_id.clone();
+    assert!(api.requests().is_empty(), "nothing is sent before the worker delivers");
+
+    // Act
+    let outcomes = deliver(&app).await;
+
+    // Assert: held as confirmed, once
+    assert_eq!(outcomes, [DeliveryOutcome::Delivered], "{:?}", api.requests());
+    assert_eq!(api.standing(JANE), Some(Standing::Subscribed), "{}", api.held(JANE));
+    assert_eq!(api.history_of(JANE), [Some(Standing::Subscribed)], "one accepted change");
+    if kind.has_tags() {
+        let mut tags = api.tags(JANE);
+        tags.sort();
+        assert_eq!(tags, TAGS, "the configured tags");
+    }
+    // Assert: the call as the vendor documents it
+    let requests = api.requests();
+    let create = &requests[0];
+    let body = create.json();
+    let held = api.held(JANE);
+    match kind {
+        Kind::Listmonk => {
+            assert_eq!((create.method.as_str(), create.path().as_str()), ("POST", "/api/subscribers"));
+            assert_eq!(body["preconfirm_subscriptions"], true, "{body}");
+            assert_eq!(body["lists"], json!([3]), "{body}");
+            assert_eq!(held["lists"]["3"], "confirmed", "{held}");
+            assert_eq!(held["attribs"]["confirmed_at"], "2026-01-01T00:01:30Z", "the consent evidence: {held}");
+            assert_eq!(held["attribs"]["confirm_method"], "button", "{held}");
+        }
+        Kind::Buttondown => {
+            assert_eq!((create.method.as_str(), create.path().as_str()), ("POST", "/v1/subscribers"));
+            assert_eq!(body["type"], "regular", "Buttondown's own opt-in skipped: {body}");
+            assert_eq!(create.header("x-buttondown-collision-behavior"), Some("add"));
+            assert_eq!(create.header("x-idempotency-key"), Some(event_id.as_str()), "the event's id");
+            assert!(create.header("x-api-version").is_some_and(|v| v.len() == 10), "a pinned version: {create:?}");
+            assert_eq!(held["metadata"]["confirmed_at"], "2026-01-01T00:01:30Z", "{held}");
+        }
+        Kind::Mailchimp => {
+            let member = format!("/3.0/lists/a1b2c3d4e5/members/{}", subscriber_hash(JANE));
+            assert_eq!((create.method.as_str(), create.path()), ("PUT", member.clone()));
+            assert_eq!((&body["status"], &body["status_if_new"]), (&json!("subscribed"), &json!("subscribed")));
+            assert_eq!(held["timestamp_signup"], "2026-01-01 00:00:00", "{held}");
+            assert_eq!(held["timestamp_opt"], "2026-01-01 00:01:30", "when it confirmed at signupd: {held}");
+            assert_eq!((requests[1].method.as_str(), requests[1].path()), ("POST", format!("{member}/tags")));
+        }
+        Kind::Brevo => {
+            assert_eq!((create.method.as_str(), create.path().as_str()), ("POST", "/v3/contacts"));
+            assert_eq!((&body["listIds"], &body["updateEnabled"]), (&json!([7]), &json!(true)), "{body}");
+        }
+    }
+    assert!(requests.iter().all(|r| (200..300).contains(&r.status)), "{requests:?}");
+    // Assert: the queue, and with it this copy of the address, is gone
+    assert_queue_empty(&app, kind.as_str());
+    assert_eq!(status_of(&app, JANE).as_deref(), Some("confirmed"), "the subscriber itself stays");
+    assert_eq!(deliver(&app).await, [DeliveryOutcome::EmptyQueue]);
+    assert_never_deleted(&api);
+}
+
+async fn an_address_the_sender_already_holds_even_unsubscribed_there_is_success_and_ends_subscribed(kind: Kind) {
+    // Arrange: the sender holds ann subscribed and bob unsubscribed
+    let api = SenderApi::start(kind);
+    api.seed(ANN, Standing::Subscribed);
+    api.seed(BOB, Standing::Unsubscribed);
+    let app = app_for(&api, &api.credential(), "").await;
+    confirm(&app, ANN).await;
+    confirm(&app, BOB).await;
+
+    // Act
+    let outcomes = deliver(&app).await;
+
+    // Assert: both done, neither an error
+    assert_eq!(outcomes, [DeliveryOutcome::Delivered, DeliveryOutcome::Delivered], "{:?}", api.requests());
+    assert_eq!(api.standing(ANN), Some(Standing::Subscribed), "{}", api.held(ANN));
+    // Mailchimp's rule: someone who unsubscribed there confirms with Mailchimp itself.
+    let bob = if kind == Kind::Mailchimp { Standing::Pending } else { Standing::Subscribed };
+    assert_eq!(api.standing(BOB), Some(bob), "{}", api.held(BOB));
+    let held: Vec<String> = api.addresses().into_keys().collect();
+    assert_eq!(held, [ANN, BOB], "no second record of either");
+    let requests = api.requests();
+    match kind {
+        // No upsert: 409, then looked up and added to the list as confirmed.
+        Kind::Listmonk => {
+            assert_eq!(requests.iter().filter(|r| r.status == 409).count(), 2, "{requests:?}");
+            let adds: Vec<Value> =
+                requests.iter().filter(|r| r.path() == "/api/subscribers/lists").map(|r| r.json()).collect();
+            assert!(adds.iter().all(|add| add["action"] == "add" && add["status"] == "confirmed"), "{adds:?}");
+        }
+        Kind::Mailchimp => {
+            let refused: Vec<_> = requests.iter().filter(|r| r.status == 400).collect();
+            assert_eq!(refused.len(), 1, "one Member In Compliance State, for bob: {requests:?}");
+            let pending = requests.iter().rfind(|r| r.method == "PUT").unwrap().json();
+            assert_eq!(pending["status"], "pending", "{pending}");
+        }
+        Kind::Buttondown | Kind::Brevo => {
+            assert!(requests.iter().all(|r| (200..300).contains(&r.status)), "merged, not refused: {requests:?}");
+        }
+    }
+    if kind == Kind::Brevo {
+        assert_eq!(api.held(BOB)["listIds"], json!([7, 9]), "the contact's other list stays");
+    }
+    assert_queue_empty(&app, kind.as_str());
+    assert_never_deleted(&api);
+}
+
+async fn a_subscriber_who_leaves_is_unsubscribed_at_the_sender_and_never_deleted(kind: Kind) {
+    // Arrange: jane handed on as confirmed
+    let api = SenderApi::start(kind);
+    let app = app_for(&api, &api.credential(), "").await;
+    let (token, _) = signed_up_and_mailed(&app, JANE).await;
+    assert_eq!(location(&post_token(&app, "/api/confirm", &token).await), "/confirmed?list=news");
+    let welcome = send_mail(&app).await;
+    assert_eq!(deliver(&app).await, [DeliveryOutcome::Delivered]);
+    let sent_before = api.requests().len();
+
+    // Act: RFC 8058 one-click on the welcome mail's List-Unsubscribe
+    let response = app
+        .client
+        .post(app.url(&welcome[0].list_unsubscribe()))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body("List-Unsubscribe=One-Click")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    assert_eq!(queued_events(&app), [(UNSUBSCRIBED.to_owned(), JANE.to_owned())]);
+    let outcomes = deliver(&app).await;
+
+    // Assert: unsubscribed there, still held
+    assert_eq!(outcomes, [DeliveryOutcome::Delivered], "{:?}", api.requests());
+    assert_eq!(api.standing(JANE), Some(Standing::Unsubscribed), "{}", api.held(JANE));
+    assert_eq!(api.history_of(JANE), [Some(Standing::Subscribed), Some(Standing::Unsubscribed)]);
+    let requests = api.requests();
+    let change = requests.last().unwrap();
+    let body = change.json();
+    match kind {
+        Kind::Listmonk => {
+            assert_eq!((change.method.as_str(), change.path().as_str()), ("PUT", "/api/subscribers/lists"));
+            assert_eq!((&body["action"], &body["target_list_ids"]), (&json!("unsubscribe"), &json!([3])), "{body}");
+            let lookup = &requests[sent_before];
+            assert_eq!((lookup.method.as_str(), lookup.path().as_str()), ("GET", "/api/subscribers"), "a lookup first");
+        }
+        Kind::Buttondown => {
+            assert_eq!((change.method.as_str(), change.path()), ("PATCH", format!("/v1/subscribers/{JANE}")));
+            assert_eq!(body["type"], "unsubscribed", "{body}");
+        }
+        Kind::Mailchimp => {
+            let member = format!("/3.0/lists/a1b2c3d4e5/members/{}", subscriber_hash(JANE));
+            assert_eq!((change.method.as_str(), change.path()), ("PATCH", member));
+            assert_eq!(body["status"], "unsubscribed", "{body}");
+        }
+        Kind::Brevo => {
+            assert_eq!((change.method.as_str(), change.path()), ("PUT", format!("/v3/contacts/{JANE}")));
+            assert_eq!(body["unlinkListIds"], json!([7]), "{body}");
+        }
+    }
+    assert_never_deleted(&api);
+    assert_queue_empty(&app, kind.as_str());
+    assert_address_gone(&app, JANE);
+}
+
+async fn a_429_waits_as_long_as_the_sender_asks_and_then_delivers(kind: Kind) {
+    // Arrange
+    let api = SenderApi::start(kind);
+    let app = app_for(&api, &api.credential(), "").await;
+    confirm(&app, JANE).await;
+    api.answer_next(1, &api.rate_limited(120));
+    let now = app.clock.now();
+
+    // Act
+    let outcomes = deliver(&app).await;
+
+    // Assert: not delivered, waits what the header says
+    assert!(retrying(&outcomes[0]).contains("HTTP 429"), "{outcomes:?}");
+    assert_eq!(api.standing(JANE), None);
+    let row = queued(&app).pop().unwrap();
+    assert_eq!((row.attempts, row.lease_until), (1, None));
+    let wait = row.next_attempt_at - now;
+    if api.rate_limit_names_the_wait() {
+        assert_eq!(wait, 120, "Retry-After / x-sib-ratelimit-reset");
+    } else {
+        // Mailchimp's 429 names no wait: the mail backoff, 30 s ± 20 %.
+        assert!((24..=36).contains(&wait), "{wait}");
+    }
+
+    // Act: a second before the time
+    app.clock.advance(Duration::from_secs(u64::try_from(wait - 1).unwrap()));
+    let early = deliver(&app).await;
+    app.clock.advance(Duration::from_secs(1));
+    let due = deliver(&app).await;
+
+    // Assert
+    assert_eq!(early, [DeliveryOutcome::EmptyQueue], "not before the sender's time");
+    assert_eq!(due, [DeliveryOutcome::Delivered], "{:?}", api.requests());
+    assert_eq!(api.standing(JANE), Some(Standing::Subscribed));
+    assert_eq!(api.requests()[0].status, 429);
+    assert_queue_empty(&app, kind.as_str());
+}
+
+async fn an_outage_delivers_nothing_then_each_subscribers_events_once_and_in_order(kind: Kind) {
+    // Arrange: three confirmed, bob leaves through the manage page, all before any delivery
+    let api = SenderApi::start(kind);
+    let app = app_for(&api, &api.credential(), "").await;
+    confirm(&app, ANN).await;
+    let bob_removal = confirm(&app, BOB).await;
+    confirm(&app, CAT).await;
+    assert_eq!(location(&post_token(&app, "/api/manage", &bob_removal).await), "/removed?list=news");
+    let events = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+        pairs.iter().map(|(event, email)| ((*event).to_owned(), (*email).to_owned())).collect()
+    };
+    assert_eq!(
+        queued_events(&app),
+        events(&[(CONFIRMED, ANN), (CONFIRMED, BOB), (CONFIRMED, CAT), (UNSUBSCRIBED, BOB)])
+    );
+
+    for (round, down) in [(1, "HTTP 503"), (2, "refused")] {
+        // Act: the sender is down, answering 503, then not even listening
+        if round == 1 {
+            api.go_down();
+        } else {
+            api.close_port();
+        }
+        let outcomes = deliver(&app).await;
+
+        // Assert: nothing delivered; bob's unsubscribed waits behind his confirmed
+        assert_eq!(outcomes.len(), 3, "round {round}: one per subscriber: {outcomes:?}");
+        assert!(outcomes.iter().all(|o| retrying(o).contains(down)), "round {round}: {outcomes:?}");
+        let attempts: Vec<i64> = queued(&app).iter().map(|row| row.attempts).collect();
+        assert_eq!(attempts, [round, round, round, 0], "round {round}");
+        assert!(queued(&app).iter().take(3).all(|row| row.last_error.as_deref().is_some_and(|e| e.contains(down))));
+        assert!(api.effects().is_empty(), "round {round}: nothing reached the sender");
+        app.clock.advance(Duration::from_secs(80 * u64::try_from(round).unwrap()));
+    }
+
+    // Act: the sender is back
+    api.come_back();
+    let mut outcomes = Vec::new();
+    for _ in 0..3 {
+        outcomes.extend(deliver(&app).await);
+    }
+
+    // Assert: everything once, bob's confirmed before his unsubscribed
+    assert_eq!(
+        outcomes,
+        [
+            DeliveryOutcome::Delivered,
+            DeliveryOutcome::Delivered,
+            DeliveryOutcome::Delivered,
+            DeliveryOutcome::Delivered,
+            DeliveryOutcome::EmptyQueue
+        ],
+        "{:?}",
+        api.requests()
+    );
+    assert_eq!(api.history_of(ANN), [Some(Standing::Subscribed)]);
+    assert_eq!(api.history_of(BOB), [Some(Standing::Subscribed), Some(Standing::Unsubscribed)]);
+    assert_eq!(api.history_of(CAT), [Some(Standing::Subscribed)]);
+    let ended: BTreeMap<String, Option<Standing>> = api.addresses();
+    let expected: BTreeMap<String, Option<Standing>> = [
+        (ANN.to_owned(), Some(Standing::Subscribed)),
+        (BOB.to_owned(), Some(Standing::Unsubscribed)),
+        (CAT.to_owned(), Some(Standing::Subscribed)),
+    ]
+    .into();
+    assert_eq!(ended, expected);
+    assert!(api.requests().iter().filter(|r| r.status == 503).count() == 3, "{:?}", api.requests());
+    assert_queue_empty(&app, kind.as_str());
+    assert_address_gone(&app, BOB);
+    assert_never_deleted(&api);
+}
+
+async fn a_refusal_that_will_not_change_is_dropped_at_once_with_an_alert_naming_neither_address_nor_credential(
+    kind: Kind,
+) {
+    // Arrange: the sender's validation refuses jane
+    let alert = Receiver::start(Reply::Status(204));
+    let api = SenderApi::start(kind);
+    api.refuse(JANE);
+    let app = app_for(&api, &api.credential(), &format!("alert_webhook = \"{}\"\n", alert.url("/alert"))).await;
+    confirm(&app, JANE).await;
+
+    // Act
+    let outcomes = deliver(&app).await;
+
+    // Assert: dropped on the first answer
+    let [DeliveryOutcome::Dropped { detail, refused, hint }] = outcomes.as_slice() else {
+        panic!("{outcomes:?} after {:?}", api.requests());
+    };
+    assert!(detail.starts_with("HTTP 400"), "{detail}");
+    assert!(refused, "refused for good, not out of time");
+    assert_eq!(api.requests().len(), 1, "one try: {:?}", api.requests());
+    assert_eq!(api.standing(JANE), None);
+    assert_queue_empty(&app, kind.as_str());
+    assert_eq!(deliver(&app).await, [DeliveryOutcome::EmptyQueue]);
+    // Assert: the alert
+    let requests = alert.requests();
+    assert_eq!(requests.len(), 1, "one alert: {requests:?}");
+    let body = requests[0].text();
+    assert_eq!(
+        requests[0].json(),
+        json!({"event": "destination_dropped", "destination": NAME, "event_type": CONFIRMED,
+               "detail": detail, "refused": true, "hint": hint}),
+    );
+    assert!(!body.contains('@') && !body.contains("jane"), "no address in the alert: {body}");
+    assert!(!body.contains(&api.credential()), "no credential in the alert: {body}");
+}
+
+async fn a_wrong_credential_is_retried_not_dropped_and_last_error_names_the_status(kind: Kind) {
+    // Arrange: signupd holds a key the sender refuses
+    let alert = Receiver::start(Reply::Status(204));
+    let api = SenderApi::start(kind);
+    let wrong = api.wrong_credential();
+    let app = app_for(&api, &wrong, &format!("alert_webhook = \"{}\"\n", alert.url("/alert"))).await;
+    confirm(&app, JANE).await;
+    let status = format!("HTTP {}", kind.wrong_credential_status());
+
+    for attempt in 1..=2 {
+        // Act
+        let outcomes = deliver(&app).await;
+
+        // Assert: kept for the operator to fix the key
+        assert!(retrying(&outcomes[0]).contains(&status), "attempt {attempt}: {outcomes:?}");
+        let row = queued(&app).pop().unwrap();
+        assert_eq!((row.attempts, row.lease_until), (attempt, None));
+        let last_error = row.last_error.unwrap_or_default();
+        assert!(last_error.starts_with(&status), "{last_error:?}");
+        assert!(!last_error.contains(&wrong) && !last_error.contains('@'), "{last_error:?}");
+        assert!(row.next_attempt_at > app.clock.now(), "a backoff");
+        assert_eq!(deliver(&app).await, [DeliveryOutcome::EmptyQueue], "waits for its backoff");
+        app.clock.advance(Duration::from_secs(80 * u64::try_from(attempt).unwrap()));
+    }
+    assert!(alert.requests().is_empty(), "not given up: {:?}", alert.requests());
+    assert!(api.requests().iter().all(|r| r.status == kind.wrong_credential_status()), "{:?}", api.requests());
+
+    // Act: the operator fixes the key at the sender
+    api.accept_only(&wrong);
+    let outcomes = deliver(&app).await;
+
+    // Assert
+    assert_eq!(outcomes, [DeliveryOutcome::Delivered]);
+    assert_eq!(api.standing(JANE), Some(Standing::Subscribed));
+    assert_queue_empty(&app, kind.as_str());
+}
+
+// ---------------------------------------------------------------------------------------------
+// One kind's rules
+
+#[actix_web::test]
+async fn one_round_at_the_default_timeout_hands_on_every_due_event_of_the_batch() {
+    // Regression: at the default webhook_timeout (10 s, three calls an event for listmonk) the
+    // batch's time budget once let a round begin only its first event and release the rest, so a
+    // destination took one event per round (133 a second against a sender that answers at once).
+    // Arrange
+    let api = SenderApi::start(Kind::Listmonk);
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_credential(dir.path(), NAME, &api.credential());
+    let app = spawn_app_in(dir, &format!("{RAISED_LIMITS}{}", destination_toml(NAME, &api, &path))).await;
+    for email in [ANN, BOB, CAT] {
+        confirm(&app, email).await;
+    }
+
+    // Act
+    let outcomes = deliver(&app).await;
+
+    // Assert
+    assert_eq!(outcomes, vec![DeliveryOutcome::Delivered; 3], "{:?}", api.requests());
+    assert_queue_empty(&app, "one round");
+    for email in [ANN, BOB, CAT] {
+        assert_eq!(api.standing(email), Some(Standing::Subscribed), "{email}");
+    }
+}
+
+#[actix_web::test]
+async fn buttondowns_daily_cap_answered_400_rate_limited_is_retried_with_the_backoff_not_dropped() {
+    // Arrange: Buttondown answers its daily cap on new subscribers with a 400, not a 429
+    let alert = Receiver::start(Reply::Status(204));
+    let api = SenderApi::start(Kind::Buttondown);
+    let app = app_for(&api, &api.credential(), &format!("alert_webhook = \"{}\"\n", alert.url("/alert"))).await;
+    confirm(&app, JANE).await;
+    let capped =
+        json!({"code": "rate_limited", "detail": format!("{JANE}: too many subscribers today; use /v1/imports")});
+    api.answer_next(1, &Answer::json(400, &capped));
+    let now = app.clock.now();
+
+    // Act
+    let outcomes = deliver(&app).await;
+
+    // Assert: kept, after the mail backoff (30 s ± 20 %), with the code word and not the message
+    assert_eq!(retrying(&outcomes[0]), "HTTP 400 (rate_limited)", "{outcomes:?}");
+    let row = queued(&app).pop().unwrap();
+    assert!((24..=36).contains(&(row.next_attempt_at - now)), "{row:?}");
+    assert_eq!(row.last_error.as_deref(), Some("HTTP 400 (rate_limited)"));
+    assert!(alert.requests().is_empty(), "not given up");
+
+    // Act: the next day's quota
+    app.clock.advance(Duration::from_secs(40));
+    let outcomes = deliver(&app).await;
+
+    // Assert
+    assert_eq!(outcomes, [DeliveryOutcome::Delivered]);
+    assert_eq!(api.standing(JANE), Some(Standing::Subscribed));
+}
+
+#[actix_web::test]
+async fn an_event_a_sender_never_took_within_webhook_max_age_is_dropped_as_out_of_time_with_the_alert() {
+    // Arrange: Brevo down from the start
+    let alert = Receiver::start(Reply::Status(204));
+    let api = SenderApi::start(Kind::Brevo);
+    api.go_down();
+    let mail = format!("webhook_max_age = \"1m\"\nalert_webhook = \"{}\"\n", alert.url("/alert"));
+    let app = app_for(&api, &api.credential(), &mail).await;
+    confirm(&app, JANE).await;
+    let first = deliver(&app).await;
+    assert!(retrying(&first[0]).contains("HTTP 503"), "within the max age: {first:?}");
+
+    // Act: past the max age
+    app.clock.advance(Duration::from_secs(70));
+    let outcomes = deliver(&app).await;
+
+    // Assert
+    let [DeliveryOutcome::Dropped { detail, refused, .. }] = outcomes.as_slice() else { panic!("{outcomes:?}") };
+    assert_eq!((detail.as_str(), *refused), ("HTTP 503", false), "out of time, not refused");
+    assert_queue_empty(&app, "brevo");
+    let requests = alert.requests();
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    let body = requests[0].text();
+    assert_eq!(requests[0].json()["refused"], false, "{body}");
+    assert_eq!(requests[0].json()["event"], "destination_dropped", "{body}");
+    assert!(!body.contains('@') && !body.contains(&api.credential()), "{body}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The real binary
+
+/// Signs each address up through `serve`, waits for its confirmation mail and confirms it.
+async fn sign_up_and_confirm(server: &process::Served, dir: &Path, emails: &[String]) {
+    let client = process::client();
+    for email in emails {
+        let signup = client
+            .post(server.url("/api/signup"))
+            .form(&[("email", email.as_str()), ("consent", "yes"), ("list", "news")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(signup.status().as_u16(), 303, "signup of {email}");
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let tokens = loop {
+        let mails = process::tokens_by_recipient(&dir.join("data/mail"));
+        let tokens: Vec<String> =
+            emails.iter().filter_map(|email| mails.get(email).and_then(|tokens| tokens.confirm.clone())).collect();
+        if tokens.len() == emails.len() {
+            break tokens;
+        }
+        assert!(Instant::now() < deadline, "confirmation mails written: {} of {}", tokens.len(), emails.len());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let confirms = tokens.iter().map(|token| {
+        let client = client.clone();
+        let url = server.url("/api/confirm");
+        async move { client.post(url).form(&[("token", token.as_str())]).send().await.unwrap().status().as_u16() }
+    });
+    let statuses = futures_util::future::join_all(confirms).await;
+    assert!(statuses.iter().all(|status| *status == 303), "{statuses:?}");
+}
+
+/// kill -9 while the worker is in the middle of a batch: the events it had claimed stay in the
+/// queue under their lease, the restarted `serve` sends them again once the lease ends, and the
+/// sender takes each again as a duplicate. listmonk is the kind this is about: it has no upsert,
+/// so an event sent twice takes the duplicate path (409, lookup, add to the list), and each event
+/// may take up to three calls, so a kill between them is likelier than with one call per event;
+/// the other kinds share the queue, the lease and the worker.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_while_listmonk_calls_are_in_flight_loses_no_subscriber_and_duplicates_end_as_one() {
+    // Arrange: a listmonk that takes 150 ms per answer (a batch of 20 takes seconds)
+    let api = SenderApi::start(Kind::Listmonk);
+    api.answer_slowly(Duration::from_millis(150));
+    let dir = tempfile::tempdir().unwrap();
+    let credential = write_credential(dir.path(), NAME, &api.credential());
+    let extra = format!("retry_base = \"1s\"\nwebhook_timeout = \"1s\"\n{}", destination_toml(NAME, &api, &credential));
+    let config = process::config(dir.path(), 1000, &extra);
+    let database = dir.path().join("data/signupd.sqlite3");
+    let emails: Vec<String> = (0..20).map(|i| format!("reader{i}@example.com")).collect();
+    let mut server = process::serve(&config);
+    sign_up_and_confirm(&server, dir.path(), &emails).await;
+
+    // Act: kill -9 once a few have reached listmonk and the rest are still queued
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let reached = api.effects().len();
+        if reached >= 4 {
+            server.kill_9();
+            break;
+        }
+        assert!(Instant::now() < deadline, "listmonk never took 4: {:?}", api.requests());
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let left = queued_in(&read_only(&database));
+    let held_at_kill = api.addresses();
+
+    // Assert: none lost: each either reached listmonk or is still queued
+    assert!(!left.is_empty(), "killed before the queue drained");
+    for email in &emails {
+        assert!(
+            held_at_kill.contains_key(email) || left.iter().any(|row| row.email == *email),
+            "{email} neither reached listmonk nor is queued"
+        );
+    }
+    let leased = left.iter().filter(|row| row.lease_until.is_some_and(|until| until > unix_now())).count();
+    let lease_ends = left.iter().filter_map(|row| row.lease_until).max().unwrap_or_else(unix_now);
+    // The lease is all a kill -9 leaves behind: it ends within 63 s of the claim (30 s of work on
+    // the batch, one event's three calls at the 1 s timeout, 30 s for the settling command).
+    assert!(lease_ends <= unix_now() + 63, "the lease of a batch is bounded: {left:?}");
+
+    // Act: restart on the same data directory and wait for the queue to drain
+    let server = process::serve(&config);
+    let deadline = Instant::now() + Duration::from_secs(u64::try_from(lease_ends - unix_now()).unwrap_or(0) + 60);
+    loop {
+        let left = queued_in(&read_only(&database));
+        if left.is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "not delivered after the restart: {left:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    server.stop().await;
+
+    // Assert: every address once in listmonk, confirmed on the list; duplicates only as repeats
+    let held = api.addresses();
+    let expected: BTreeMap<String, Option<Standing>> =
+        emails.iter().map(|email| (email.clone(), Some(Standing::Subscribed))).collect();
+    assert_eq!(held, expected, "exactly the 20, each confirmed on the list");
+    let effects = api.effects();
+    let duplicates = effects.len() - emails.len();
+    for email in &emails {
+        let history = api.history_of(email);
+        assert!(
+            !history.is_empty() && history.iter().all(|s| *s == Some(Standing::Subscribed)),
+            "{email}: {history:?}"
+        );
+    }
+    // At least once: only an event the kill cut off is sent again, so only an address listmonk
+    // already held then is taken twice.
+    let twice: Vec<&String> = emails.iter().filter(|email| api.history_of(email).len() > 1).collect();
+    assert!(
+        twice.iter().all(|email| held_at_kill.contains_key(*email)),
+        "{duplicates} duplicates ({twice:?}), {leased} events leased at the kill, held then: {held_at_kill:?}"
+    );
+    assert!(api.requests().iter().all(|r| r.method != "DELETE"));
+}
+
+/// What `send-test-destination` says on success, per kind.
+fn probe_says(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Listmonk => "list 3 \"Newsletter\" (double opt-in, 1 subscribers)",
+        Kind::Buttondown => "the newsletter has 1 subscribers",
+        Kind::Mailchimp => "audience a1b2c3d4e5 \"Newsletter\" (double opt-in, 1 members)",
+        Kind::Brevo => "list 7 \"Newsletter\", 1 contacts",
+    }
+}
+
+/// The read-only call each kind's probe makes.
+fn probe_path(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Listmonk => "/api/lists/3",
+        Kind::Buttondown => "/v1/subscribers",
+        Kind::Mailchimp => "/3.0/lists/a1b2c3d4e5",
+        Kind::Brevo => "/v3/contacts/lists/7",
+    }
+}
+
+#[test]
+fn send_test_destination_prints_what_the_sender_said_or_the_refused_credential_with_its_hint_and_exit_1() {
+    for kind in Kind::ALL {
+        // Arrange
+        let api = SenderApi::start(kind);
+        api.seed("someone@example.com", Standing::Subscribed);
+        let dir = tempfile::tempdir().unwrap();
+        let credential = write_credential(dir.path(), NAME, &api.credential());
+        let config = write_config(dir.path(), &destination_toml(NAME, &api, &credential));
+
+        // Act
+        let good = signupd().arg("send-test-destination").arg("--config").arg(&config).output().unwrap();
+        let wrong = api.wrong_credential();
+        write_credential(dir.path(), NAME, &wrong);
+        let refused = signupd().arg("send-test-destination").arg("--config").arg(&config).output().unwrap();
+
+        // Assert: the sender's answer
+        let stdout = String::from_utf8_lossy(&good.stdout);
+        let all = format!("{stdout}{}", String::from_utf8_lossy(&good.stderr));
+        assert_eq!(good.status.code(), Some(0), "{kind:?}: {all}");
+        let said = format!("{NAME} ({}): {}, in ", kind.as_str(), probe_says(kind));
+        assert!(stdout.starts_with(&said) && stdout.trim_end().ends_with(" ms"), "{kind:?}: {stdout}");
+        // Assert: the refusal and its hint
+        let stdout = String::from_utf8_lossy(&refused.stdout);
+        let all_refused = format!("{stdout}{}", String::from_utf8_lossy(&refused.stderr));
+        assert_eq!(refused.status.code(), Some(1), "{kind:?}: {all_refused}");
+        let failed = format!("{NAME} ({}): failed: HTTP {}", kind.as_str(), kind.wrong_credential_status());
+        let hint = format!("(hint: the sender refused the credential: check {}", credential.display());
+        assert!(stdout.starts_with(&failed) && stdout.contains(&hint), "{kind:?}: {stdout}");
+        // Assert: one read-only call each, and no credential printed
+        let requests = api.requests();
+        assert_eq!(requests.len(), 2, "{kind:?}: {requests:?}");
+        assert!(requests.iter().all(|r| r.method == "GET" && r.path() == probe_path(kind)), "{kind:?}: {requests:?}");
+        for (case, output) in [("the good one", &all), ("the refused one", &all_refused)] {
+            for secret in [api.credential(), wrong.clone()] {
+                assert!(!output.contains(&secret), "{kind:?}, {case}: a credential is printed: {output}");
+            }
+        }
+        assert!(!all.contains("someone@"), "{kind:?}: the probe never reads an address: {all}");
+    }
+}
+
+#[test]
+fn send_test_destination_name_picks_one_destination_and_an_unknown_name_is_an_error() {
+    // Arrange: a live Brevo and a listmonk where nothing listens
+    let live = SenderApi::start(Kind::Brevo);
+    let dead = SenderApi::start(Kind::Listmonk);
+    dead.close_port();
+    let dir = tempfile::tempdir().unwrap();
+    let live_credential = write_credential(dir.path(), "live", &live.credential());
+    let dead_credential = write_credential(dir.path(), "dead", &dead.credential());
+    let tables = format!(
+        "{}{}",
+        destination_toml("dead", &dead, &dead_credential),
+        destination_toml("live", &live, &live_credential)
+    );
+    let config = write_config(dir.path(), &tables);
+    let run = |args: &[&str]| {
+        let output = signupd().arg("send-test-destination").args(args).arg("--config").arg(&config).output().unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        (output.status.code(), stdout, String::from_utf8_lossy(&output.stderr).into_owned())
+    };
+
+    // Act
+    let (chosen, chosen_out, _) = run(&["--name", "live"]);
+    let (all, all_out, _) = run(&[]);
+    let (unknown, unknown_out, unknown_err) = run(&["--name", "nope"]);
+
+    // Assert
+    assert_eq!(chosen, Some(0), "{chosen_out}");
+    assert_eq!(chosen_out.lines().count(), 1, "only the one named: {chosen_out}");
+    assert!(chosen_out.starts_with("live (brevo): list 7"), "{chosen_out}");
+    assert_eq!(all, Some(1), "the dead one fails the run: {all_out}");
+    assert!(all_out.contains("dead (listmonk): failed: connection refused"), "{all_out}");
+    assert!(all_out.contains("live (brevo): list 7"), "{all_out}");
+    assert_eq!(unknown, Some(1), "{unknown_out}{unknown_err}");
+    assert!(unknown_err.contains("--name: no destination named \"nope\""), "{unknown_err}");
+    assert!(unknown_out.is_empty(), "{unknown_out}");
+    assert_eq!(live.requests().len(), 2, "one call per run that chose it: {:?}", live.requests());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_logs_neither_credential_nor_address_while_every_kind_refuses_the_key_then_fails_then_takes_it() {
+    // Arrange: all four kinds at once, each refusing the key signupd holds until told otherwise
+    let apis = Kind::ALL.map(SenderApi::start);
+    let dir = tempfile::tempdir().unwrap();
+    let mut tables = String::new();
+    let mut credentials = Vec::new();
+    for api in &apis {
+        let name = api.kind.as_str();
+        let credential = api.credential();
+        tables.push_str(&destination_toml(name, api, &write_credential(dir.path(), name, &credential)));
+        api.accept_only(&api.wrong_credential());
+        credentials.push(credential);
+    }
+    let extra = format!("retry_base = \"1s\"\nwebhook_timeout = \"2s\"\n{tables}");
+    let config = process::config(dir.path(), 1000, &extra);
+    let database = dir.path().join("data/signupd.sqlite3");
+    let mut server = process::serve(&config);
+    let email = "leaky.reader+log@example.com";
+
+    // Act: confirm one; every sender refuses the key, then fails with a 500 that quotes the
+    // address, then takes it
+    sign_up_and_confirm(&server, dir.path(), &[email.to_owned()]).await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    for (api, credential) in apis.iter().zip(&credentials) {
+        while !api.requests().iter().any(|r| r.status == api.kind.wrong_credential_status()) {
+            assert!(Instant::now() < deadline, "{:?} saw no attempt", api.kind);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let quoting = Answer {
+            status: 500,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: json!({"message": format!("internal error while saving {email}"), "code": "internal"}).to_string(),
+        };
+        api.answer_next(1, &quoting);
+        api.accept_only(credential);
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !queued_in(&read_only(&database)).is_empty() {
+        assert!(Instant::now() < deadline, "not delivered: {:?}", queued_in(&read_only(&database)));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    server.sigterm();
+    let exited = server.exit_within(Duration::from_secs(10)).await;
+    let mut log = server.log();
+    log.push('\n');
+    log.push_str(&server.remaining_stderr().join("\n"));
+
+    // Assert: every kind took it, after a refusal and a 500
+    assert_eq!(exited.and_then(|status| status.code()), Some(0));
+    for api in &apis {
+        assert_eq!(api.standing(email), Some(Standing::Subscribed), "{:?}: {:?}", api.kind, api.requests());
+        assert!(api.requests().iter().any(|r| r.status == 500), "{:?}: {:?}", api.kind, api.requests());
+    }
+    // Assert: the failures were logged, without the credential or the address
+    for words in ["HTTP 401", "HTTP 403", "HTTP 500"] {
+        assert!(log.contains(words), "the log names {words}:\n{log}");
+    }
+    for credential in &credentials {
+        let token = credential.rsplit(':').next().unwrap();
+        assert!(!log.contains(token), "a credential in the log:\n{log}");
+    }
+    assert!(!log.contains("leaky.reader"), "the address in the log:\n{log}");
+}
