@@ -90,8 +90,8 @@ impl std::fmt::Display for DeliveryFailure {
 pub enum Retry {
     /// After the mail backoff (`mail.retry_base`, doubling with jitter, capped at 1 h).
     Backoff,
-    /// After what the answer asked for (`Retry-After`, or a vendor's reset header), or the
-    /// backoff if that is later.
+    /// After what the answer asked for (`Retry-After`, or a vendor's reset header), at least a
+    /// second: the sender said when it takes requests again.
     After(Duration),
     /// Never: the answer will not change (a refusal of this very request). Dropped at once, with
     /// the alert.

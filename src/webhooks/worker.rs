@@ -7,17 +7,19 @@
 //! - delivered (a webhook's 2xx within `mail.webhook_timeout`; a destination's calls done, a
 //!   duplicate included) → the event (and the address in it) deleted;
 //! - failed → retried with the same `webhook-id` after the mail backoff (`mail.retry_base`,
-//!   doubling with jitter, capped at 1 h), or after what a destination's 429 asked for if that is
-//!   later; a webhook retries every failure — another status, a redirect, a timeout, a refused
-//!   or closed connection — and a destination all but a refusal that will not change
+//!   doubling with jitter, capped at 1 h), or after exactly what a destination's 429 asked for;
+//!   a webhook retries every failure — another status, a redirect, a timeout, a refused or
+//!   closed connection — and a destination all but a refusal that will not change
 //!   (`crate::destinations`), which is dropped at once;
 //! - when the next try would come after `mail.webhook_max_age` → dropped: deleted, an error log
 //!   line and an `alert_webhook` POST naming the endpoint or destination and the event type,
 //!   never the address.
 //!
 //! On shutdown a worker stops between deliveries; the rest of its batch goes back to the queue.
-//! So does what is left of a batch after [`MAX_BATCH_WORK`]: a lease ends at most a minute after
-//! its claim, and after a `kill -9` the events it held are delivered again that soon.
+//! So does what is left of a batch after [`MAX_BATCH_WORK`]: no event is begun later, so a lease
+//! ends [`MAX_BATCH_WORK`] + the longest one event may take + [`LEASE_MARGIN`] after its claim
+//! (a minute and a half for a destination at the default timeout), and after a `kill -9` the
+//! events it held are delivered again that soon.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -114,8 +116,9 @@ pub async fn try_deliver_batch(
     // goes back to the queue, so the lease — all a `kill -9` leaves behind — ends soon after.
     let calls = if matches!(deliverer.sink, Sink::Destination(_)) { 3 } else { 1 };
     let per_event = deliverer.webhooks.timeout().saturating_mul(calls);
-    let budget = per_event.saturating_mul(u32::try_from(limit).unwrap_or(u32::MAX)).min(MAX_BATCH_WORK).max(per_event);
-    let lease = budget + LEASE_MARGIN;
+    let budget = per_event.saturating_mul(u32::try_from(limit).unwrap_or(u32::MAX)).min(MAX_BATCH_WORK);
+    // The last event begun within the budget may take `per_event` more.
+    let lease = budget + per_event + LEASE_MARGIN;
     let started = std::time::Instant::now();
     let claim = ClaimDeliveries {
         endpoint: deliverer.sink.name().to_owned(),
@@ -131,7 +134,7 @@ pub async fn try_deliver_batch(
     let mut settlements = Vec::with_capacity(claimed.len());
     let mut outcomes = Vec::with_capacity(claimed.len());
     for event in &claimed {
-        let out_of_time = !outcomes.is_empty() && started.elapsed() + per_event > budget;
+        let out_of_time = !outcomes.is_empty() && started.elapsed() >= budget;
         if stopping() || out_of_time {
             let why =
                 if out_of_time { "not attempted: the batch ran out of time" } else { "not attempted: shutting down" };
