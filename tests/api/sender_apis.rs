@@ -10,7 +10,7 @@
 //! answer slowly. One thread per connection, one request per connection (`Connection: close`).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
@@ -19,6 +19,8 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use md5::{Digest, Md5};
 use serde_json::{Map, Value, json};
+
+use crate::webhook_receiver::{Request, read_request};
 
 // ---------------------------------------------------------------------------------------------
 // What the tests see
@@ -433,35 +435,7 @@ fn accept_loop(
 /// Reads one request, records it, answers it (as scripted, or as the vendor would) and closes
 /// the connection.
 fn handle(mut stream: TcpStream, shared: &Shared) {
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
-    let Ok(clone) = stream.try_clone() else { return };
-    let mut reader = BufReader::new(clone);
-    let mut request_line = String::new();
-    if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
-        return; // a connection probe
-    }
-    let mut parts = request_line.split_whitespace();
-    let method = parts.next().unwrap_or_default().to_owned();
-    let target = parts.next().unwrap_or_default().to_owned();
-    let mut headers = Vec::new();
-    let mut length = 0;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-            break;
-        }
-        if let Some((name, value)) = line.split_once(':') {
-            let (name, value) = (name.trim().to_ascii_lowercase(), value.trim().to_owned());
-            if name == "content-length" {
-                length = value.parse().unwrap_or(0);
-            }
-            headers.push((name, value));
-        }
-    }
-    let mut body = vec![0; length];
-    if reader.read_exact(&mut body).is_err() {
-        return;
-    }
+    let Some(Request { method, target, headers, body }) = read_request(&stream) else { return };
     let mut request = Recorded { method, target, headers, body, status: 0 };
     let (answer, delay) = {
         let mut state = shared.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);

@@ -112,18 +112,27 @@ impl Receiver {
     }
 }
 
-/// Reads one request, records it, answers as scripted and closes the connection.
-fn handle(mut stream: TcpStream, script: &Mutex<Reply>, recorded: &Mutex<Vec<Recorded>>) {
+/// One HTTP/1.1 request as read: the method, the target, the headers (names lowercased, in the
+/// order received) and the body (`Content-Length` bytes).
+pub struct Request {
+    pub method: String,
+    pub target: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+/// Reads one request from `stream` (10 s at most between bytes); `None` for a connection that
+/// closes before a whole request (a probe, or a client that gave up).
+pub fn read_request(stream: &TcpStream) -> Option<Request> {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
-    let Ok(clone) = stream.try_clone() else { return };
-    let mut reader = BufReader::new(clone);
+    let mut reader = BufReader::new(stream.try_clone().ok()?);
     let mut request_line = String::new();
     if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
-        return; // a connection probe
+        return None;
     }
     let mut parts = request_line.split_whitespace();
     let method = parts.next().unwrap_or_default().to_owned();
-    let path = parts.next().unwrap_or_default().to_owned();
+    let target = parts.next().unwrap_or_default().to_owned();
     let mut headers = Vec::new();
     let mut length = 0;
     loop {
@@ -140,9 +149,13 @@ fn handle(mut stream: TcpStream, script: &Mutex<Reply>, recorded: &Mutex<Vec<Rec
         }
     }
     let mut body = vec![0; length];
-    if reader.read_exact(&mut body).is_err() {
-        return;
-    }
+    reader.read_exact(&mut body).ok()?;
+    Some(Request { method, target, headers, body })
+}
+
+/// Reads one request, records it, answers as scripted and closes the connection.
+fn handle(mut stream: TcpStream, script: &Mutex<Reply>, recorded: &Mutex<Vec<Recorded>>) {
+    let Some(Request { method, target: path, headers, body }) = read_request(&stream) else { return };
     let reply = script.lock().unwrap().clone();
     recorded.lock().unwrap().push(Recorded { method, path, headers, body, reply: reply.clone() });
     let answer = match reply {
@@ -158,7 +171,7 @@ fn handle(mut stream: TcpStream, script: &Mutex<Reply>, recorded: &Mutex<Vec<Rec
         Reply::Hang => {
             // Until the client gives up and closes (or the read timeout ends it).
             let mut sink = [0u8; 256];
-            while matches!(reader.read(&mut sink), Ok(n) if n > 0) {}
+            while matches!(stream.read(&mut sink), Ok(n) if n > 0) {}
             return;
         }
     };
