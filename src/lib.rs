@@ -64,10 +64,17 @@
 //!   shows, saving the ticked ones in one writer command, and "remove me from all".
 //! - [`tokens`]: token derivation and the hashes that are stored instead of tokens.
 //! - [`webhooks`]: subscriber events for the operator's systems — prepared before the change,
-//!   queued with it, signed (Standard Webhooks), delivered in order by one worker per endpoint.
+//!   queued with it, signed (Standard Webhooks), delivered in order by one worker per endpoint
+//!   or destination (`webhooks::worker`).
+//! - [`destinations`]: the operator's sender (listmonk, Buttondown, Mailchimp, Brevo) as a
+//!   receiver of those events — each kind's API calls (one file per kind), the credential,
+//!   `send-test-destination`'s probe.
+//! - [`delivery`]: why an HTTP delivery failed and when to try again, in words without the
+//!   address; a leaf the webhook worker and the destinations share.
 //!
 //! No module imports a module that imports it back (`.ci/modcycles` checks it in CI): the
-//! leaves (`clock`, `domain`, `presentation`, `config`, `metrics`) import nothing above them.
+//! leaves (`clock`, `domain`, `presentation`, `config`, `metrics`, `delivery`) import nothing
+//! above them.
 //! - [`clock`]: injected time, so tests never sleep; the jittered ticks, the retry backoff and
 //!   RFC 3339 formatting.
 //! - [`telemetry`]: tracing setup, text or JSON lines.

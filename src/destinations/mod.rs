@@ -88,7 +88,7 @@ pub struct Http<'a> {
     pub timeout: Duration,
 }
 
-/// An answer as read: the status, the headers and at most [`MAX_ANSWER_BYTES`] of the body.
+/// An answer as read: the status, the headers and at most `MAX_ANSWER_BYTES` (256 KiB) of the body.
 #[derive(Debug)]
 pub struct Answer {
     pub status: u16,

@@ -16,8 +16,8 @@
 //!   never the address.
 //!
 //! On shutdown a worker stops between deliveries; the rest of its batch goes back to the queue.
-//! So does what is left of a batch after [`MAX_BATCH_WORK`]: no event is begun later, so a lease
-//! ends [`MAX_BATCH_WORK`] + the longest one event may take + [`LEASE_MARGIN`] after its claim
+//! So does what is left of a batch after `MAX_BATCH_WORK`: no event is begun later, so a lease
+//! ends `MAX_BATCH_WORK` + the longest one event may take + `LEASE_MARGIN` after its claim
 //! (a minute and a half for a destination at the default timeout), and after a `kill -9` the
 //! events it held are delivered again that soon.
 
