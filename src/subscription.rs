@@ -426,11 +426,12 @@ impl PreparedRemoval {
     /// Deletes `row` everywhere (the row, its queued mail, any intake item for the address),
     /// records its suppression and queues its event.
     pub(crate) fn apply(&self, conn: &Connection, row: &Removable, now: UnixSeconds) -> anyhow::Result<Removed> {
-        subscribers::delete_everywhere(conn, row)?;
-        suppressions::record(conn, &self.suppression_hash, &row.list_id, self.reason, now)?;
+        // First: the event finds what it waits for through the row.
         if let Some(event) = &self.event {
             event.queue(conn)?;
         }
+        subscribers::delete_everywhere(conn, row)?;
+        suppressions::record(conn, &self.suppression_hash, &row.list_id, self.reason, now)?;
         Ok(Removed { list_id: row.list_id.clone(), reason: self.reason })
     }
 }

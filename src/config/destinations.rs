@@ -89,6 +89,10 @@ impl DestinationKind {
     }
 }
 
+/// The most webhooks and destinations together: an event's rows for them are found by a scan
+/// of this many queue ids (`storage::webhooks::queued_confirmed`).
+pub const MAX_SINKS: usize = 64;
+
 /// The longest tag accepted (Mailchimp's limit on a tag name is 100 characters).
 const MAX_TAG_CHARS: usize = 100;
 
@@ -98,6 +102,15 @@ pub(super) fn check(
     lists: &[ListConfig],
     problems: &mut Problems,
 ) -> Vec<DestinationConfig> {
+    if webhook_names.len() + destinations.len() > MAX_SINKS {
+        problems.push(
+            "destinations",
+            format!(
+                "at most {MAX_SINKS} webhooks and destinations together; there are {}",
+                webhook_names.len() + destinations.len()
+            ),
+        );
+    }
     let mut seen: Vec<&str> = Vec::new();
     destinations
         .iter()

@@ -34,7 +34,7 @@ use url::Url;
 use crate::domain::TrustedProxies;
 use crate::domain::{ListId, Tag};
 use crate::presentation::{Language, Rgb};
-pub use destinations::{DestinationConfig, DestinationKind};
+pub use destinations::{DestinationConfig, DestinationKind, MAX_SINKS};
 pub use raw::RawConfig;
 use raw::RawList;
 

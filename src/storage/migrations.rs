@@ -13,6 +13,7 @@ const MIGRATION_SLICE: &[M<'_>] = &[
     M::up(include_str!("migrations/0005_lists_and_attribution.sql")).foreign_key_check(),
     M::up(include_str!("migrations/0006_status_rollups.sql")),
     M::up(include_str!("migrations/0007_many_networks.sql")),
+    M::up(include_str!("migrations/0008_event_order.sql")),
 ];
 
 pub const MIGRATIONS: Migrations<'_> = Migrations::from_slice(MIGRATION_SLICE);
@@ -142,6 +143,47 @@ mod tests {
         conn.execute("DELETE FROM subscribers WHERE id = 'a'", []).unwrap();
         let queued: i64 = conn.query_row("SELECT count(*) FROM outbox", [], |r| r.get(0)).unwrap();
         assert_eq!(queued, 0, "the rebuilt table is still the outbox's parent");
+    }
+
+    #[test]
+    fn events_queued_before_version_8_keep_their_order_without_the_order_index() {
+        // Arrange: at version 7, a subscriber confirmed and left while two endpoints were down;
+        // another's confirmed event waits alone.
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = Connection::open(dir.path().join("db.sqlite3")).unwrap();
+        MIGRATIONS.to_version(&mut conn, 7).unwrap();
+        conn.execute_batch(
+            "INSERT INTO subscribers (id, list_id, email, status, consent_version, created_at, removal_hash)
+             VALUES ('b', 'news', 'bob@example.com', 'confirmed', 'v1', 5, 'rb');
+             INSERT INTO webhook_deliveries (id, endpoint, event_id, event_type, subscriber_id, payload, created_at,
+                                             next_attempt_at)
+             VALUES (1, 'crm', 'e1', 'subscriber.confirmed', 'a', '{}', 9, 9),
+                    (2, 'out', 'e1', 'subscriber.confirmed', 'a', '{}', 9, 9),
+                    (3, 'crm', 'e2', 'subscriber.confirmed', 'b', '{}', 9, 9),
+                    (4, 'crm', 'e3', 'subscriber.unsubscribed', 'a', '{}', 10, 10),
+                    (5, 'out', 'e3', 'subscriber.unsubscribed', 'a', '{}', 10, 10);",
+        )
+        .unwrap();
+
+        // Act
+        assert_eq!(migrate(&mut conn).unwrap(), LATEST_VERSION - 7);
+
+        // Assert: each unsubscribed row waits for its own endpoint's confirmed row
+        let after: Vec<(i64, Option<i64>)> = conn
+            .prepare("SELECT id, after_id FROM webhook_deliveries ORDER BY id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(after, [(1, None), (2, None), (3, None), (4, Some(1)), (5, Some(2))]);
+        let first: Option<i64> =
+            conn.query_row("SELECT confirmed_event FROM subscribers WHERE id = 'b'", [], |r| r.get(0)).unwrap();
+        assert_eq!(first, Some(3), "a confirmed row still queued is found from its subscriber");
+        let order_index: i64 = conn
+            .query_row("SELECT count(*) FROM sqlite_master WHERE name = 'webhook_deliveries_order'", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(order_index, 0);
     }
 
     #[test]

@@ -386,6 +386,21 @@ pub fn confirm(
     })
 }
 
+/// Notes the first queue id of the row's `subscriber.confirmed` (`storage::webhooks`).
+pub fn set_confirmed_event(conn: &Connection, subscriber_id: &str, first: i64) -> rusqlite::Result<()> {
+    conn.prepare_cached("UPDATE subscribers SET confirmed_event = ?2 WHERE id = ?1")?
+        .execute(params![subscriber_id, first])?;
+    Ok(())
+}
+
+/// The first queue id the row's `subscriber.confirmed` got, if it was queued.
+pub fn confirmed_event(conn: &Connection, subscriber_id: &str) -> rusqlite::Result<Option<i64>> {
+    conn.prepare_cached("SELECT confirmed_event FROM subscribers WHERE id = ?1")?
+        .query_row([subscriber_id], |row| row.get(0))
+        .optional()
+        .map(Option::flatten)
+}
+
 /// The row a removal token or an unsubscribe token names.
 pub struct Removable {
     pub id: String,

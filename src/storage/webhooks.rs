@@ -1,7 +1,12 @@
-//! The `webhook_deliveries` table: events waiting for an endpoint, claimed with a lease like mail.
-//! Only the oldest waiting event about a subscriber is claimable per endpoint, so a receiver
-//! never sees a later event about someone before an earlier one (`unsubscribed` before
-//! `confirmed`), even while that earlier one is being retried.
+//! The `webhook_deliveries` table: events waiting for an endpoint or destination, claimed with a
+//! lease like mail. A receiver never sees a later event about someone before an earlier one
+//! (`unsubscribed` before `confirmed`), even while that earlier one is being retried: the only
+//! pair of events about one subscriber row is its `subscriber.confirmed` and then its
+//! `subscriber.unsubscribed`, so the unsubscribed row names the confirmed row it waits for
+//! (`after_id`), found through the first id the confirmed event's rows got
+//! (`subscribers.confirmed_event`; the rows of one event are inserted together, so their ids
+//! follow one another). Schema 8 replaced an index on `(endpoint, subscriber_id, id)` with this:
+//! that index put one page at a random place of the file into every confirm's commit.
 
 use rusqlite::{Connection, params};
 
@@ -18,12 +23,16 @@ pub struct NewDelivery<'a> {
     /// The JSON body. Holds an address.
     pub payload: &'a str,
     pub now: UnixSeconds,
+    /// The queued event of the same endpoint this one waits for.
+    pub after_id: Option<i64>,
 }
 
-pub fn insert(conn: &Connection, delivery: &NewDelivery<'_>) -> rusqlite::Result<()> {
+/// Queues one delivery; its id.
+pub fn insert(conn: &Connection, delivery: &NewDelivery<'_>) -> rusqlite::Result<i64> {
     conn.prepare_cached(
-        "INSERT INTO webhook_deliveries (endpoint, event_id, event_type, subscriber_id, payload, created_at, next_attempt_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
+        "INSERT INTO webhook_deliveries
+             (endpoint, event_id, event_type, subscriber_id, payload, created_at, next_attempt_at, after_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7)",
     )?
     .execute(params![
         delivery.endpoint,
@@ -31,9 +40,24 @@ pub fn insert(conn: &Connection, delivery: &NewDelivery<'_>) -> rusqlite::Result
         delivery.event_type,
         delivery.subscriber_id,
         delivery.payload,
-        delivery.now
+        delivery.now,
+        delivery.after_id
     ])?;
-    Ok(())
+    Ok(conn.last_insert_rowid())
+}
+
+/// The most rows one event is queued as: one per webhook endpoint and destination.
+const MAX_SINKS: i64 = crate::config::MAX_SINKS as i64;
+
+/// The rows of subscriber `subscriber_id`'s `subscriber.confirmed` still queued, as (endpoint,
+/// id): they were inserted together from id `first` on. A scan of at most `MAX_SINKS` ids.
+pub fn queued_confirmed(conn: &Connection, first: i64, subscriber_id: &str) -> rusqlite::Result<Vec<(String, i64)>> {
+    conn.prepare_cached(
+        "SELECT endpoint, id FROM webhook_deliveries
+         WHERE id >= ?1 AND id < ?1 + ?3 AND subscriber_id = ?2 AND event_type = 'subscriber.confirmed'",
+    )?
+    .query_map(params![first, subscriber_id, MAX_SINKS], |row| Ok((row.get(0)?, row.get(1)?)))?
+    .collect()
 }
 
 /// A claimed delivery. Its payload holds an address: no `Debug`.
@@ -48,15 +72,14 @@ pub struct Claimed {
     pub attempts: i64,
 }
 
-/// The head-of-line condition: no older delivery about the same subscriber waits for this endpoint.
+/// Due, not leased, and the event it waits for (if any) is gone: delivered or dropped.
 const CLAIMABLE: &str = "d.endpoint = ?1 AND d.next_attempt_at <= ?2 AND (d.lease_until IS NULL OR d.lease_until <= ?2)
-     AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e
-                     WHERE e.endpoint = d.endpoint AND e.subscriber_id = d.subscriber_id AND e.id < d.id)";
+     AND (d.after_id IS NULL OR NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.id = d.after_id))";
 
-/// Claims up to `limit` due deliveries of `endpoint`, at most one per subscriber. Ordered by due
+/// Claims up to `limit` due deliveries of `endpoint`, never one that waits for another. Ordered by due
 /// time (then id), which the `(endpoint, next_attempt_at)` index yields as it is read: ordering by
 /// id alone made SQLite collect and sort every due row first, a stall of the writer that grew with
-/// the queue. The order across subscribers does not matter; within one, the head-of-line rule
+/// the queue. The order across subscribers does not matter; within one, the `after_id` rule
 /// keeps it.
 pub fn claim_due(
     conn: &Connection,

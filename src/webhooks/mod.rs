@@ -40,6 +40,7 @@ use crate::config::{Config, WebhookConfig, WebhookEvent};
 use crate::destinations::Destination;
 use crate::domain::Tag;
 use crate::mail::message::Links;
+use crate::storage::subscribers;
 use crate::storage::webhooks::{self, NewDelivery};
 use crate::tokens::Keyring;
 
@@ -276,11 +277,24 @@ pub struct PreparedEvent {
 }
 
 impl PreparedEvent {
-    /// Queues one delivery per endpoint; runs inside the command that made the change the
-    /// event reports, so both commit together or not at all.
+    /// Queues one delivery per endpoint and destination; runs inside the command that made the
+    /// change the event reports, so both commit together or not at all. An unsubscribed event
+    /// must be queued while its subscriber row still exists: each of its rows waits for the
+    /// row of the confirmed event for the same endpoint, if that is still queued
+    /// (`storage::webhooks`).
     pub fn queue(&self, conn: &Connection) -> rusqlite::Result<()> {
+        let confirmed = self.event_type == WebhookEvent::Confirmed.as_str();
+        let waiting_for = match confirmed {
+            true => Vec::new(),
+            false => match subscribers::confirmed_event(conn, &self.subscriber_id)? {
+                Some(first) => webhooks::queued_confirmed(conn, first, &self.subscriber_id)?,
+                None => Vec::new(),
+            },
+        };
+        let mut first = None;
         for endpoint in &self.endpoints {
-            webhooks::insert(
+            let after_id = waiting_for.iter().find(|(queued, _)| queued == endpoint).map(|&(_, id)| id);
+            let id = webhooks::insert(
                 conn,
                 &NewDelivery {
                     endpoint,
@@ -289,8 +303,13 @@ impl PreparedEvent {
                     subscriber_id: &self.subscriber_id,
                     payload: &self.payload,
                     now: self.now,
+                    after_id,
                 },
             )?;
+            first.get_or_insert(id);
+        }
+        if let (true, Some(first)) = (confirmed, first) {
+            subscribers::set_confirmed_event(conn, &self.subscriber_id, first)?;
         }
         Ok(())
     }

@@ -263,7 +263,7 @@ impl Worker for Deliverer {
     }
 }
 
-/// Claims due events of one sink, at most one per subscriber, oldest first.
+/// Claims due events of one sink, none that waits for another, oldest first.
 struct ClaimDeliveries {
     endpoint: String,
     now: UnixSeconds,

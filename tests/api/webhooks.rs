@@ -735,6 +735,47 @@ async fn unsubscribed_is_never_posted_before_the_confirmed_event_of_the_same_sub
 }
 
 #[actix_web::test]
+async fn each_endpoints_unsubscribed_waits_only_for_its_own_confirmed_event() {
+    // Arrange: two endpoints; the live one has delivered confirmed, the dead one has not, when
+    // the subscriber leaves
+    let live = Receiver::start(Reply::Status(204));
+    let port = free_port();
+    let dead = format!("http://127.0.0.1:{port}{HOOK_PATH}");
+    let (app, _) = app_with_hooks("", "", &[("dead", &dead), ("live", &live.url(HOOK_PATH))]).await;
+    let removal = confirm(&app, "jane@example.com").await;
+    assert_eq!(deliver(&app, "live").await, [DeliveryOutcome::Delivered]);
+    assert_eq!(location(&post_token(&app, "/api/manage", &removal).await), "/removed?list=news");
+
+    // Act
+    let live_outcomes = deliver(&app, "live").await;
+    let dead_outcomes = deliver(&app, "dead").await;
+
+    // Assert: the live endpoint hears of the removal at once; the dead one's unsubscribed waits
+    // behind its confirmed, never attempted
+    assert_eq!(live_outcomes, [DeliveryOutcome::Delivered]);
+    assert_eq!(
+        types_and_emails(&live.requests()).into_iter().map(|(kind, _)| kind).collect::<Vec<_>>(),
+        [CONFIRMED, UNSUBSCRIBED]
+    );
+    assert!(matches!(dead_outcomes.as_slice(), [DeliveryOutcome::Retrying { .. }]), "{dead_outcomes:?}");
+    let left: Vec<(String, String, i64)> =
+        queued(&app).into_iter().map(|row| (row.endpoint, row.event_type, row.attempts)).collect();
+    assert_eq!(left, [("dead".into(), CONFIRMED.into(), 1), ("dead".into(), UNSUBSCRIBED.into(), 0)]);
+
+    // Act: the dead endpoint comes up
+    let receiver = Receiver::start_on(port, Reply::Status(204));
+    app.clock.advance(Duration::from_secs(80));
+    let mut outcomes = deliver(&app, "dead").await;
+    outcomes.extend(deliver(&app, "dead").await);
+
+    // Assert: confirmed, then unsubscribed
+    assert_eq!(outcomes, [DeliveryOutcome::Delivered, DeliveryOutcome::Delivered]);
+    let kinds: Vec<String> = types_and_emails(&receiver.requests()).into_iter().map(|(kind, _)| kind).collect();
+    assert_eq!(kinds, [CONFIRMED, UNSUBSCRIBED]);
+    assert_eq!(count(&app, "webhook_deliveries"), 0);
+}
+
+#[actix_web::test]
 async fn a_dead_endpoint_keeps_its_events_queued_and_holds_up_no_other() {
     // Arrange: the dead one configured first
     let live = Receiver::start(Reply::Status(204));
