@@ -197,8 +197,7 @@ impl Webhooks {
         if !self.wants_confirmed(confirmed.list) {
             return Ok(None);
         }
-        let token = self.inner.keyring.sign_unsubscribe(confirmed.list, confirmed.subscriber_id, confirmed.now);
-        let data = json!({
+        let mut data = json!({
             "list": confirmed.list,
             "email": confirmed.email,
             "subscriber_id": confirmed.subscriber_id,
@@ -207,10 +206,15 @@ impl Webhooks {
             "confirm_method": confirmed.method,
             "consent_version": confirmed.consent_version,
             "consent_text": consent_text,
-            "unsubscribe_url": self.inner.links.unsubscribe(&token),
             "source": confirmed.source,
             "tags": Tag::split(confirmed.tags),
         });
+        // Signed only for a webhook endpoint: a destination's sender has its own unsubscribe.
+        let endpoint_wants = |endpoint: &Arc<Endpoint>| endpoint.config.wants(WebhookEvent::Confirmed, confirmed.list);
+        if self.inner.endpoints.iter().any(endpoint_wants) {
+            let token = self.inner.keyring.sign_unsubscribe(confirmed.list, confirmed.subscriber_id, confirmed.now);
+            data["unsubscribe_url"] = json!(self.inner.links.unsubscribe(&token));
+        }
         self.prepare(WebhookEvent::Confirmed, confirmed.list, confirmed.subscriber_id, data, confirmed.now).map(Some)
     }
 
