@@ -170,19 +170,25 @@ fn alert_expressions(section: &str) -> String {
 // ---------------------------------------------------------------------------------------------
 // The live check
 
-/// An app with the metrics listener, a surge threshold of 1 and a webhook endpoint `crm` at
-/// `receiver`, its one list `news`.
+/// An app with the metrics listener, a surge threshold of 1, a webhook endpoint `crm` at
+/// `receiver` and a destination `sender` (its series are served from the start, whether or not
+/// another test in the same process configured one), its one list `news`.
 async fn app(receiver: &Receiver) -> TestApp {
     let dir = tempfile::tempdir().unwrap();
     let secret = dir.path().join("webhook_secret");
     std::fs::write(&secret, "whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=\n").unwrap();
+    let credential = dir.path().join("listmonk_token");
+    std::fs::write(&credential, "api:token\n").unwrap();
     let extra = format!(
         "[server]\nmetrics_listen = \"127.0.0.1:0\"\n\
          [signup]\nrate_limits = [{{ window = \"10m\", max = 1000 }}]\nsurge_alert = {{ window = \"10m\", max = 1 }}\n\
          [mail]\nwebhook_timeout = \"1s\"\n\
-         [[webhooks]]\nname = \"crm\"\nurl = \"{}\"\nsecret_file = {:?}\n",
+         [[webhooks]]\nname = \"crm\"\nurl = \"{}\"\nsecret_file = {:?}\n\
+         [[destinations]]\nname = \"sender\"\nkind = \"listmonk\"\nurl = \"{}\"\ncredential_file = {:?}\ntarget = \"1\"\n",
         receiver.url(HOOK_PATH),
-        secret.display().to_string()
+        secret.display().to_string(),
+        receiver.url(""),
+        credential.display().to_string()
     );
     spawn_app_in(dir, &extra).await
 }
