@@ -6,7 +6,8 @@
 //!
 //! - [`app`]: assembly — start-up order, `Application::build` / `run_until_stopped`, the
 //!   metrics listener with its gauge refresh and the status page (`app::metrics_server`), and
-//!   the mail workers' own multi-threaded runtime (`app::mail_runtime`).
+//!   the background workers' own multi-threaded runtimes, the mail workers' and the delivery
+//!   workers' at a lower CPU priority (`app::worker_runtime`).
 //! - [`background`]: the one loop every background worker runs (jittered tick, rounds, stop).
 //! - [`preflight`]: every start-up check that writes nothing (files, credentials, transport,
 //!   webhooks), shared by `serve` and `check-config`.

@@ -11,10 +11,10 @@
 //! (`reload_on_hangup`); the handler is installed by `build`, so a `SIGHUP` that arrives once
 //! the server is bound never takes the signal's default action (ending the process).
 
-mod mail_runtime;
 mod metrics_server;
+mod worker_runtime;
 
-use mail_runtime::MailRuntime;
+use worker_runtime::{Priority, WorkerRuntime};
 
 use std::future::Future;
 use std::net::TcpListener;
@@ -135,33 +135,37 @@ impl Application {
             let _ = stopped.wait_for(|stop| *stop).await;
         };
         let mut workers = Vec::new();
-        let mail_runtime = self.background_workers.then(|| MailRuntime::start(mail::WORKERS)).transpose()?;
+        let runtimes = if self.background_workers {
+            let sinks = self.state.webhooks.endpoints().len() + self.state.webhooks.destinations().len();
+            Some((
+                WorkerRuntime::start("signupd-mail", mail::WORKERS, Priority::Normal)?,
+                WorkerRuntime::start("signupd-deliver", sinks, Priority::Background)?,
+            ))
+        } else {
+            None
+        };
         let reloads = reload_on_hangup(self.state.clone(), self.hangup, until_stopped(workers_stopped.clone()));
         workers.push(("SIGHUP listener", tokio::spawn(reloads)));
-        if self.background_workers {
+        if let Some((mail_runtime, delivery_runtime)) = &runtimes {
             let intake = signup::run_worker(self.state.intake(), until_stopped(workers_stopped.clone()));
             workers.push(("intake worker", tokio::spawn(intake)));
-            if let Some(mail_runtime) = &mail_runtime {
-                for _ in 0..mail::WORKERS {
-                    let mail = mail::run_worker(self.state.mailer(), until_stopped(workers_stopped.clone()));
-                    workers.push(("mail worker", mail_runtime.spawn(mail)));
-                }
+            for _ in 0..mail::WORKERS {
+                let mail = mail::run_worker(self.state.mailer(), until_stopped(workers_stopped.clone()));
+                workers.push(("mail worker", mail_runtime.spawn(mail)));
             }
             let rollups = status::run_worker(&self.state, until_stopped(workers_stopped.clone()));
             workers.push(("rollup worker", tokio::spawn(rollups)));
+            // Off the HTTP thread, at a lower priority: a wave of confirmations queues as many
+            // events as it confirms, and handing them on must not slow the confirm pages.
             for endpoint in self.state.webhooks.endpoints() {
                 let deliverer = self.state.deliverer(endpoint.clone());
                 let deliveries = webhooks::worker::run_worker(deliverer, until_stopped(workers_stopped.clone()));
-                workers.push(("webhook worker", tokio::spawn(deliveries)));
+                workers.push(("webhook worker", delivery_runtime.spawn(deliveries)));
             }
-            // Off the HTTP thread, beside the mail workers: a wave of confirmations hands on as
-            // many events as it confirms, and their calls must not slow the confirm pages.
-            if let Some(mail_runtime) = &mail_runtime {
-                for destination in self.state.webhooks.destinations() {
-                    let deliverer = self.state.destination_deliverer(destination.clone());
-                    let deliveries = webhooks::worker::run_worker(deliverer, until_stopped(workers_stopped.clone()));
-                    workers.push(("destination worker", mail_runtime.spawn(deliveries)));
-                }
+            for destination in self.state.webhooks.destinations() {
+                let deliverer = self.state.destination_deliverer(destination.clone());
+                let deliveries = webhooks::worker::run_worker(deliverer, until_stopped(workers_stopped.clone()));
+                workers.push(("destination worker", delivery_runtime.spawn(deliveries)));
             }
         }
         let mut scheduler = if self.background_workers {
@@ -207,7 +211,7 @@ impl Application {
             worker.await.with_context(|| format!("the {name} panicked"))?;
             tracing::info!(worker = name, "stopped");
         }
-        drop(mail_runtime);
+        drop(runtimes);
         // The counts of the last tick, which are in memory only, before the database closes.
         if self.background_workers
             && let Err(error) = status::record_rollups(&self.state).await
