@@ -148,7 +148,7 @@ impl Subscriptions<'_> {
                 let mut found = Vec::new();
                 for row in subscribers::pending_by_confirm_hash(conn, hash.as_str())? {
                     let consent_text = if webhooks.wants_confirmed(&row.list_id) {
-                        intake::consent_text_agreed(conn, &row.list_id, &row.consent_version, row.created_at)?
+                        webhooks.consent_text(conn, &row.list_id, &row.consent_version, row.created_at)?
                     } else {
                         None
                     };

@@ -145,17 +145,49 @@ pub fn record_consent_text(
 
 /// The consent text a row of `list_id` agreed to: of the texts recorded for its consent
 /// version, the one last first used at or before the row was created (`created_at`); for a
-/// row older than every recorded text, the newest. `None` when the version has no text.
+/// row older than every recorded text, the newest ([`agreed_text`]). `None` when the version
+/// has no text.
 pub fn consent_text_agreed(
     conn: &Connection,
     list_id: &str,
     consent_version: &str,
     created_at: UnixSeconds,
 ) -> rusqlite::Result<Option<String>> {
+    let texts = consent_texts_of(conn, list_id, consent_version)?;
+    Ok(agreed_text(&texts, created_at).map(str::to_owned))
+}
+
+/// Every text recorded for `consent_version` of `list_id`, as (first used at, text).
+pub fn consent_texts_of(
+    conn: &Connection,
+    list_id: &str,
+    consent_version: &str,
+) -> rusqlite::Result<Vec<(UnixSeconds, String)>> {
     conn.prepare_cached(
-        "SELECT consent_text FROM consent_texts WHERE list_id = ?1 AND consent_version = ?2
-         ORDER BY first_used_at <= ?3 DESC, first_used_at DESC LIMIT 1",
+        "SELECT first_used_at, consent_text FROM consent_texts WHERE list_id = ?1 AND consent_version = ?2",
     )?
-    .query_row(params![list_id, consent_version, created_at], |row| row.get(0))
-    .optional()
+    .query_map(params![list_id, consent_version], |row| Ok((row.get(0)?, row.get(1)?)))?
+    .collect()
+}
+
+/// Of one version's `texts`, the one a row created at `created_at` agreed to: the last first
+/// used at or before it; for a row older than them all, the newest.
+pub fn agreed_text(texts: &[(UnixSeconds, String)], created_at: UnixSeconds) -> Option<&str> {
+    let newest_before = texts.iter().filter(|(first_used, _)| *first_used <= created_at).max_by_key(|(at, _)| *at);
+    newest_before.or_else(|| texts.iter().max_by_key(|(at, _)| *at)).map(|(_, text)| text.as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_row_agreed_to_the_text_last_first_used_before_it_was_created_else_the_newest() {
+        let texts = [(100, "first".to_owned()), (300, "third".to_owned()), (200, "second".to_owned())];
+        for (created_at, expected) in [(100, "first"), (250, "second"), (300, "third"), (9_000, "third"), (50, "third")]
+        {
+            assert_eq!(agreed_text(&texts, created_at), Some(expected), "created at {created_at}");
+        }
+        assert_eq!(agreed_text(&[], 100), None);
+    }
 }

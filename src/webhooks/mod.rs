@@ -23,6 +23,7 @@
 //! finds either form): `whsec_` followed by the standard base64 of at least 24 random bytes. It
 //! prints as `[redacted]`.
 
+mod consent;
 pub mod worker;
 
 use std::path::{Path, PathBuf};
@@ -33,7 +34,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use ring::hmac;
 use rusqlite::Connection;
-use serde_json::json;
+use serde::Serialize;
 
 use crate::clock::{UnixSeconds, rfc3339};
 use crate::config::{Config, WebhookConfig, WebhookEvent};
@@ -121,6 +122,7 @@ struct Inner {
     /// Never follows redirects: a redirect is a failed delivery (`docs/operations.md`).
     client: reqwest::Client,
     timeout: std::time::Duration,
+    consent_texts: consent::ConsentTexts,
 }
 
 impl std::fmt::Debug for Webhooks {
@@ -159,6 +161,7 @@ impl Webhooks {
                 links: Links::new(config),
                 client,
                 timeout: config.mail.webhook_timeout,
+                consent_texts: consent::ConsentTexts::default(),
             }),
         })
     }
@@ -186,6 +189,18 @@ impl Webhooks {
         self.any_wants(WebhookEvent::Confirmed, list)
     }
 
+    /// The consent text a row of `list_id` created at `created_at` agreed to, for
+    /// `subscriber.confirmed`: read once per list and version (`webhooks::consent`).
+    pub fn consent_text(
+        &self,
+        conn: &Connection,
+        list_id: &str,
+        consent_version: &str,
+        created_at: UnixSeconds,
+    ) -> rusqlite::Result<Option<String>> {
+        self.inner.consent_texts.agreed(conn, list_id, consent_version, created_at)
+    }
+
     /// `subscriber.confirmed` for every endpoint that wants it, ready for the confirm command to
     /// queue; `None` when no endpoint wants it. Built before the command reaches the writer:
     /// the body and the signed unsubscribe link are work the writer's thread should not do.
@@ -197,24 +212,25 @@ impl Webhooks {
         if !self.wants_confirmed(confirmed.list) {
             return Ok(None);
         }
-        let mut data = json!({
-            "list": confirmed.list,
-            "email": confirmed.email,
-            "subscriber_id": confirmed.subscriber_id,
-            "created_at": rfc3339(confirmed.created_at)?,
-            "confirmed_at": rfc3339(confirmed.now)?,
-            "confirm_method": confirmed.method,
-            "consent_version": confirmed.consent_version,
-            "consent_text": consent_text,
-            "source": confirmed.source,
-            "tags": Tag::split(confirmed.tags),
-        });
         // Signed only for a webhook endpoint: a destination's sender has its own unsubscribe.
         let endpoint_wants = |endpoint: &Arc<Endpoint>| endpoint.config.wants(WebhookEvent::Confirmed, confirmed.list);
-        if self.inner.endpoints.iter().any(endpoint_wants) {
+        let unsubscribe_url = self.inner.endpoints.iter().any(endpoint_wants).then(|| {
             let token = self.inner.keyring.sign_unsubscribe(confirmed.list, confirmed.subscriber_id, confirmed.now);
-            data["unsubscribe_url"] = json!(self.inner.links.unsubscribe(&token));
-        }
+            self.inner.links.unsubscribe(&token)
+        });
+        let data = ConfirmedData {
+            confirm_method: confirmed.method,
+            confirmed_at: rfc3339(confirmed.now)?,
+            consent_text,
+            consent_version: confirmed.consent_version,
+            created_at: rfc3339(confirmed.created_at)?,
+            email: confirmed.email,
+            list: confirmed.list,
+            source: confirmed.source,
+            subscriber_id: confirmed.subscriber_id,
+            tags: Tag::split(confirmed.tags),
+            unsubscribe_url,
+        };
         self.prepare(WebhookEvent::Confirmed, confirmed.list, confirmed.subscriber_id, data, confirmed.now).map(Some)
     }
 
@@ -224,13 +240,13 @@ impl Webhooks {
         if !self.any_wants(WebhookEvent::Unsubscribed, left.list) {
             return Ok(None);
         }
-        let data = json!({
-            "list": left.list,
-            "email": left.email,
-            "subscriber_id": left.subscriber_id,
-            "reason": left.reason,
-            "via": left.via,
-        });
+        let data = UnsubscribedData {
+            email: left.email,
+            list: left.list,
+            reason: left.reason,
+            subscriber_id: left.subscriber_id,
+            via: left.via,
+        };
         self.prepare(WebhookEvent::Unsubscribed, left.list, left.subscriber_id, data, left.now).map(Some)
     }
 
@@ -253,18 +269,58 @@ impl Webhooks {
         event: WebhookEvent,
         list: &str,
         subscriber_id: &str,
-        data: serde_json::Value,
+        data: impl Serialize,
         now: UnixSeconds,
     ) -> anyhow::Result<PreparedEvent> {
         Ok(PreparedEvent {
             event_id: format!("evt_{}", uuid::Uuid::now_v7().simple()),
             event_type: event.as_str(),
             subscriber_id: subscriber_id.to_owned(),
-            payload: json!({ "type": event.as_str(), "timestamp": rfc3339(now)?, "data": data }).to_string(),
+            payload: serde_json::to_string(&Envelope { data, timestamp: rfc3339(now)?, kind: event.as_str() })?,
             endpoints: self.receivers(event, list).map(str::to_owned).collect(),
             now,
         })
     }
+}
+
+// The payloads as serde writes them, without a `serde_json::Value` built first: each confirm
+// with an endpoint or destination builds one (BENCHMARKS.md, "Destinations"). The fields are in
+// the alphabetical order the `Value` maps wrote, so the bodies are byte for byte the same.
+
+/// The body of every event.
+#[derive(Serialize)]
+struct Envelope<D> {
+    data: D,
+    timestamp: String,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+/// `subscriber.confirmed`'s `data`.
+#[derive(Serialize)]
+struct ConfirmedData<'a> {
+    confirm_method: &'a str,
+    confirmed_at: String,
+    consent_text: Option<&'a str>,
+    consent_version: &'a str,
+    created_at: String,
+    email: &'a str,
+    list: &'a str,
+    source: Option<&'a str>,
+    subscriber_id: &'a str,
+    tags: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unsubscribe_url: Option<String>,
+}
+
+/// `subscriber.unsubscribed`'s `data`.
+#[derive(Serialize)]
+struct UnsubscribedData<'a> {
+    email: &'a str,
+    list: &'a str,
+    reason: &'a str,
+    subscriber_id: &'a str,
+    via: &'a str,
 }
 
 /// An event with its body, and the endpoints and destinations to deliver it to: what a writer
