@@ -102,6 +102,7 @@ impl AppState {
             webhooks: self.webhooks.clone(),
             http_client: self.http_client.clone(),
             sink,
+            holder: uuid::Uuid::new_v4().simple().to_string(),
         }
     }
 }

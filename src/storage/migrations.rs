@@ -14,6 +14,7 @@ const MIGRATION_SLICE: &[M<'_>] = &[
     M::up(include_str!("migrations/0006_status_rollups.sql")),
     M::up(include_str!("migrations/0007_many_networks.sql")),
     M::up(include_str!("migrations/0008_event_order.sql")),
+    M::up(include_str!("migrations/0009_sink_leases.sql")),
 ];
 
 pub const MIGRATIONS: Migrations<'_> = Migrations::from_slice(MIGRATION_SLICE);
@@ -109,6 +110,7 @@ mod tests {
                 "rollups",
                 "send_refs",
                 "service_runs",
+                "sink_leases",
                 "subscribers",
                 "suppressions",
                 "webhook_deliveries",

@@ -1,5 +1,10 @@
-//! The `webhook_deliveries` table: events waiting for an endpoint or destination, claimed with a
-//! lease like mail. A receiver never sees a later event about someone before an earlier one
+//! The `webhook_deliveries` table: events waiting for an endpoint or destination, and
+//! `sink_leases`, which worker delivers a sink's events until when. Each sink has one worker; it
+//! takes the sink's lease (one row) and reads the due events, and writes an event only when it
+//! settles it (schema 9: a lease written into every claimed row was a write of each event more,
+//! on the writer the confirm pages wait for). The lease keeps a second worker on the same file,
+//! and the next start after a `kill -9`, from delivering the same events while they are in
+//! flight. A receiver never sees a later event about someone before an earlier one
 //! (`unsubscribed` before `confirmed`), even while that earlier one is being retried: the only
 //! pair of events about one subscriber row is its `subscriber.confirmed` and then its
 //! `subscriber.unsubscribed`, so the unsubscribed row names the confirmed row it waits for
@@ -68,33 +73,52 @@ pub struct Claimed {
     pub event_type: String,
     pub payload: String,
     pub created_at: UnixSeconds,
-    /// Including this one.
+    /// Including this one: the attempts settled before it, and one.
     pub attempts: i64,
 }
 
-/// Due, not leased, and the event it waits for (if any) is gone: delivered or dropped.
-const CLAIMABLE: &str = "d.endpoint = ?1 AND d.next_attempt_at <= ?2 AND (d.lease_until IS NULL OR d.lease_until <= ?2)
+/// Due, and the event it waits for (if any) is gone: delivered or dropped.
+const CLAIMABLE: &str = "d.endpoint = ?1 AND d.next_attempt_at <= ?2
      AND (d.after_id IS NULL OR NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.id = d.after_id))";
 
-/// Claims up to `limit` due deliveries of `endpoint`, never one that waits for another. Ordered by due
-/// time (then id), which the `(endpoint, next_attempt_at)` index yields as it is read: ordering by
-/// id alone made SQLite collect and sort every due row first, a stall of the writer that grew with
-/// the queue. The order across subscribers does not matter; within one, the `after_id` rule
-/// keeps it.
-pub fn claim_due(
+/// Takes (or extends) the lease of `sink` for `holder` until `lease_until`, unless another
+/// holder's lease runs past `now`. Whether `holder` has it.
+pub fn take_sink_lease(
     conn: &Connection,
-    endpoint: &str,
+    sink: &str,
+    holder: &str,
     now: UnixSeconds,
     lease_until: UnixSeconds,
-    limit: usize,
-) -> rusqlite::Result<Vec<Claimed>> {
+) -> rusqlite::Result<bool> {
+    let changed = conn
+        .prepare_cached(
+            "INSERT INTO sink_leases (sink, holder, lease_until) VALUES (?1, ?2, ?4)
+             ON CONFLICT (sink) DO UPDATE SET holder = excluded.holder, lease_until = excluded.lease_until
+             WHERE sink_leases.holder = excluded.holder OR sink_leases.lease_until <= ?3",
+        )?
+        .execute(params![sink, holder, now, lease_until])?;
+    Ok(changed == 1)
+}
+
+/// Ends `holder`'s lease of `sink` at `now`: the sink's events are free for the next claim.
+pub fn release_sink_lease(conn: &Connection, sink: &str, holder: &str, now: UnixSeconds) -> rusqlite::Result<()> {
+    conn.prepare_cached("UPDATE sink_leases SET lease_until = ?3 WHERE sink = ?1 AND holder = ?2")?
+        .execute(params![sink, holder, now])?;
+    Ok(())
+}
+
+/// Up to `limit` claimable deliveries of `endpoint`, never one that waits for another; read
+/// under the sink's lease. Ordered by due time (then id), which the `(endpoint,
+/// next_attempt_at)` index yields as it is read: ordering by id alone made SQLite collect and
+/// sort every due row first, a stall of the writer that grew with the queue. The order across
+/// subscribers does not matter; within one, the `after_id` rule keeps it.
+pub fn due(conn: &Connection, endpoint: &str, now: UnixSeconds, limit: usize) -> rusqlite::Result<Vec<Claimed>> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     conn.prepare_cached(&format!(
-        "UPDATE webhook_deliveries SET lease_until = ?3, attempts = attempts + 1
-         WHERE id IN (SELECT d.id FROM webhook_deliveries d WHERE {CLAIMABLE} ORDER BY d.next_attempt_at, d.id LIMIT ?4)
-         RETURNING id, event_id, event_type, payload, created_at, attempts"
+        "SELECT id, event_id, event_type, payload, created_at, attempts + 1 FROM webhook_deliveries d
+         WHERE {CLAIMABLE} ORDER BY d.next_attempt_at, d.id LIMIT ?3"
     ))?
-    .query_map(params![endpoint, now, lease_until, limit], |row| {
+    .query_map(params![endpoint, now, limit], |row| {
         Ok(Claimed {
             id: row.get(0)?,
             event_id: row.get(1)?,
@@ -107,10 +131,14 @@ pub fn claim_due(
     .collect()
 }
 
-/// Whether `endpoint` has a claimable delivery (read-only: an idle worker never writes).
-pub fn any_due(conn: &Connection, endpoint: &str, now: UnixSeconds) -> rusqlite::Result<bool> {
-    conn.prepare_cached(&format!("SELECT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE {CLAIMABLE})"))?
-        .query_row(params![endpoint, now], |row| row.get(0))
+/// Whether `endpoint` has a claimable delivery that no other holder's live lease keeps from
+/// `holder` (read-only: an idle worker never writes).
+pub fn any_due(conn: &Connection, endpoint: &str, holder: &str, now: UnixSeconds) -> rusqlite::Result<bool> {
+    conn.prepare_cached(&format!(
+        "SELECT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE {CLAIMABLE})
+            AND NOT EXISTS (SELECT 1 FROM sink_leases WHERE sink = ?1 AND holder <> ?3 AND lease_until > ?2)"
+    ))?
+    .query_row(params![endpoint, now, holder], |row| row.get(0))
 }
 
 pub fn delete(conn: &Connection, id: i64) -> rusqlite::Result<()> {
@@ -118,10 +146,10 @@ pub fn delete(conn: &Connection, id: i64) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// Releases the lease and schedules the next attempt. `last_error` never holds an address.
+/// Counts a failed attempt and schedules the next. `last_error` never holds an address.
 pub fn retry_at(conn: &Connection, id: i64, next_attempt_at: UnixSeconds, last_error: &str) -> rusqlite::Result<()> {
     conn.prepare_cached(
-        "UPDATE webhook_deliveries SET lease_until = NULL, next_attempt_at = ?2, last_error = ?3 WHERE id = ?1",
+        "UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = ?2, last_error = ?3 WHERE id = ?1",
     )?
     .execute(params![id, next_attempt_at, last_error])?;
     Ok(())

@@ -1,8 +1,9 @@
 //! Delivering subscriber events: one worker per webhook endpoint and per destination (a
 //! [`Sink`]), so one slow or dead receiver holds up no other. A worker wakes on a jittered tick
 //! of about [`TICK`], looks through a reader whether its sink has a claimable event (an idle
-//! worker never writes), claims up to [`BATCH`] in one writer command, delivers them one after
-//! another, and settles the batch in one command:
+//! worker never writes), takes the sink's lease and reads up to [`BATCH`] due events in one
+//! writer command (`storage::webhooks`: nothing is written into the events), delivers them one
+//! after another, and settles the batch and gives the lease back in one command:
 //!
 //! - delivered (a webhook's 2xx within `mail.webhook_timeout`; a destination's calls done, a
 //!   duplicate included) → the event (and the address in it) deleted;
@@ -15,11 +16,11 @@
 //!   line and an `alert_webhook` POST naming the endpoint or destination and the event type,
 //!   never the address.
 //!
-//! On shutdown a worker stops between deliveries; the rest of its batch goes back to the queue.
+//! On shutdown a worker stops between deliveries; the rest of its batch stays queued as it was.
 //! So does what is left of a batch after `MAX_BATCH_WORK`: no event is begun later, so a lease
 //! ends `MAX_BATCH_WORK` + the longest one event may take + `LEASE_MARGIN` after its claim
 //! (a minute and a half for a destination at the default timeout), and after a `kill -9` the
-//! events it held are delivered again that soon.
+//! sink's events are delivered again that soon, the ones in flight at the kill among them.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -60,6 +61,8 @@ pub struct Deliverer {
     /// For the alert webhook.
     pub http_client: reqwest::Client,
     pub sink: Sink,
+    /// Who holds the sink's lease while this worker delivers: random, one per worker.
+    pub holder: String,
 }
 
 /// Where a worker delivers: a webhook endpoint or a destination. Their events share one queue,
@@ -106,8 +109,9 @@ pub async fn try_deliver_batch(
     mut stopping: impl FnMut() -> bool + Send,
 ) -> anyhow::Result<Vec<DeliveryOutcome>> {
     let now = deliverer.clock.now();
-    let name = deliverer.sink.name().to_owned();
-    let due = deliverer.db.run(move |conn| Ok::<_, anyhow::Error>(webhooks::any_due(conn, &name, now)?)).await?;
+    let (name, holder) = (deliverer.sink.name().to_owned(), deliverer.holder.clone());
+    let due =
+        deliverer.db.run(move |conn| Ok::<_, anyhow::Error>(webhooks::any_due(conn, &name, &holder, now)?)).await?;
     if !due {
         return Ok(vec![DeliveryOutcome::EmptyQueue]);
     }
@@ -122,6 +126,7 @@ pub async fn try_deliver_batch(
     let started = std::time::Instant::now();
     let claim = ClaimDeliveries {
         endpoint: deliverer.sink.name().to_owned(),
+        holder: deliverer.holder.clone(),
         now,
         lease_until: now.saturating_add(i64::try_from(lease.as_secs()).unwrap_or(i64::MAX)),
         limit,
@@ -136,9 +141,7 @@ pub async fn try_deliver_batch(
     for event in &claimed {
         let out_of_time = !outcomes.is_empty() && started.elapsed() >= budget;
         if stopping() || out_of_time {
-            let why =
-                if out_of_time { "not attempted: the batch ran out of time" } else { "not attempted: shutting down" };
-            settlements.push((event.id, Settle::Retry { at: now, last_error: why.into() }));
+            settlements.push((event.id, Settle::Release));
             outcomes.push(DeliveryOutcome::Released);
             continue;
         }
@@ -173,7 +176,13 @@ pub async fn try_deliver_batch(
         settlements.push((event.id, settle));
         outcomes.push(outcome);
     }
-    deliverer.writer.execute(SettleDeliveries(settlements)).await?;
+    let settle = SettleDeliveries {
+        endpoint: deliverer.sink.name().to_owned(),
+        holder: deliverer.holder.clone(),
+        now: deliverer.clock.now(),
+        settlements,
+    };
+    deliverer.writer.execute(settle).await?;
     for (event, outcome) in claimed.iter().zip(&outcomes) {
         report(deliverer, event, outcome).await;
     }
@@ -263,9 +272,11 @@ impl Worker for Deliverer {
     }
 }
 
-/// Claims due events of one sink, none that waits for another, oldest first.
+/// Takes the sink's lease and reads its due events, none that waits for another, oldest first;
+/// none when another worker holds the lease.
 struct ClaimDeliveries {
     endpoint: String,
+    holder: String,
     now: UnixSeconds,
     lease_until: UnixSeconds,
     limit: usize,
@@ -276,32 +287,47 @@ impl Command for ClaimDeliveries {
 
     fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<Vec<Claimed>> {
         let conn = batch.conn();
-        Ok(webhooks::claim_due(conn, &self.endpoint, self.now, self.lease_until, self.limit)?)
+        if !webhooks::take_sink_lease(conn, &self.endpoint, &self.holder, self.now, self.lease_until)? {
+            return Ok(Vec::new());
+        }
+        Ok(webhooks::due(conn, &self.endpoint, self.now, self.limit)?)
     }
 }
 
 #[derive(Debug)]
 enum Settle {
     Delivered,
-    Retry { at: UnixSeconds, last_error: String },
+    Retry {
+        at: UnixSeconds,
+        last_error: String,
+    },
     Drop,
+    /// Not attempted: left as it was.
+    Release,
 }
 
-/// Records how each claimed event ended, in one commit.
+/// Records how each claimed event ended and gives the sink's lease back, in one commit.
 #[derive(Debug)]
-struct SettleDeliveries(Vec<(i64, Settle)>);
+struct SettleDeliveries {
+    endpoint: String,
+    holder: String,
+    now: UnixSeconds,
+    settlements: Vec<(i64, Settle)>,
+}
 
 impl Command for SettleDeliveries {
     type Output = ();
 
     fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<()> {
         let conn = batch.conn();
-        for (id, settle) in &self.0 {
+        for (id, settle) in &self.settlements {
             match settle {
                 Settle::Delivered | Settle::Drop => webhooks::delete(conn, *id)?,
                 Settle::Retry { at, last_error } => webhooks::retry_at(conn, *id, *at, last_error)?,
+                Settle::Release => {}
             }
         }
+        webhooks::release_sink_lease(conn, &self.endpoint, &self.holder, self.now)?;
         Ok(())
     }
 }

@@ -113,15 +113,13 @@ struct Queued {
     payload: Value,
     attempts: i64,
     next_attempt_at: i64,
-    lease_until: Option<i64>,
     last_error: Option<String>,
 }
 
 fn queued_in(conn: &rusqlite::Connection) -> Vec<Queued> {
     let mut statement = conn
         .prepare(
-            "SELECT endpoint, event_id, event_type, subscriber_id, payload, attempts, next_attempt_at, lease_until,
-                    last_error
+            "SELECT endpoint, event_id, event_type, subscriber_id, payload, attempts, next_attempt_at, last_error
              FROM webhook_deliveries ORDER BY id",
         )
         .unwrap();
@@ -135,8 +133,7 @@ fn queued_in(conn: &rusqlite::Connection) -> Vec<Queued> {
                 payload: serde_json::from_str(&row.get::<_, String>(4)?).unwrap(),
                 attempts: row.get(5)?,
                 next_attempt_at: row.get(6)?,
-                lease_until: row.get(7)?,
-                last_error: row.get(8)?,
+                last_error: row.get(7)?,
             })
         })
         .unwrap()
@@ -624,7 +621,10 @@ async fn assert_retried_with_the_same_id_until_delivered(failure: Failure) {
         let rows = queued(&app);
         assert_eq!(rows.len(), 1, "{failure:?}: {rows:?}");
         let row = &rows[0];
-        assert_eq!((row.event_id.as_str(), row.attempts, row.lease_until), (event_id.as_str(), attempt, None));
+        assert_eq!((row.event_id.as_str(), row.attempts), (event_id.as_str(), attempt));
+        let lease_until: i64 =
+            db(&app).query_row("SELECT lease_until FROM sink_leases WHERE sink = 'crm'", [], |r| r.get(0)).unwrap();
+        assert!(lease_until <= app.clock.now(), "{failure:?}: the lease is given back");
         let last_error = row.last_error.clone().unwrap_or_default();
         assert!(last_error.contains(failure.words()), "{failure:?}: last_error {last_error:?}");
         assert!(!last_error.contains('@'), "{failure:?}: an address in last_error {last_error:?}");
@@ -681,6 +681,61 @@ async fn a_302_is_not_followed_but_retried_and_delivered_once_the_receiver_is_ba
 #[actix_web::test]
 async fn a_receiver_not_listening_is_retried_and_delivered_once_it_listens() {
     assert_retried_with_the_same_id_until_delivered(Failure::NotListening).await;
+}
+
+#[actix_web::test]
+async fn four_real_workers_racing_for_one_endpoint_post_each_event_once_and_in_order() {
+    // Arrange: 24 subscribers confirmed and every third removed again, before any delivery: 32
+    // events, eight pairs that must arrive confirmed first
+    let receiver = Receiver::start(Reply::Status(204));
+    let (app, _) = app_with_hooks("", "", &[("crm", &receiver.url(HOOK_PATH))]).await;
+    let emails: Vec<String> = (0..24).map(|i| format!("reader{i}@example.com")).collect();
+    for (i, email) in emails.iter().enumerate() {
+        let removal = confirm(&app, email).await;
+        if i % 3 == 0 {
+            assert_eq!(location(&post_token(&app, "/api/manage", &removal).await), "/removed?list=news");
+        }
+    }
+    assert_eq!(queued(&app).len(), 32);
+
+    // Act: four background workers of the same endpoint, as if two servers shared the file,
+    // each with a lease holder of its own
+    let endpoint = app.state.webhooks.endpoints()[0].clone();
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let workers: Vec<_> = (0..4)
+        .map(|_| {
+            let mut stopped = stopped.clone();
+            let until_stopped = async move {
+                let _ = stopped.wait_for(|stop| *stop).await;
+            };
+            tokio::spawn(signupd::webhooks::worker::run_worker(app.state.deliverer(endpoint.clone()), until_stopped))
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while receiver.requests().len() < 32 {
+        assert!(Instant::now() < deadline, "not delivered: {} of 32", receiver.requests().len());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Time for a worker that read the events beside the winner to post them twice
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    stop.send(true).unwrap();
+    for worker in workers {
+        worker.await.unwrap();
+    }
+
+    // Assert: each event posted once; each removed subscriber's confirmed before its unsubscribed
+    let requests = receiver.requests();
+    let mut ids: Vec<String> = requests.iter().map(|r| r.header("webhook-id").unwrap_or_default().to_owned()).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!((requests.len(), ids.len()), (32, 32), "each event once");
+    let seen = types_and_emails(&requests);
+    for (i, email) in emails.iter().enumerate() {
+        let types: Vec<&str> = seen.iter().filter(|(_, e)| e == email).map(|(kind, _)| kind.as_str()).collect();
+        let expected: &[&str] = if i % 3 == 0 { &[CONFIRMED, UNSUBSCRIBED] } else { &[CONFIRMED] };
+        assert_eq!(types, expected, "{email}");
+    }
+    assert!(queued(&app).is_empty());
 }
 
 #[actix_web::test]
@@ -960,9 +1015,9 @@ async fn an_event_queued_when_serve_is_killed_9_is_delivered_after_the_restart()
     let deadline = Instant::now() + Duration::from_secs(30);
     let waiting = loop {
         let rows = queued_in(&read_only(&database));
+        // An attempt is counted when it is settled, in the commit that gives the lease back.
         if let [row] = rows.as_slice()
             && row.attempts >= 1
-            && row.lease_until.is_none()
             && row.next_attempt_at >= unix_now() + 2
         {
             server.kill_9();
