@@ -137,9 +137,11 @@ impl Application {
         let mut workers = Vec::new();
         let runtimes = if self.background_workers {
             let sinks = self.state.webhooks.endpoints().len() + self.state.webhooks.destinations().len();
+            // A thread per core even for one sink: its HTTP connections' tasks run beside it.
+            let delivery_threads = if sinks == 0 { 1 } else { usize::MAX };
             Some((
                 WorkerRuntime::start("signupd-mail", mail::WORKERS, Priority::Normal)?,
-                WorkerRuntime::start("signupd-deliver", sinks, Priority::Background)?,
+                WorkerRuntime::start("signupd-deliver", delivery_threads, Priority::Background)?,
             ))
         } else {
             None
