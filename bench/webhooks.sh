@@ -19,7 +19,9 @@
 # alternating (CONFIRM_ORDER="0 1 2 0 1 2 0 1 2": 0 without, 1 with, 2 with a sink that
 # refuses connections: the event rows are written in the confirm's commit as with 1, but the
 # delivery worker does next to nothing, which tells the commit's share from the delivery's),
-# each on a fresh copy.
+# each on a fresh copy. Each run with the sink is also divided by the run without it just before,
+# and the median of those ratios reported: on a shared machine the speed drifts between runs
+# (CONFIRM_ORDER="0 1 0 1 …" pairs them all; TMPDIR=/dev/shm keeps the disk's fsyncs out).
 # Every delivery and confirm run reports signupd's peak RSS (VmHWM from /proc/PID/status, MiB,
 # bench/common.sh's peak_rss_mib), read when the receiver has counted N / when wrk ends, before
 # signupd is stopped; the summary gives the medians and the highest peak RSS.
@@ -95,6 +97,7 @@ template="$TMP/confirm-template"
 init_data "$template"
 "${TOOL[@]}" confirmable --data-dir "$template" -n "$CONFIRM_N" --tokens-out "$TMP/tokens" >/dev/null
 confirm_rps=("" "" "") # per endpoint setting (0, 1, 2): the runs' req/s, space-separated
+paired=""              # each run with a sink ÷ the run without it just before: the machine's speed drifts
 confirm_rss=("" "" "")
 endpoint() { case $1 in 0) echo none ;; 1) echo configured ;; 2) echo "configured, refusing" ;; esac; }
 for webhook in ${CONFIRM_ORDER:-0 1 2 0 1 2 0 1 2}; do
@@ -106,10 +109,17 @@ for webhook in ${CONFIRM_ORDER:-0 1 2 0 1 2 0 1 2}; do
     serve_stop
     rps=$(grep 'Requests/sec' "$dir.wrk" | awk '{print $2}')
     confirm_rps[webhook]+="$rps "
+    if [[ $webhook == 0 ]]; then last_none=$rps; elif [[ $webhook == 1 && -n ${last_none:-} ]]; then
+        paired+="$(python3 -c "print(round($rps / $last_none, 3))") "
+    fi
     confirm_rss[webhook]+="$rss "
     echo "confirm, $SINK $(endpoint "$webhook"): $rps req/s, p50 $(awk '/ 50%/ {print $2}' "$dir.wrk"), p99 $(awk '/ 99%/ {print $2}' "$dir.wrk"); events queued: $(sql "$dir/signupd.sqlite3" 'SELECT count(*) FROM webhook_deliveries'); peak RSS $rss MiB"
     rm -rf "$dir" "$dir".*
 done
+if [[ -n $paired ]]; then
+    # shellcheck disable=SC2086 # a space-separated list of numbers
+    echo "confirm, $SINK configured ÷ none run just before: $paired(median $(median $paired))"
+fi
 for webhook in 0 1 2; do
     [[ -n ${confirm_rps[webhook]} ]] || continue
     # shellcheck disable=SC2086 # the lists are space-separated numbers
