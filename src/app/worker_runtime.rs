@@ -10,12 +10,16 @@
 //! there are cores (at most one per worker), beside the HTTP workers' threads.
 //!
 //! The webhook and destination workers run on a second runtime whose threads ask the kernel for
-//! a lower CPU priority ([`Priority::Background`], nice 10). A wave of confirmations queues one
-//! event per confirmation and sink, and a receiver on the same network answers as fast as it is
-//! called: delivering at full speed took a quarter of a two-core machine's confirm rate
-//! (BENCHMARKS.md, "Destinations"). When the CPUs are busy, the delivery threads now get what
-//! the pages leave; the events wait in their durable queue, in order, and go out when the wave
-//! has passed. On an idle machine the priority changes nothing.
+//! the lowest CPU priority of a normal thread ([`Priority::Background`], nice 19). A wave of
+//! confirmations queues one event per confirmation and sink, and a receiver on the same network
+//! answers as fast as it is called: delivering at full speed took a quarter of a two-core
+//! machine's confirm rate (BENCHMARKS.md, "Destinations"), and at nice 10 (a tenth of a busy
+//! CPU) still about a tenth. When the CPUs are busy, the delivery threads now get what the pages
+//! leave; the events wait in their durable queue, in order, and go out when the wave has passed.
+//! On an idle machine the priority changes nothing. Nice 19 rather than `SCHED_IDLE`: a delivery
+//! thread still gets a slice now and then under a load that never ends, so a lease it holds is
+//! given back and a reader connection it took is returned within the slice, not when the load
+//! stops.
 //!
 //! Everything a worker awaits works from any runtime: the writer answers through channels,
 //! the readers and file writes go through this runtime's blocking pool, and lettre's and
@@ -31,12 +35,12 @@ use tokio::task::JoinHandle;
 pub enum Priority {
     /// As the HTTP workers.
     Normal,
-    /// Nice 10: about a tenth of a normal thread's share of a busy CPU, all of an idle one.
+    /// Nice 19: about a seventieth of a normal thread's share of a busy CPU, all of an idle one.
     Background,
 }
 
 /// Nice value of [`Priority::Background`] threads.
-const BACKGROUND_NICE: i32 = 10;
+const BACKGROUND_NICE: i32 = 19;
 
 /// A runtime the background workers are spawned on; stopped (without waiting) when dropped,
 /// after `serve` has awaited the workers, or on an early return where they never started.

@@ -687,15 +687,14 @@ async fn sign_up_and_confirm(server: &process::Served, dir: &Path, emails: &[Str
 }
 
 /// kill -9 while the worker is in the middle of a batch: the events it had claimed stay in the
-/// queue under their lease, the restarted `serve` sends them again once the lease ends, and the
-/// sender takes each again as a duplicate. listmonk is the kind this is about: it has no upsert,
-/// so an event sent twice takes the duplicate path (409, lookup, add to the list), and each event
-/// may take up to three calls, so a kill between them is likelier than with one call per event;
-/// the other kinds share the queue, the lease and the worker.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kill_9_while_listmonk_calls_are_in_flight_loses_no_subscriber_and_duplicates_end_as_one() {
-    // Arrange: a listmonk that takes 150 ms per answer (a batch of 20 takes seconds)
-    let api = SenderApi::start(Kind::Listmonk);
+/// queue under their sink's lease, the restarted `serve` sends them again once the lease ends,
+/// and the sender takes each again as a duplicate. Each kind's duplicate path differs: listmonk
+/// has no upsert, so an event sent twice takes the 409 path (look up, add to the list), and each
+/// event may take up to three calls, so a kill between them is likelier than with one call;
+/// Buttondown answers a repeat with its collision, Mailchimp and Brevo upsert.
+async fn kill_9_while_calls_are_in_flight_loses_no_subscriber_and_duplicates_end_as_one(kind: Kind) {
+    // Arrange: a sender that takes 150 ms per answer (a batch of 20 takes seconds)
+    let api = SenderApi::start(kind);
     api.answer_slowly(Duration::from_millis(150));
     let dir = tempfile::tempdir().unwrap();
     let credential = write_credential(dir.path(), NAME, &api.credential());
@@ -706,7 +705,7 @@ async fn kill_9_while_listmonk_calls_are_in_flight_loses_no_subscriber_and_dupli
     let mut server = process::serve(&config);
     sign_up_and_confirm(&server, dir.path(), &emails).await;
 
-    // Act: kill -9 once a few have reached listmonk and the rest are still queued
+    // Act: kill -9 once a few have reached the sender and the rest are still queued
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let reached = api.effects().len();
@@ -714,18 +713,18 @@ async fn kill_9_while_listmonk_calls_are_in_flight_loses_no_subscriber_and_dupli
             server.kill_9();
             break;
         }
-        assert!(Instant::now() < deadline, "listmonk never took 4: {:?}", api.requests());
+        assert!(Instant::now() < deadline, "{kind:?} never took 4: {:?}", api.requests());
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let left = queued_in(&read_only(&database));
     let held_at_kill = api.addresses();
 
-    // Assert: none lost: each either reached listmonk or is still queued
+    // Assert: none lost: each either reached the sender or is still queued
     assert!(!left.is_empty(), "killed before the queue drained");
     for email in &emails {
         assert!(
             held_at_kill.contains_key(email) || left.iter().any(|row| row.email == *email),
-            "{email} neither reached listmonk nor is queued"
+            "{email} neither reached {kind:?} nor is queued"
         );
     }
     let lease_ends = sink_lease_in(&read_only(&database), NAME).expect("the killed worker held the lease");
@@ -747,11 +746,11 @@ async fn kill_9_while_listmonk_calls_are_in_flight_loses_no_subscriber_and_dupli
     }
     server.stop().await;
 
-    // Assert: every address once in listmonk, confirmed on the list; duplicates only as repeats
+    // Assert: every address once at the sender, confirmed on the target; duplicates only as repeats
     let held = api.addresses();
     let expected: BTreeMap<String, Option<Standing>> =
         emails.iter().map(|email| (email.clone(), Some(Standing::Subscribed))).collect();
-    assert_eq!(held, expected, "exactly the 20, each confirmed on the list");
+    assert_eq!(held, expected, "{kind:?}: exactly the 20, each confirmed on the target");
     let effects = api.effects();
     let duplicates = effects.len() - emails.len();
     for email in &emails {
@@ -761,8 +760,8 @@ async fn kill_9_while_listmonk_calls_are_in_flight_loses_no_subscriber_and_dupli
             "{email}: {history:?}"
         );
     }
-    // At least once: only an event the kill cut off is sent again, so only an address listmonk
-    // already held then is taken twice.
+    // At least once: only an event the kill cut off is sent again, so only an address the
+    // sender already held then is taken twice.
     let twice: Vec<&String> = emails.iter().filter(|email| api.history_of(email).len() > 1).collect();
     assert!(
         twice.iter().all(|email| held_at_kill.contains_key(*email)),
@@ -770,6 +769,32 @@ async fn kill_9_while_listmonk_calls_are_in_flight_loses_no_subscriber_and_dupli
         left.len()
     );
     assert!(api.requests().iter().all(|r| r.method != "DELETE"));
+}
+
+/// Each kind's `kill -9` test, with a sender and a server of its own; they wait for the
+/// killed worker's lease (about a minute) side by side.
+mod kill_9 {
+    use super::{Kind, kill_9_while_calls_are_in_flight_loses_no_subscriber_and_duplicates_end_as_one as test};
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn listmonk() {
+        test(Kind::Listmonk).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn buttondown() {
+        test(Kind::Buttondown).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn mailchimp() {
+        test(Kind::Mailchimp).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn brevo() {
+        test(Kind::Brevo).await;
+    }
 }
 
 /// What `send-test-destination` says on success, per kind.
@@ -936,4 +961,49 @@ async fn serve_logs_neither_credential_nor_address_while_every_kind_refuses_the_
         assert!(!log.contains(token), "a credential in the log:\n{log}");
     }
     assert!(!log.contains("leaky.reader"), "the address in the log:\n{log}");
+}
+
+/// The name and nice value of each thread of process `pid`, from `/proc/PID/task/TID/stat`
+/// (`proc(5)`: the name is field 2, in parentheses; the nice value field 19).
+fn threads_nice(pid: u32) -> Vec<(String, i64)> {
+    let mut threads = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
+        let Ok(stat) = std::fs::read_to_string(task.unwrap().path().join("stat")) else { continue };
+        let (open, close) = (stat.find('(').unwrap(), stat.rfind(')').unwrap());
+        let fields: Vec<&str> = stat[close + 2..].split(' ').collect();
+        // Fields from 3 on: `state` is the first after the name, so field 19 is at 16.
+        threads.push((stat[open + 1..close].to_owned(), fields[16].parse().unwrap()));
+    }
+    threads
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hand_on_threads_run_at_nice_19_and_every_other_thread_at_the_process_own_priority() {
+    // Arrange: a destination, so the delivery runtime has a thread per core
+    let api = SenderApi::start(Kind::Listmonk);
+    let dir = tempfile::tempdir().unwrap();
+    let credential = write_credential(dir.path(), NAME, &api.credential());
+    let config = process::config(dir.path(), 1000, &destination_toml(NAME, &api, &credential));
+
+    // Act: serve, and hand one subscriber on (the delivery threads have run then)
+    let server = process::serve(&config);
+    sign_up_and_confirm(&server, dir.path(), &[ANN.to_owned()]).await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while api.standing(ANN).is_none() {
+        assert!(Instant::now() < deadline, "not handed on: {:?}", api.requests());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let threads = threads_nice(server.pid());
+    server.stop().await;
+
+    // Assert: the delivery runtime's threads at 19, the pages', the writer's and the mail
+    // workers' at the test's own (0 unless the tests run under `nice`), which serve inherits
+    let delivering: Vec<_> = threads.iter().filter(|(name, _)| name.starts_with("signupd-deliver")).collect();
+    assert!(!delivering.is_empty(), "no delivery thread among {threads:?}");
+    assert!(delivering.iter().all(|(_, nice)| *nice == 19), "{threads:?}");
+    let others: Vec<_> = threads.iter().filter(|(name, _)| !name.starts_with("signupd-deliver")).collect();
+    assert!(others.iter().any(|(name, _)| name.starts_with("signupd-mail")), "{threads:?}");
+    let own = threads_nice(std::process::id())[0].1;
+    assert!(own < 19, "the tests run at nice {own}: nothing to tell apart");
+    assert!(others.iter().all(|(_, nice)| *nice == own), "{threads:?}");
 }

@@ -95,6 +95,10 @@ impl Served {
         format!("http://127.0.0.1:{}{path}", self.port)
     }
 
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// SIGKILL: no shutdown code runs.
     pub fn kill_9(&mut self) {
         self.child.kill().unwrap();
