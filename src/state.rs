@@ -16,6 +16,7 @@ use crate::config::Config;
 use crate::destinations::Destination;
 use crate::domain_policy::DomainPolicy;
 use crate::frame::Stylesheets;
+use crate::mail::reference::ReferenceKey;
 use crate::mail::{Mailer, Transport};
 use crate::ratelimit::RateLimiter;
 use crate::secrets::Secrets;
@@ -80,6 +81,7 @@ impl AppState {
             transport: self.transport.clone(),
             http_client: self.http_client.clone(),
             keyring: self.keyring.clone(),
+            references: Arc::new(ReferenceKey::derive(&self.secrets.hash_key)),
         }
     }
 

@@ -2,8 +2,9 @@
 //! a plain-text and an HTML part from askama templates (`templates/email/`). No tracking, no
 //! remote images. Headers: `Message-ID` on the sender's domain, `Date`, the list's `From` and
 //! `Reply-To`, `Auto-Submitted: auto-generated` (RFC 3834: auto-responders must not answer),
-//! `List-Id`, and on the welcome mail `List-Unsubscribe` with `List-Unsubscribe-Post`
-//! (RFC 8058).
+//! `List-Id`, on the welcome mail `List-Unsubscribe` with `List-Unsubscribe-Post`
+//! (RFC 8058), and on both `X-Signupd-Ref` (`mail::reference`), which bounces and complaints
+//! about the mail bring back.
 //!
 //! Both mails speak the list's language (texts from its catalogue, dates written for it,
 //! `Content-Language`), carry the site's name and link, the accent colour on the confirm button,
@@ -17,6 +18,7 @@ use lettre::Message;
 use lettre::message::header::{HeaderName, HeaderValue};
 use lettre::message::{Mailbox, MultiPart};
 
+use super::reference;
 use crate::clock::UnixSeconds;
 use crate::config::{Config, ListConfig};
 use crate::presentation::Messages;
@@ -119,6 +121,15 @@ impl Links {
     }
 }
 
+/// Where a mail about a subscriber goes, and the sealed reference it carries.
+#[derive(Debug, Clone, Copy)]
+pub struct Recipient<'a> {
+    /// A bare address, already validated.
+    pub address: &'a str,
+    /// `X-Signupd-Ref` (`mail::reference`).
+    pub reference: &'a str,
+}
+
 /// A confirmation mail for `to`, with the confirm link (`confirm_token`) expiring at
 /// `expires_at` and the manage link (`removal_token`), in the list's language. With lists in
 /// `also` (of the same sender), the one link confirms them all, and the mail names them all.
@@ -126,7 +137,7 @@ pub fn confirmation(
     config: &Config,
     list: &ListConfig,
     also: &[&ListConfig],
-    to: &str,
+    to: Recipient<'_>,
     confirm_token: &str,
     removal_token: &str,
     expires_at: UnixSeconds,
@@ -144,14 +155,14 @@ pub fn confirmation(
     let (how, until) = (how.as_str(), until.as_str());
     let text = ConfirmText { m: &m, how, until, confirm_url: &confirm_url, manage_url: &manage_url }.render()?;
     let html = ConfirmHtml { m: &m, how, until, confirm_url: &confirm_url, manage_url: &manage_url }.render()?;
-    build(config, list, to, &m, text, html, None)
+    build(config, list, to.address, &m, text, html, Extra { unsubscribe_url: None, reference: Some(to.reference) })
 }
 
 /// A welcome mail, with the manage link and one-click unsubscribe headers.
 pub fn welcome(
     config: &Config,
     list: &ListConfig,
-    to: &str,
+    to: Recipient<'_>,
     manage_token: &str,
     unsubscribe_token: &str,
 ) -> anyhow::Result<Message> {
@@ -160,7 +171,8 @@ pub fn welcome(
     let m = Frame::new(&links, list, list.welcome_subject());
     let text = WelcomeText { m: &m, manage_url: &manage_url }.render()?;
     let html = WelcomeHtml { m: &m, manage_url: &manage_url }.render()?;
-    build(config, list, to, &m, text, html, Some(links.unsubscribe(unsubscribe_token)))
+    let unsubscribe_url = Some(links.unsubscribe(unsubscribe_token));
+    build(config, list, to.address, &m, text, html, Extra { unsubscribe_url, reference: Some(to.reference) })
 }
 
 /// A plain test mail for `signupd send-test-mail`.
@@ -177,7 +189,15 @@ pub fn test_mail(config: &Config, list: &ListConfig, to: &str) -> anyhow::Result
     let mut frame = Frame::new(&Links::new(config), list, "signupd test mail".to_owned());
     // The test mail is for the operator, in English whatever the list's language.
     frame.lang = "en";
-    build(config, list, to, &frame, text, html, None)
+    build(config, list, to, &frame, text, html, Extra { unsubscribe_url: None, reference: None })
+}
+
+/// The headers only some mails carry.
+struct Extra<'a> {
+    /// The welcome mail's one-click unsubscribe link.
+    unsubscribe_url: Option<String>,
+    /// The sealed `X-Signupd-Ref` of a mail about a subscriber.
+    reference: Option<&'a str>,
 }
 
 fn build(
@@ -187,7 +207,7 @@ fn build(
     frame: &Frame<'_>,
     text: String,
     html: String,
-    unsubscribe_url: Option<String>,
+    extra: Extra<'_>,
 ) -> anyhow::Result<Message> {
     let to: Mailbox = Mailbox::new(None, to.parse()?);
     let sender_domain = list.from.email.domain().to_owned();
@@ -203,7 +223,10 @@ fn build(
     if let Some(reply_to) = &list.reply_to {
         builder = builder.reply_to(reply_to.clone());
     }
-    if let Some(url) = unsubscribe_url {
+    if let Some(reference) = extra.reference {
+        builder = builder.raw_header(raw(reference::HEADER, reference.to_owned()));
+    }
+    if let Some(url) = extra.unsubscribe_url {
         builder = builder
             .raw_header(raw("List-Unsubscribe", format!("<{url}>")))
             .raw_header(raw("List-Unsubscribe-Post", "List-Unsubscribe=One-Click".into()));
@@ -240,12 +263,13 @@ mod tests {
         .unwrap()
     }
 
+    const ANN: Recipient<'static> = Recipient { address: "ann@example.com", reference: "v1.REF" };
+
     #[test]
     fn the_confirmation_has_both_parts_links_and_headers() {
         let config = config();
         let list = &config.lists[0];
-        let message =
-            confirmation(&config, list, &[], "ann@example.com", "CONFIRMTOKEN", "REMOVALTOKEN", 1_767_225_600).unwrap();
+        let message = confirmation(&config, list, &[], ANN, "CONFIRMTOKEN", "REMOVALTOKEN", 1_767_225_600).unwrap();
         let text = readable(&message);
         assert!(text.contains("multipart/alternative"));
         assert!(text.contains("text/plain"));
@@ -258,6 +282,7 @@ mod tests {
         assert!(text.contains("Reply-To: Help <help@example.com>"));
         assert!(text.contains("Message-ID: <"));
         assert!(text.contains("@example.com>"));
+        assert!(text.contains("X-Signupd-Ref: v1.REF"));
         assert!(!text.contains("List-Unsubscribe"), "confirmation mails are not list mail");
         assert!(!text.contains("<img"), "no remote images");
     }
@@ -265,8 +290,9 @@ mod tests {
     #[test]
     fn the_welcome_mail_offers_one_click_unsubscribe() {
         let config = config();
-        let message = welcome(&config, &config.lists[0], "ann@example.com", "MANAGE", "UNSUB").unwrap();
+        let message = welcome(&config, &config.lists[0], ANN, "MANAGE", "UNSUB").unwrap();
         let text = readable(&message);
+        assert!(text.contains("X-Signupd-Ref: v1.REF"));
         assert!(text.contains("List-Unsubscribe: <https://signup.bakery.test/api/unsubscribe?token=UNSUB>"));
         assert!(text.contains("List-Unsubscribe-Post: List-Unsubscribe=One-Click"));
         assert!(text.contains("https://signup.bakery.test/manage?token=MANAGE"));

@@ -429,7 +429,8 @@ mod tests {
         );
         let config = crate::config::Config::from_toml(&toml).unwrap();
         let transport = Transport::from_config(&config.mail, None).unwrap();
-        let mail = crate::mail::message::welcome(&config, &config.lists[0], "ann@example.com", "M", "U").unwrap();
+        let to = crate::mail::message::Recipient { address: "ann@example.com", reference: "v1.REF" };
+        let mail = crate::mail::message::welcome(&config, &config.lists[0], to, "M", "U").unwrap();
         let Delivered::File { path } = transport.send(mail).await.unwrap() else { panic!("file transport") };
         let written = std::fs::read_to_string(path).unwrap();
         let signature = written.lines().find(|line| line.starts_with("DKIM-Signature")).expect("signed");

@@ -38,8 +38,9 @@ use anyhow::Context;
 use ring::hmac;
 
 use super::alert::{self, Alert};
-use super::message;
+use super::message::{self, Recipient};
 use super::queue::{ClaimMail, Companion, Ready, ReadyKind, SettleMail, Settlement, Undo, pace, secs};
+use super::reference::{self, MailKind, ReferenceKey};
 use super::transport::{Delivered, Outgoing, SendError, Transport};
 use crate::background::{self, Round, Shutdown, Worker};
 use crate::clock::{Clock, UnixSeconds, backoff_secs};
@@ -47,7 +48,7 @@ use crate::config::{Config, ListConfig};
 use crate::secrets::Secrets;
 use crate::storage::subscribers::MailTarget;
 use crate::storage::{Db, Writer};
-use crate::storage::{mail_bucket, networks, outbox};
+use crate::storage::{mail_bucket, networks, outbox, suppressions};
 use crate::tokens::{ConfirmToken, Keyring, RemovalToken};
 
 /// Mail workers run side by side by `serve`, each with its own SMTP connection. With
@@ -75,6 +76,8 @@ pub struct Mailer {
     pub http_client: reqwest::Client,
     /// Signs the one-click unsubscribe links in welcome mails.
     pub keyring: Arc<Keyring>,
+    /// Seals the `X-Signupd-Ref` of every mail.
+    pub references: Arc<ReferenceKey>,
 }
 
 /// What happened to one mail (or, for the last two, why nothing happened).
@@ -359,7 +362,9 @@ fn confirmation_mail(
         .map(|companion| configured_list(mailer, &companion.target))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let removal = RemovalToken::derive(&mailer.secrets.hash_key, &target.id);
-    message::confirmation(&mailer.config, list, &also, &target.email, token.expose(), removal.expose(), expires_at)
+    let reference = seal_reference(mailer, target, MailKind::Confirmation)?;
+    let to = Recipient { address: &target.email, reference: &reference };
+    message::confirmation(&mailer.config, list, &also, to, token.expose(), removal.expose(), expires_at)
 }
 
 /// The mail for a prepared welcome: the manage link and a signed one-click unsubscribe link.
@@ -367,7 +372,17 @@ fn welcome_mail(mailer: &Mailer, target: &MailTarget, now: UnixSeconds) -> anyho
     let list = configured_list(mailer, target)?;
     let removal = RemovalToken::derive(&mailer.secrets.hash_key, &target.id);
     let unsubscribe = mailer.keyring.sign_unsubscribe(&target.list_id, &target.id, now);
-    message::welcome(&mailer.config, list, &target.email, removal.expose(), &unsubscribe)
+    let reference = seal_reference(mailer, target, MailKind::Welcome)?;
+    let to = Recipient { address: &target.email, reference: &reference };
+    message::welcome(&mailer.config, list, to, removal.expose(), &unsubscribe)
+}
+
+/// The `X-Signupd-Ref` of a mail of `kind` to `target`: its list, its row and its address's
+/// every-list suppression key, sealed.
+fn seal_reference(mailer: &Mailer, target: &MailTarget, kind: MailKind) -> anyhow::Result<String> {
+    let row = uuid::Uuid::parse_str(&target.id).context("a subscriber id is a UUID")?;
+    let key = suppressions::hash(&mailer.secrets.hash_key, reference::EVERY_LIST, &target.email);
+    mailer.references.seal(&target.list_id, kind, row, &key, mailer.clock.now())
 }
 
 fn configured_list<'a>(mailer: &'a Mailer, target: &MailTarget) -> anyhow::Result<&'a ListConfig> {

@@ -87,16 +87,20 @@ impl SentMail {
         token
     }
 
+    /// The value of the mail's header `name` (unfolded), if it has one.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let head = self.text.split("\r\n\r\n").next().unwrap();
+        head.split("\r\n").find_map(|line| {
+            let (field, value) = line.split_once(':')?;
+            field.eq_ignore_ascii_case(name).then_some(value.trim())
+        })
+    }
+
     /// Path and query of the `List-Unsubscribe` header's URL.
     pub fn list_unsubscribe(&self) -> String {
-        let head = self.text.split("\r\n\r\n").next().unwrap();
-        let value = head
-            .split("\r\n")
-            .find_map(|line| {
-                let (name, value) = line.split_once(':')?;
-                name.eq_ignore_ascii_case("List-Unsubscribe").then_some(value)
-            })
-            .unwrap_or_else(|| panic!("a List-Unsubscribe header in {head}"));
+        let value = self
+            .header("List-Unsubscribe")
+            .unwrap_or_else(|| panic!("a List-Unsubscribe header in {}", self.text.split("\r\n\r\n").next().unwrap()));
         let url = value
             .trim()
             .strip_prefix('<')

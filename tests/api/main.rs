@@ -29,6 +29,7 @@ mod operator;
 mod preferences;
 mod presentation;
 mod process;
+mod relays;
 mod scanner;
 mod send_test_mail;
 mod sender_apis;
