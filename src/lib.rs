@@ -36,7 +36,8 @@
 //!   batches), and the writer's readiness probe. Everything else reads through the
 //!   `query_only` pool [`storage::Db`]. All SQL of the program lives here, in functions named
 //!   for what they answer, one file per table family; migrations are split by schema version.
-//! - [`mail`]: mail messages, SMTP/file transports, the mail workers, alerts.
+//! - [`mail`]: mail messages and the sealed `X-Signupd-Ref` each one about a subscriber carries,
+//!   SMTP/file transports, the mail workers, alerts.
 //! - [`routes`]: HTTP endpoints, one file per endpoint family (signup, confirm, manage, privacy,
 //!   health, stylesheets) with GET and POST side by side and one error enum each; the error
 //!   pages the families share.
@@ -70,6 +71,8 @@
 //! - [`destinations`]: the operator's sender (listmonk, Buttondown, Mailchimp, Brevo) as a
 //!   receiver of those events — each kind's API calls (one file per kind), the credential,
 //!   `send-test-destination`'s probe.
+//! - [`relays`]: hearing back from the relay that carries the mail — whether an event really
+//!   comes from it (`relays::signature`, each kind's scheme over the raw bytes).
 //! - [`delivery`]: why an HTTP delivery failed and when to try again, in words without the
 //!   address; a leaf the webhook worker and the destinations share.
 //!
@@ -100,6 +103,7 @@ pub mod preferences;
 pub mod preflight;
 pub mod presentation;
 pub mod ratelimit;
+pub mod relays;
 pub mod routes;
 pub mod scheduler;
 pub mod secrets;
