@@ -5,7 +5,7 @@
 //!
 //! The reference names the list, the kind of mail, the subscriber row it was sent for (its
 //! UUID, not the address) and the address's suppression key on every list
-//! (`storage::suppressions::hash` with the list [`EVERY_LIST`]): a hard bounce or a complaint is
+//! (`storage::suppressions::every_list_hash`): a hard bounce or a complaint is
 //! a fact about the address, and the row may be gone by the time the report arrives (a pending
 //! row expires), so the key is what still suppresses it then. Neither the recipient nor a relay
 //! can read any of it, and none of it is the address.
@@ -36,9 +36,6 @@ use crate::secrets::Secret;
 
 /// The header every mail carries.
 pub const HEADER: &str = "X-Signupd-Ref";
-/// The list id under which an address's suppression key holds on every list. Not a valid list
-/// id (`domain::ListId` allows no `*`), so it names no list's key.
-pub const EVERY_LIST: &str = "*";
 
 const VERSION: &str = "v1.";
 /// Binds a sealed value to this header and format.
@@ -88,7 +85,7 @@ pub struct Reference {
     pub kind: MailKind,
     /// The row the mail was sent for.
     pub subscriber_id: uuid::Uuid,
-    /// `storage::suppressions::hash(hash key, EVERY_LIST, address)`, as its 32 bytes.
+    /// `storage::suppressions::every_list_hash(hash key, address)`, as its 32 bytes.
     pub suppression_key: [u8; 32],
     /// The day the mail was sealed, as days since the Unix epoch.
     pub issued_day: u32,

@@ -40,7 +40,7 @@ use ring::hmac;
 use super::alert::{self, Alert};
 use super::message::{self, Recipient};
 use super::queue::{ClaimMail, Companion, Ready, ReadyKind, SettleMail, Settlement, Undo, pace, secs};
-use super::reference::{self, MailKind, ReferenceKey};
+use super::reference::{MailKind, ReferenceKey};
 use super::transport::{Delivered, Outgoing, SendError, Transport};
 use crate::background::{self, Round, Shutdown, Worker};
 use crate::clock::{Clock, UnixSeconds, backoff_secs};
@@ -381,7 +381,7 @@ fn welcome_mail(mailer: &Mailer, target: &MailTarget, now: UnixSeconds) -> anyho
 /// every-list suppression key, sealed.
 fn seal_reference(mailer: &Mailer, target: &MailTarget, kind: MailKind) -> anyhow::Result<String> {
     let row = uuid::Uuid::parse_str(&target.id).context("a subscriber id is a UUID")?;
-    let key = suppressions::hash(&mailer.secrets.hash_key, reference::EVERY_LIST, &target.email);
+    let key = suppressions::every_list_hash(&mailer.secrets.hash_key, &target.email);
     mailer.references.seal(&target.list_id, kind, row, &key, mailer.clock.now())
 }
 

@@ -8,6 +8,7 @@
 //! | pending, first mail still queued     | nothing                                  |
 //! | confirmed                            | nothing                                  |
 //! | suppressed as `not_me`               | nothing                                  |
+//! | bounced or complained (every list)   | nothing                                  |
 //! | suppressed as `unsubscribed`         | like unknown (confirming lifts it)       |
 //!
 //! Queuing is idempotent (one queued confirmation per row at most), and the mail worker
@@ -37,6 +38,8 @@ pub enum Action {
 pub struct Prepared {
     item: IntakeItem,
     suppression_hash: String,
+    /// The address's every-list key, under which its bounces and complaints are stored.
+    every_list_hash: String,
     /// Used only if the address is unknown.
     new_id: String,
     new_removal_hash: String,
@@ -62,6 +65,7 @@ impl Prepared {
         let new_id = uuid::Uuid::now_v7().to_string();
         Self {
             suppression_hash: suppressions::hash(hash_key, &item.list_id, &item.email),
+            every_list_hash: suppressions::every_list_hash(hash_key, &item.email),
             new_removal_hash: RemovalToken::derive(hash_key, &new_id).removal_hash(),
             new_id,
             item,
@@ -104,7 +108,9 @@ fn apply(
     pressed: bool,
 ) -> anyhow::Result<Action> {
     let item = &prepared.item;
-    if suppressions::find(conn, &prepared.suppression_hash)? == Some(Reason::NotMe) {
+    if suppressions::find(conn, &prepared.suppression_hash)? == Some(Reason::NotMe)
+        || suppressions::find(conn, &prepared.every_list_hash)?.is_some_and(Reason::never_mailed)
+    {
         return Ok(Action::Nothing);
     }
     // Recorded in surge: held until pressed (`docs/operations.md`, "Under attack").
@@ -279,5 +285,24 @@ mod tests {
             .unwrap();
         assert_eq!(f.submit("cat@example.com", 1_000), Action::InsertedPending);
         assert_eq!(f.count("SELECT count(*) FROM suppressions"), 1, "lifted only by confirming");
+    }
+
+    #[test]
+    fn a_bounced_or_complained_address_gets_nothing_on_any_list_and_others_are_untouched() {
+        let mut f = fixture();
+        for (email, reason) in [("dan@example.com", "bounced"), ("eve@example.com", "complained")] {
+            let hash = suppressions::every_list_hash(&f.key, email);
+            f.conn
+                .execute(
+                    "INSERT INTO suppressions (hash, reason, created_at, list_id) VALUES (?1, ?2, 0, '*')",
+                    [&hash, reason],
+                )
+                .unwrap();
+            assert_eq!(suppressions::find(&f.conn, &hash).unwrap().map(Reason::as_str), Some(reason));
+            assert_eq!(f.submit(email, 1_000), Action::Nothing, "{reason}");
+        }
+        assert_eq!(f.count("SELECT count(*) FROM subscribers"), 0);
+        assert_eq!(f.count("SELECT count(*) FROM outbox"), 0);
+        assert_eq!(f.submit("fay@example.com", 1_000), Action::InsertedPending, "another address is not held back");
     }
 }

@@ -15,6 +15,7 @@ const MIGRATION_SLICE: &[M<'_>] = &[
     M::up(include_str!("migrations/0007_many_networks.sql")),
     M::up(include_str!("migrations/0008_event_order.sql")),
     M::up(include_str!("migrations/0009_sink_leases.sql")),
+    M::up(include_str!("migrations/0010_bounces_and_complaints.sql")),
 ];
 
 pub const MIGRATIONS: Migrations<'_> = Migrations::from_slice(MIGRATION_SLICE);
@@ -116,6 +117,44 @@ mod tests {
                 "webhook_deliveries",
             ]
         );
+    }
+
+    #[test]
+    fn rebuilding_suppressions_keeps_every_row_and_allows_bounced_and_complained_only_from_then_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = Connection::open(dir.path().join("db.sqlite3")).unwrap();
+        MIGRATIONS.to_version(&mut conn, 9).unwrap();
+        conn.execute_batch(
+            "INSERT INTO suppressions (hash, reason, created_at, list_id) VALUES ('a', 'not_me', 1, 'news'),
+                                                                               ('b', 'unsubscribed', 2, NULL);",
+        )
+        .unwrap();
+        let refused =
+            conn.execute("INSERT INTO suppressions (hash, reason, created_at) VALUES ('c', 'bounced', 3)", []);
+        assert!(refused.is_err(), "version 9 knows no bounces");
+
+        MIGRATIONS.to_version(&mut conn, 10).unwrap();
+
+        let rows: Vec<(String, String, i64, Option<String>)> = conn
+            .prepare("SELECT hash, reason, created_at, list_id FROM suppressions ORDER BY hash")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(
+            rows,
+            [("a".into(), "not_me".into(), 1, Some("news".into())), ("b".into(), "unsubscribed".into(), 2, None)]
+        );
+        for (hash, reason) in [("c", "bounced"), ("d", "complained")] {
+            conn.execute(
+                "INSERT INTO suppressions (hash, reason, created_at, list_id) VALUES (?1, ?2, 3, '*')",
+                [hash, reason],
+            )
+            .unwrap();
+        }
+        let other = conn.execute("INSERT INTO suppressions (hash, reason, created_at) VALUES ('e', 'spam', 3)", []);
+        assert!(other.is_err(), "no other reason");
     }
 
     #[test]

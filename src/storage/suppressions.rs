@@ -1,5 +1,9 @@
 //! The `suppressions` table: addresses that must not get mail, stored only as
 //! HMAC(hash key, list id + normalised address), so the table holds no address.
+//!
+//! A hard bounce or a complaint holds on every list: it is stored once, under the address's
+//! every-list key ([`every_list_hash`], the list id [`EVERY_LIST`], which no list can have), and
+//! a signup reads it beside the list's own key.
 
 use ring::hmac;
 use rusqlite::{Connection, OptionalExtension};
@@ -12,6 +16,10 @@ pub enum Reason {
     NotMe,
     /// Removed after confirming. A new signup starts a new double opt-in.
     Unsubscribed,
+    /// Its mail bounced for good: on every list, never mailed again.
+    Bounced,
+    /// Its recipient marked a mail as spam: on every list, never mailed again.
+    Complained,
 }
 
 impl Reason {
@@ -19,20 +27,42 @@ impl Reason {
         match self {
             Self::NotMe => "not_me",
             Self::Unsubscribed => "unsubscribed",
+            Self::Bounced => "bounced",
+            Self::Complained => "complained",
         }
     }
+
+    /// The reason a stored word names (the table's CHECK allows no other).
+    fn parse(word: &str) -> Option<Self> {
+        [Self::NotMe, Self::Unsubscribed, Self::Bounced, Self::Complained].into_iter().find(|r| r.as_str() == word)
+    }
+
+    /// Whether a new signup of the address is answered as always and never mailed.
+    pub fn never_mailed(self) -> bool {
+        !matches!(self, Self::Unsubscribed)
+    }
 }
+
+/// The list id of the every-list key.
+pub const EVERY_LIST: &str = "*";
 
 pub fn hash(hash_key: &Secret, list_id: &str, email: &str) -> String {
     let key = hmac::Key::new(hmac::HMAC_SHA256, hash_key.expose());
     hex::encode(hmac::sign(&key, format!("signupd/suppression/v1\n{list_id}\n{email}").as_bytes()).as_ref())
 }
 
+/// The address's key on every list: where its bounces and complaints are stored.
+pub fn every_list_hash(hash_key: &Secret, email: &str) -> String {
+    hash(hash_key, EVERY_LIST, email)
+}
+
 pub fn find(conn: &Connection, hash: &str) -> rusqlite::Result<Option<Reason>> {
-    conn.prepare_cached("SELECT reason FROM suppressions WHERE hash = ?1")?
+    let word = conn
+        .prepare_cached("SELECT reason FROM suppressions WHERE hash = ?1")?
         .query_row([hash], |row| row.get::<_, String>(0))
-        .optional()
-        .map(|reason| reason.map(|r| if r == "not_me" { Reason::NotMe } else { Reason::Unsubscribed }))
+        .optional()?;
+    // The CHECK constraint allows no other word; were one there, never mailing is the safe reading.
+    Ok(word.map(|word| Reason::parse(&word).unwrap_or(Reason::NotMe)))
 }
 
 /// Records (or updates) a suppression for `list_id`; `hash` is [`hash`] of that list and address.

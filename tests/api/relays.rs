@@ -3,7 +3,7 @@
 //! reference to its list, its kind, its row and its address's every-list suppression key, which
 //! opens with the installation's key and with no other, and holds no address.
 
-use signupd::mail::reference::{EVERY_LIST, MailKind, ReferenceKey};
+use signupd::mail::reference::{MailKind, ReferenceKey};
 use signupd::secrets::Secret;
 use signupd::storage::suppressions;
 
@@ -34,7 +34,7 @@ async fn the_confirmation_and_the_welcome_mail_carry_a_reference_that_opens_to_t
 
     // Assert: each opens to the list, its kind, the row and the address's every-list key
     let row = confirmation.manage_token().split_once('.').unwrap().0.to_owned();
-    let key = suppressions::hash(&app.state.secrets.hash_key, EVERY_LIST, JANE);
+    let key = suppressions::every_list_hash(&app.state.secrets.hash_key, JANE);
     for (mail, kind) in [(&confirmation, MailKind::Confirmation), (&welcome, MailKind::Welcome)] {
         let reference = opened(&app, mail);
         assert_eq!(reference.list_id, "news");
