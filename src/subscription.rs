@@ -54,6 +54,8 @@ pub enum RemovalChannel {
     OneClick,
     /// `signupd remove`.
     Cli,
+    /// A relay's bounce or complaint (`crate::relays`).
+    Relay,
 }
 
 impl RemovalChannel {
@@ -62,6 +64,7 @@ impl RemovalChannel {
             Self::Manage => "manage",
             Self::OneClick => "one_click",
             Self::Cli => "cli",
+            Self::Relay => "relay",
         }
     }
 }
@@ -230,32 +233,74 @@ impl Subscriptions<'_> {
         now: UnixSeconds,
     ) -> anyhow::Result<Vec<Removed>> {
         let removed = write_prepared(self.writer, async || {
-            let (read_lists, read_email) = (lists.to_vec(), email.to_owned());
-            let rows = self
-                .db
-                .run(move |conn| {
-                    let rows = read_lists.iter().map(|list| subscribers::find(conn, list.as_ref(), &read_email));
-                    Ok::<_, anyhow::Error>(rows.collect::<rusqlite::Result<Vec<_>>>()?)
-                })
-                .await?;
-            let mut prepared = Vec::with_capacity(lists.len());
-            for (list, existing) in lists.iter().zip(rows) {
-                let row = existing.map(|existing| Removable {
-                    id: existing.id,
-                    list_id: list.as_ref().to_owned(),
-                    email: email.to_owned(),
-                    status: existing.status,
-                });
-                let status = row.as_ref().map_or(Status::Pending, |row| row.status);
-                let reason = reason.unwrap_or(reason_for(status));
-                let removal = self.prepare_removal(list.as_ref(), email, row.as_ref(), reason, via, now)?;
-                prepared.push((list.clone(), removal));
-            }
-            Ok(Some(RemoveAddress { email: email.to_owned(), lists: prepared, now }))
+            Ok(Some(self.prepare_remove_address(lists, email, reason, via, now).await?))
         })
         .await?;
         // The command is always prepared, so there is always an answer.
         Ok(removed.unwrap_or_default())
+    }
+
+    /// A hard bounce or a complaint (`crate::relays`): records the address's every-list
+    /// suppression (`every_list_hash`, with `reason`: `bounced` or `complained`) and, when the
+    /// address is known, removes it from each of `lists` with that reason — a confirmed row
+    /// with its `subscriber.unsubscribed` event (`via` `relay`), a pending one with its queued
+    /// mail, a signup still in `intake` — all in one transaction. Without the address (the row
+    /// the report names is gone) only the suppression is recorded: it keeps the address from
+    /// being mailed again, which is all that is left to do.
+    pub async fn suppress_everywhere(
+        &self,
+        lists: &[ListId],
+        email: Option<&str>,
+        every_list_hash: &str,
+        reason: Reason,
+        now: UnixSeconds,
+    ) -> anyhow::Result<Vec<Removed>> {
+        let every_list = Some((every_list_hash.to_owned(), reason));
+        let removed = write_prepared(self.writer, async || {
+            let command = match email {
+                Some(email) => {
+                    let prepared = self.prepare_remove_address(lists, email, Some(reason), RemovalChannel::Relay, now);
+                    RemoveAddress { every_list: every_list.clone(), ..prepared.await? }
+                }
+                None => RemoveAddress { email: String::new(), lists: Vec::new(), every_list: every_list.clone(), now },
+            };
+            Ok(Some(command))
+        })
+        .await?;
+        Ok(removed.unwrap_or_default())
+    }
+
+    /// [`RemoveAddress`] for `email` on each of `lists`, prepared from the rows a reader sees.
+    async fn prepare_remove_address(
+        &self,
+        lists: &[ListId],
+        email: &str,
+        reason: Option<Reason>,
+        via: RemovalChannel,
+        now: UnixSeconds,
+    ) -> anyhow::Result<RemoveAddress> {
+        let (read_lists, read_email) = (lists.to_vec(), email.to_owned());
+        let rows = self
+            .db
+            .run(move |conn| {
+                let rows = read_lists.iter().map(|list| subscribers::find(conn, list.as_ref(), &read_email));
+                Ok::<_, anyhow::Error>(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            })
+            .await?;
+        let mut prepared = Vec::with_capacity(lists.len());
+        for (list, existing) in lists.iter().zip(rows) {
+            let row = existing.map(|existing| Removable {
+                id: existing.id,
+                list_id: list.as_ref().to_owned(),
+                email: email.to_owned(),
+                status: existing.status,
+            });
+            let status = row.as_ref().map_or(Status::Pending, |row| row.status);
+            let reason = reason.unwrap_or(reason_for(status));
+            let removal = self.prepare_removal(list.as_ref(), email, row.as_ref(), reason, via, now)?;
+            prepared.push((list.clone(), removal));
+        }
+        Ok(RemoveAddress { email: email.to_owned(), lists: prepared, every_list: None, now })
     }
 
     /// What removing `row` (or, without one, a signup of `email` still in `intake`) writes.
@@ -476,6 +521,8 @@ struct RemoveAddress {
     /// Normalised, as stored.
     email: String,
     lists: Vec<(ListId, PreparedRemoval)>,
+    /// A bounce's or complaint's suppression on every list: the every-list key and the reason.
+    every_list: Option<(String, Reason)>,
     now: UnixSeconds,
 }
 
@@ -492,6 +539,9 @@ impl Command for RemoveAddress {
 
     fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<Vec<Removed>> {
         let conn = batch.conn();
+        if let Some((hash, reason)) = &self.every_list {
+            suppressions::record(conn, hash, suppressions::EVERY_LIST, *reason, self.now)?;
+        }
         let email = self.email.as_str();
         let mut removed = Vec::new();
         for (list, prepared) in &self.lists {
