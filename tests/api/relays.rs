@@ -108,8 +108,10 @@ async fn jane_on_two_lists() -> (TestApp, SentMail) {
     (app, mail)
 }
 
-fn lists(app: &TestApp) -> Vec<ListId> {
-    app.state.config.lists.iter().map(|list| list.id.clone()).collect()
+/// `relays::effect::suppress` on every configured list, now.
+async fn suppress(app: &TestApp, subject: Subject<'_>, verdict: Verdict) -> Vec<signupd::subscription::Removed> {
+    let lists: Vec<ListId> = app.state.config.lists.iter().map(|list| list.id.clone()).collect();
+    effect::suppress(&app.state.subscriptions(), &lists, subject, verdict, app.clock.now()).await.unwrap()
 }
 
 fn rows(app: &TestApp, email: &str) -> Vec<String> {
@@ -175,15 +177,7 @@ async fn a_hard_bounce_named_by_its_reference_suppresses_everywhere_and_removes_
     let reference = opened(&app, &mail);
 
     // Act
-    let removed = effect::suppress(
-        &app.state.subscriptions(),
-        &lists(&app),
-        Subject::Reference(&reference),
-        Verdict::HardBounce,
-        app.clock.now(),
-    )
-    .await
-    .unwrap();
+    let removed = suppress(&app, Subject::Reference(&reference), Verdict::HardBounce).await;
 
     // Assert: gone from both lists with its queued mail, suppressed on every list as bounced
     assert_eq!(removed.len(), 2, "{removed:?}");
@@ -215,15 +209,7 @@ async fn a_complaint_named_by_its_recipient_acts_as_one_named_by_its_reference()
     let jane = EmailAddress::parse(JANE).unwrap();
 
     // Act
-    let removed = effect::suppress(
-        &app.state.subscriptions(),
-        &lists(&app),
-        Subject::Recipient(&jane),
-        Verdict::Complaint,
-        app.clock.now(),
-    )
-    .await
-    .unwrap();
+    let removed = suppress(&app, Subject::Recipient(&jane), Verdict::Complaint).await;
 
     // Assert
     assert_eq!(removed.len(), 2, "{removed:?}");
@@ -246,15 +232,7 @@ async fn a_report_about_a_row_that_is_gone_still_keeps_the_address_from_being_ma
     assert!(rows(&app, JANE).is_empty());
 
     // Act
-    let removed = effect::suppress(
-        &app.state.subscriptions(),
-        &lists(&app),
-        Subject::Reference(&reference),
-        Verdict::HardBounce,
-        app.clock.now(),
-    )
-    .await
-    .unwrap();
+    let removed = suppress(&app, Subject::Reference(&reference), Verdict::HardBounce).await;
 
     // Assert: nothing left to remove; the every-list suppression recorded
     assert!(removed.is_empty(), "{removed:?}");
