@@ -16,7 +16,9 @@
 //! machine's confirm rate (BENCHMARKS.md, "Destinations"), and at nice 10 (a tenth of a busy
 //! CPU) still about a tenth. When the CPUs are busy, the delivery threads now get what the pages
 //! leave; the events wait in their durable queue, in order, and go out when the wave has passed.
-//! On an idle machine the priority changes nothing. Nice 19 rather than `SCHED_IDLE`: a delivery
+//! On an idle machine the priority changes nothing. The priority alone was not enough (the worker
+//! sleeps on its calls and wakes with a fresh slice): the workers also wait while the writer is
+//! busy (`webhooks::worker`, "yield to the pages"). Nice 19 rather than `SCHED_IDLE`: a delivery
 //! thread still gets a slice now and then under a load that never ends, so a lease it holds is
 //! given back and a reader connection it took is returned within the slice, not when the load
 //! stops.

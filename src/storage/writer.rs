@@ -118,6 +118,8 @@ pub enum WriteError {
 pub struct Writer {
     sender: mpsc::Sender<Message>,
     batches: Arc<AtomicU64>,
+    /// Foreground commands sent through [`Writer::execute`] ([`Writer::demand`]).
+    demand: Arc<AtomicU64>,
     migrations_applied: usize,
     readiness: Arc<Readiness>,
 }
@@ -185,11 +187,20 @@ impl Writer {
                 }
             })
             .context("cannot start the database writer thread")?;
-        Ok(Self { sender, batches, migrations_applied, readiness: Arc::default() })
+        Ok(Self { sender, batches, demand: Arc::default(), migrations_applied, readiness: Arc::default() })
     }
 
     /// Runs `command` in the next batch and returns its output once the batch is committed.
     pub async fn execute<C: Command>(&self, command: C) -> Result<C::Output, WriteError> {
+        if !C::BACKGROUND {
+            self.demand.fetch_add(1, Ordering::Relaxed);
+        }
+        self.execute_uncounted(command).await
+    }
+
+    /// [`Writer::execute`] without counting the command in [`Writer::demand`]: for a worker that
+    /// yields to the demand, so that it never yields to its own writes.
+    pub async fn execute_uncounted<C: Command>(&self, command: C) -> Result<C::Output, WriteError> {
         let (reply, answer) = oneshot::channel();
         let job: Box<dyn Queued> =
             Box::new(Envelope { queued_at: Instant::now(), command: Some(command), outcome: None, reply: Some(reply) });
@@ -207,6 +218,12 @@ impl Writer {
             return Ok(());
         }
         closed.await.unwrap_or(Ok(()))
+    }
+
+    /// How many foreground commands have been sent so far (requests' writes and the workers'
+    /// that count): sampled twice, how busy the pages keep the writer.
+    pub fn demand(&self) -> u64 {
+        self.demand.load(Ordering::Relaxed)
     }
 
     /// Batches committed since start (for tests that check what shared a commit).

@@ -3,7 +3,9 @@
 //! of about [`TICK`], looks through a reader whether its sink has a claimable event (an idle
 //! worker never writes), takes the sink's lease and reads up to [`BATCH`] due events in one
 //! writer command (`storage::webhooks`: nothing is written into the events), delivers them one
-//! after another, and settles the batch and gives the lease back in one command:
+//! after another, and settles the batch and gives the lease back in one command; then, while the
+//! rest of signupd keeps the writer busy, it waits (up to [`MAX_YIELD`]) before the next batch
+//! (`yield_to_the_pages`):
 //!
 //! - delivered (a webhook's 2xx within `mail.webhook_timeout`; a destination's calls done, a
 //!   duplicate included) → the event (and the address in it) deleted;
@@ -46,6 +48,14 @@ const MAX_BATCH_WORK: Duration = Duration::from_secs(30);
 /// A lease lasts the batch's time and this much more, for the settling command to reach the
 /// writer.
 const LEASE_MARGIN: Duration = Duration::from_secs(30);
+/// How long the writer's demand is watched before a worker's next batch.
+const DEMAND_SAMPLE: Duration = Duration::from_millis(250);
+/// More foreground commands than this in one [`DEMAND_SAMPLE`] (400 a second: a wave of signups
+/// or confirmations; the mail workers draining at their pace send a few dozen) is a busy writer.
+pub const BUSY_DEMAND: u64 = 100;
+/// The longest a worker waits for a busy writer before its next batch: under a load that never
+/// ends, it still hands on a batch this often.
+pub const MAX_YIELD: Duration = Duration::from_secs(10);
 
 /// What a delivery worker works with: the parts of the running service it needs, and its sink.
 #[derive(Debug, Clone)]
@@ -131,7 +141,7 @@ pub async fn try_deliver_batch(
         lease_until: now.saturating_add(i64::try_from(lease.as_secs()).unwrap_or(i64::MAX)),
         limit,
     };
-    let claimed = deliverer.writer.execute(claim).await?;
+    let claimed = deliverer.writer.execute_uncounted(claim).await?;
     if claimed.is_empty() {
         return Ok(vec![DeliveryOutcome::EmptyQueue]);
     }
@@ -182,7 +192,7 @@ pub async fn try_deliver_batch(
         now: deliverer.clock.now(),
         settlements,
     };
-    deliverer.writer.execute(settle).await?;
+    deliverer.writer.execute_uncounted(settle).await?;
     for (event, outcome) in claimed.iter().zip(&outcomes) {
         report(deliverer, event, outcome).await;
     }
@@ -266,9 +276,52 @@ impl Worker for Deliverer {
     }
 
     async fn round(&mut self, shutdown: &mut Shutdown) -> anyhow::Result<Round> {
+        let during = Demand::since_now(&self.writer);
         let outcomes = try_deliver_batch(self, BATCH, || shutdown.is_stopping()).await?;
         let moved = outcomes.iter().any(|outcome| *outcome != DeliveryOutcome::EmptyQueue);
+        if moved && during.was_busy(&self.writer) {
+            yield_to_the_pages(&self.writer, shutdown).await;
+        }
         Ok(if moved { Round::Moved } else { Round::Idle })
+    }
+}
+
+/// The writer's demand from a moment on: whether it was busy since.
+struct Demand {
+    commands: u64,
+    since: std::time::Instant,
+}
+
+impl Demand {
+    fn since_now(writer: &Writer) -> Self {
+        Self { commands: writer.demand(), since: std::time::Instant::now() }
+    }
+
+    /// More than [`BUSY_DEMAND`] commands per [`DEMAND_SAMPLE`] since then.
+    fn was_busy(&self, writer: &Writer) -> bool {
+        let commands = u128::from(writer.demand().saturating_sub(self.commands));
+        let elapsed = self.since.elapsed().as_micros().max(1);
+        commands * DEMAND_SAMPLE.as_micros() > u128::from(BUSY_DEMAND) * elapsed
+    }
+}
+
+/// After a batch during which the writer was busy: waits while the rest of signupd keeps it
+/// busy ([`BUSY_DEMAND`]), up to [`MAX_YIELD`] or the shutdown. The hand-on has no hurry — its events wait in their durable queue, in
+/// order — and the pages do: on a machine a wave of confirmations keeps busy, delivering beside
+/// them took a tenth of their rate even at the lowest CPU priority, in the worker's HTTP calls,
+/// the receiver's answers and the settling writes (BENCHMARKS.md, "Destinations"). The demand is
+/// measured over the batch itself, so a quiet writer costs a worker no wait at all; a worker
+/// waits only after a batch, so the first events after a quiet spell go out at once; the
+/// worker's own claims and settles are not counted (`Writer::execute_uncounted`), so it never
+/// waits for itself, nor for another sink's worker.
+async fn yield_to_the_pages(writer: &Writer, shutdown: &mut Shutdown) {
+    let started = std::time::Instant::now();
+    while started.elapsed() < MAX_YIELD && !shutdown.is_stopping() {
+        let sample = Demand::since_now(writer);
+        tokio::time::sleep(DEMAND_SAMPLE).await;
+        if !sample.was_busy(writer) {
+            return;
+        }
     }
 }
 

@@ -11,6 +11,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -736,6 +737,99 @@ async fn four_real_workers_racing_for_one_endpoint_post_each_event_once_and_in_o
         assert_eq!(types, expected, "{email}");
     }
     assert!(queued(&app).is_empty());
+}
+
+/// Keeps the writer busy as a wave of requests would: `threads` loops, each sending one
+/// foreground command after another (an erasure request for an address nobody holds, which
+/// writes nothing but is one command each), until `stop` is set. Each on a thread and runtime
+/// of its own: the removal's future is not `Send` for `tokio::spawn`.
+fn busy_writer(app: &TestApp, threads: usize, stop: &Arc<AtomicBool>) -> Vec<std::thread::JoinHandle<u64>> {
+    (0..threads)
+        .map(|_| {
+            let (state, stop) = (app.state.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+                runtime.block_on(async {
+                    let lists = vec![signupd::domain::ListId::parse("news").unwrap()];
+                    let nobody = signupd::domain::EmailAddress::parse("nobody@example.com").unwrap();
+                    let mut sent = 0;
+                    while !stop.load(Ordering::Relaxed) {
+                        state.subscriptions().remove_address(&lists, &nobody, None, START).await.unwrap();
+                        sent += 1;
+                    }
+                    sent
+                })
+            })
+        })
+        .collect()
+}
+
+/// Waits up to `within` for the receiver to have `n` requests; how long it took.
+async fn received(receiver: &Receiver, n: usize, within: Duration) -> Duration {
+    let started = Instant::now();
+    while receiver.requests().len() < n {
+        assert!(started.elapsed() < within, "{} of {n} within {within:?}", receiver.requests().len());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    started.elapsed()
+}
+
+#[actix_web::test]
+async fn a_real_worker_hands_on_one_batch_then_waits_while_the_writer_is_busy_at_most_max_yield_and_resumes_when_it_is_not()
+ {
+    use signupd::webhooks::worker::{BATCH, MAX_YIELD};
+    // Arrange: three batches and a bit of due events, queued for a receiver that answers at once
+    let receiver = Receiver::start(Reply::Status(204));
+    let (app, _) = app_with_hooks("", "", &[("crm", &receiver.url(HOOK_PATH))]).await;
+    let events = 3 * BATCH + 8;
+    {
+        let conn = db(&app);
+        for i in 0..events {
+            conn.execute(
+                "INSERT INTO webhook_deliveries (endpoint, event_id, event_type, subscriber_id, payload, created_at, next_attempt_at)
+                 VALUES ('crm', ?1, 'subscriber.confirmed', ?1, '{}', ?2, 0)",
+                rusqlite::params![format!("e{i}"), START],
+            )
+            .unwrap();
+        }
+    }
+    let stop_load = Arc::new(AtomicBool::new(false));
+    let load = busy_writer(&app, 4, &stop_load);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    // Act: the real worker, while the writer is kept busy
+    let endpoint = app.state.webhooks.endpoints()[0].clone();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let worker = tokio::spawn(signupd::webhooks::worker::run_worker(app.state.deliverer(endpoint), async move {
+        let _ = stopped.await;
+    }));
+
+    // Assert: the first batch at once; the next only after MAX_YIELD, as long as the load lasts
+    received(&receiver, BATCH, Duration::from_secs(5)).await;
+    let second = received(&receiver, BATCH + 1, MAX_YIELD + Duration::from_secs(5)).await;
+    assert!(second >= MAX_YIELD - Duration::from_secs(2), "the second batch after {second:?}, under load");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(receiver.requests().len(), 2 * BATCH, "one batch per wait while the load lasts");
+
+    // Act: the load ends
+    stop_load.store(true, Ordering::Relaxed);
+    let mut sent = 0;
+    for task in load {
+        sent += task.join().unwrap();
+    }
+
+    // Assert: the rest goes out at once, each event once
+    let rest = received(&receiver, events, Duration::from_secs(5)).await;
+    assert!(rest < Duration::from_secs(3), "the rest {rest:?} after the load ended");
+    stop.send(()).unwrap();
+    worker.await.unwrap();
+    let mut ids: Vec<String> = receiver.requests().iter().map(Recorded::webhook_id).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), events, "each event once");
+    assert!(queued(&app).is_empty());
+    let seconds = (MAX_YIELD + Duration::from_secs(4)).as_secs();
+    assert!(sent > seconds * 400, "the load was a busy writer: {sent} commands in about {seconds} s");
 }
 
 #[actix_web::test]
