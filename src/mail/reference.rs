@@ -1,7 +1,7 @@
-//! `X-Signupd-Ref`: the sealed reference every mail about a subscriber carries (the
-//! confirmation and the welcome mail; not the operator's test mail, which is about nobody), so that a bounce or a complaint
-//! about it can be matched to what it was about without signupd keeping a table of what it sent
-//! to whom, and without the address travelling anywhere signupd did not already send it.
+//! `X-Signupd-Ref`: the sealed reference every mail about a subscriber carries (the confirmation
+//! and the welcome mail; not the operator's test mail, which is about nobody), so that a bounce or
+//! a complaint about it can be matched to what it was about without signupd keeping a table of what
+//! it sent to whom, and without the address travelling anywhere signupd did not already send it.
 //!
 //! The reference names the list, the kind of mail, the subscriber row it was sent for (its
 //! UUID, not the address) and the address's suppression key on every list

@@ -50,7 +50,7 @@ const MAX_BATCH_WORK: Duration = Duration::from_secs(30);
 const LEASE_MARGIN: Duration = Duration::from_secs(30);
 /// How long the writer's demand is watched before a worker's next batch.
 const DEMAND_SAMPLE: Duration = Duration::from_millis(250);
-/// More foreground commands than this in one [`DEMAND_SAMPLE`] (400 a second: a wave of signups
+/// More foreground commands than this in one `DEMAND_SAMPLE` (400 a second: a wave of signups
 /// or confirmations; the mail workers draining at their pace send a few dozen) is a busy writer.
 pub const BUSY_DEMAND: u64 = 100;
 /// The longest a worker waits for a busy writer before its next batch: under a load that never
@@ -305,15 +305,15 @@ impl Demand {
     }
 }
 
-/// After a batch during which the writer was busy: waits while the rest of signupd keeps it
-/// busy ([`BUSY_DEMAND`]), up to [`MAX_YIELD`] or the shutdown. The hand-on has no hurry — its events wait in their durable queue, in
-/// order — and the pages do: on a machine a wave of confirmations keeps busy, delivering beside
-/// them took a tenth of their rate even at the lowest CPU priority, in the worker's HTTP calls,
-/// the receiver's answers and the settling writes (BENCHMARKS.md, "Destinations"). The demand is
-/// measured over the batch itself, so a quiet writer costs a worker no wait at all; a worker
-/// waits only after a batch, so the first events after a quiet spell go out at once; the
-/// worker's own claims and settles are not counted (`Writer::execute_uncounted`), so it never
-/// waits for itself, nor for another sink's worker.
+/// After a batch during which the writer was busy: waits while the rest of signupd keeps it busy
+/// ([`BUSY_DEMAND`]), up to [`MAX_YIELD`] or the shutdown. The hand-on has no hurry — its events
+/// wait in their durable queue, in order — and the pages do: on a machine a wave of confirmations
+/// keeps busy, delivering beside them took a tenth of their rate even at the lowest CPU priority,
+/// in the worker's HTTP calls, the receiver's answers and the settling writes (BENCHMARKS.md,
+/// "Destinations"). The demand is measured over the batch itself, so a quiet writer costs a worker
+/// no wait at all; a worker waits only after a batch, so the first events after a quiet spell go
+/// out at once; the worker's own claims and settles are not counted (`Writer::execute_uncounted`),
+/// so it never waits for itself, nor for another sink's worker.
 async fn yield_to_the_pages(writer: &Writer, shutdown: &mut Shutdown) {
     let started = std::time::Instant::now();
     while started.elapsed() < MAX_YIELD && !shutdown.is_stopping() {
