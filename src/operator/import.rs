@@ -163,8 +163,18 @@ pub struct Prepared {
     confirmed_at: UnixSeconds,
     removal_hash: String,
     suppression_hash: String,
+    /// The address's every-list key: a bounce or complaint keeps it out of every list.
+    every_list_hash: String,
     source: Option<String>,
     tags: Option<String>,
+}
+
+impl Prepared {
+    /// Suppressed on the list, or on every list (a bounce or a complaint).
+    fn is_suppressed(&self, conn: &Connection) -> rusqlite::Result<bool> {
+        Ok(suppressions::find(conn, &self.suppression_hash)?.is_some()
+            || suppressions::find(conn, &self.every_list_hash)?.is_some())
+    }
 }
 
 /// One batch of checked records and the consent texts they use.
@@ -193,7 +203,7 @@ impl Command for ImportRows {
         let mut outcomes = Vec::with_capacity(rows.len());
         for row in &rows {
             // Inside the transaction: a suppression `serve` recorded a moment ago is seen.
-            let outcome = if suppressions::find(conn, &row.suppression_hash)?.is_some() {
+            let outcome = if row.is_suppressed(conn)? {
                 Outcome::Suppressed
             } else if subscribers::insert_imported(
                 conn,
@@ -486,6 +496,7 @@ impl Checker {
         batch.rows.push(Prepared {
             removal_hash: RemovalToken::derive(&self.hash_key, &id).removal_hash(),
             suppression_hash: suppressions::hash(&self.hash_key, &self.list_id, email.as_ref()),
+            every_list_hash: suppressions::every_list_hash(&self.hash_key, email.as_ref()),
             id,
             email: email.as_ref().to_owned(),
             consent_version: version,
@@ -577,7 +588,7 @@ impl DryRun {
         let transaction = self.seen.transaction()?;
         let mut outcomes = Vec::with_capacity(batch.rows.len());
         for row in &batch.rows {
-            let outcome = if suppressions::find(&self.reader, &row.suppression_hash)?.is_some() {
+            let outcome = if row.is_suppressed(&self.reader)? {
                 Outcome::Suppressed
             } else if subscribers::exists(&self.reader, &self.list_id, &row.email)?
                 || transaction

@@ -558,6 +558,36 @@ fn a_removed_address_is_suppressed_and_skipped_when_imported_again() {
     assert_eq!(counts(&other), "imported 2, skipped 0 (existing 0, suppressed 0), refused 0", "suppressed per list");
 }
 
+#[test]
+fn a_bounced_or_complained_address_is_suppressed_on_every_list_and_skipped() {
+    // Arrange: ann's mail bounced and bob complained, as relays report them (the every-list key)
+    let fx = Fixture::new();
+    let hash_key = signupd::secrets::read_secret(&fx.dir.path().join("data/hash_key")).unwrap();
+    let conn = rusqlite::Connection::open(fx.database()).unwrap();
+    for (email, reason) in [("ann@example.com", "bounced"), ("bob@example.com", "complained")] {
+        let hash = signupd::storage::suppressions::every_list_hash(&hash_key, email);
+        conn.execute(
+            "INSERT INTO suppressions (hash, reason, created_at, list_id) VALUES (?1, ?2, 0, '*')",
+            [&hash, reason],
+        )
+        .unwrap();
+    }
+    drop(conn);
+    let file = fx.file("list.csv", "email\nann@example.com\nbob@example.com\ncat@example.com\n");
+
+    for list in ["news", "other"] {
+        // Act
+        let dry = fx.import(&file, &["--list", list, "--consent-text", "Yes.", "--dry-run"]);
+        let real = fx.import(&file, &["--list", list, "--consent-text", "Yes."]);
+
+        // Assert: on each list, only cat
+        assert_eq!(counts(&real), "imported 1, skipped 2 (existing 0, suppressed 2), refused 0", "{list}");
+        assert_eq!(counts(&dry), counts(&real), "{list}");
+    }
+    let emails: Vec<String> = fx.rows().into_iter().map(|row| row.1).collect();
+    assert_eq!(emails, ["cat@example.com", "cat@example.com"]);
+}
+
 /// Writes a CSV of `rows` addresses, with a consent version given in the file (the way an export
 /// from another tool names its wording).
 fn long_file(dir: &Path, name: &str, rows: usize) -> PathBuf {
