@@ -79,6 +79,13 @@ pub enum Command {
         #[arg(long, value_enum)]
         reason: Option<ReasonArg>,
     },
+    /// Read one bounce (RFC 3464 delivery status notification) or feedback report (RFC 5965)
+    /// about a mail signupd sent from standard input, as a Postfix pipe transport delivers it.
+    ///
+    /// Acts only if it quotes an X-Signupd-Ref this installation sealed: a hard bounce or a
+    /// complaint suppresses the address on every list. Exit 0 when handled or ignored, 75
+    /// (EX_TEMPFAIL, Postfix tries again later) when it cannot be recorded.
+    IngestMail,
     /// Bring an existing list over: each good record of FILE becomes a confirmed subscriber of
     /// the list (confirm_method "import": what you assert, not a confirmation signupd saw).
     ///

@@ -162,6 +162,18 @@ pub async fn import(config_path: Option<&Path>, request: ImportRequest) -> anyho
     Ok(())
 }
 
+/// `signupd ingest-mail`: one report on stdin; what was done on stderr (Postfix's log). Every
+/// failure is one the caller maps to exit 75, so the mail stays queued.
+pub async fn ingest_mail(config_path: Option<&Path>) -> anyhow::Result<()> {
+    let config = load_config(config_path)?;
+    let credentials_dir = secrets::credentials_dir(config_path);
+    let beside =
+        tokio::task::spawn_blocking(move || Beside::open(config, credentials_dir)).await.context("cancelled")??;
+    let done = operator::ingest_mail::run(&beside, &mut std::io::stdin().lock()).await?;
+    writeln!(std::io::stderr(), "signupd ingest-mail: {done}")?;
+    Ok(())
+}
+
 /// `signupd stats [--json]`.
 pub async fn stats(config_path: Option<&Path>, json: bool) -> anyhow::Result<()> {
     beside(config_path, move |beside| operator::stats::run(beside, json, &mut std::io::stdout().lock())).await

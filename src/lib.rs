@@ -33,14 +33,15 @@
 //!   (claim and settle mail), `webhooks::worker` (claim and settle deliveries),
 //!   [`subscription`] (confirm, remove), [`preferences`] (save the preference page),
 //!   [`scheduler`] (cleanup), [`status`] (the status page's rollups), [`operator`] (`import`'s
-//!   batches), and the writer's readiness probe. Everything else reads through the
+//!   batches), [`relays`] (a bounce's or a complaint's effect), and the writer's readiness
+//!   probe. Everything else reads through the
 //!   `query_only` pool [`storage::Db`]. All SQL of the program lives here, in functions named
 //!   for what they answer, one file per table family; migrations are split by schema version.
 //! - [`mail`]: mail messages and the sealed `X-Signupd-Ref` each one about a subscriber carries,
 //!   SMTP/file transports, the mail workers, alerts.
 //! - [`routes`]: HTTP endpoints, one file per endpoint family (signup, confirm, manage, privacy,
-//!   health, stylesheets) with GET and POST side by side and one error enum each; the error
-//!   pages the families share.
+//!   health, relay events, stylesheets) with GET and POST side by side and one error enum each;
+//!   the error pages the families share.
 //! - [`presentation`]: how a list's pages and mails look and speak — the message catalogues
 //!   (`locales/*.toml`) and the accent colour's contrast arithmetic; a leaf that [`config`]
 //!   reads.
@@ -71,8 +72,12 @@
 //! - [`destinations`]: the operator's sender (listmonk, Buttondown, Mailchimp, Brevo) as a
 //!   receiver of those events — each kind's API calls (one file per kind), the credential,
 //!   `send-test-destination`'s probe.
-//! - [`relays`]: hearing back from the relay that carries the mail — whether an event really
-//!   comes from it (`relays::signature`, each kind's scheme over the raw bytes).
+//! - [`relays`]: hearing back from the relay that carries the mail — the configured relays and
+//!   the SNS certificates (`relays::configured`), whether an event really comes from one
+//!   (`relays::signature`, each kind's scheme over the raw bytes), what its payload or a DSN or
+//!   feedback report says (`relays::payload`, `relays::report`, read into `relays::event`), and
+//!   what a believed event does (`relays::hear` in order, `relays::effect` in one writer
+//!   command: suppression, counts, the complaint breaker).
 //! - [`delivery`]: why an HTTP delivery failed and when to try again, in words without the
 //!   address; a leaf the webhook worker and the destinations share.
 //!

@@ -13,6 +13,9 @@ use signupd::operator::import::ImportRequest;
 async fn main() -> ExitCode {
     let cli = Cli::parse();
     let config = cli.config.as_deref();
+    if let Command::IngestMail = cli.command {
+        return ingest_mail(config).await;
+    }
     let result = match cli.command {
         Command::Serve => commands::serve(config).await,
         Command::CheckConfig => commands::check_config(config),
@@ -32,6 +35,7 @@ async fn main() -> ExitCode {
         Command::SendTestWebhook { name } => commands::send_test_webhook(config, name.as_deref()).await,
         Command::SendTestDestination { name } => commands::send_test_destination(config, name.as_deref()).await,
         Command::Healthcheck => commands::healthcheck(config).await,
+        Command::IngestMail => unreachable!("answered above"),
     };
     // Queued log lines first, so an error below is the last line, as it happened.
     signupd::telemetry::flush();
@@ -45,6 +49,23 @@ async fn main() -> ExitCode {
             // `{:#}` prints the whole cause chain on one line: "what failed: why: root cause".
             let _ = writeln!(std::io::stderr(), "signupd: error: {error:#}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// `ingest-mail` answers Postfix's pipe(8): 0 handled or ignored, 75 (EX_TEMPFAIL) for any
+/// failure, so the report stays queued until signupd can record it.
+async fn ingest_mail(config: Option<&std::path::Path>) -> ExitCode {
+    let result = commands::ingest_mail(config).await;
+    signupd::telemetry::flush();
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "signupd ingest-mail: cannot record the report, try again later: {error:#}"
+            );
+            ExitCode::from(signupd::operator::ingest_mail::EX_TEMPFAIL)
         }
     }
 }

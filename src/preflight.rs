@@ -22,6 +22,7 @@ use crate::destinations::Destination;
 use crate::domain_policy::DomainPolicy;
 use crate::frame::Stylesheets;
 use crate::mail::Transport;
+use crate::relays::configured::Relays;
 use crate::secrets::SecretsPlan;
 use crate::webhooks::{self, Endpoint};
 
@@ -35,6 +36,7 @@ pub struct Checked {
     pub transport: Transport,
     pub webhooks: Vec<Arc<Endpoint>>,
     pub destinations: Vec<Arc<Destination>>,
+    pub relays: Relays,
 }
 
 /// Runs every check of `config` that needs no write. `credentials_dir` is where credentials are
@@ -46,7 +48,8 @@ pub fn preflight(config: &Config, credentials_dir: Option<&Path>) -> anyhow::Res
     let transport = Transport::from_config(&config.mail, credentials_dir)?;
     let webhooks = webhooks::load_endpoints(config, credentials_dir)?;
     let destinations = crate::destinations::load_destinations(config, credentials_dir)?;
-    Ok(Checked { stylesheets, domains, secrets, transport, webhooks, destinations })
+    let relays = Relays::load(config, credentials_dir)?;
+    Ok(Checked { stylesheets, domains, secrets, transport, webhooks, destinations, relays })
 }
 
 #[cfg(test)]

@@ -21,7 +21,9 @@ use tokio_cron_scheduler::{Job, JobScheduler};
 
 use crate::clock::UnixSeconds;
 use crate::state::AppState;
-use crate::storage::{Batch, Command, address_mails, counters, networks, rollups, service_runs, subscribers};
+use crate::storage::{
+    Batch, Command, address_mails, counters, networks, relay_events, rollups, service_runs, subscribers,
+};
 
 /// What one cleanup run removed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -35,6 +37,8 @@ pub struct CleanupReport {
     /// Per-network mail counts older than an hour, and reputations older than
     /// `signup.reputation_days`.
     pub expired_network_records: usize,
+    /// Receipts of relay events past their window, and complaints older than the breaker's hour.
+    pub expired_relay_records: usize,
 }
 
 /// One cleanup run, in one command of the writer.
@@ -51,6 +55,7 @@ pub async fn run_cleanup(state: &AppState) -> anyhow::Result<CleanupReport> {
         expired_counters = report.expired_counters,
         expired_rollups = report.expired_rollups,
         expired_network_records = report.expired_network_records,
+        expired_relay_records = report.expired_relay_records,
         "cleanup finished"
     );
     Ok(report)
@@ -88,6 +93,7 @@ fn cleanup(
         expired_address_mails: address_mails::delete_expired(conn, now)?,
         expired_rollups: rollups::delete_before(conn, rollups::hour_of(now) - rollups::RETENTION_DAYS * 24)?,
         expired_network_records: networks::delete_expired(conn, now, reputation_days)?,
+        expired_relay_records: relay_events::delete_expired(conn, now)?,
     };
     service_runs::record_cleanup(conn, now)?;
     Ok(report)

@@ -65,7 +65,7 @@ pub const CREDENTIALS_BESIDE_CONFIG: &str = "credentials";
 
 /// Credentials the packaged unit loads as a whole directory (`LoadCredential=webhook:…/webhook`):
 /// systemd hands the file `webhook/crm` over as `webhook_crm`.
-const DIRECTORY_CREDENTIALS: &[&str] = &["smtp", "webhook", "destination"];
+const DIRECTORY_CREDENTIALS: &[&str] = &["smtp", "webhook", "destination", "relay"];
 
 /// Where credentials are looked for: `$CREDENTIALS_DIRECTORY` when set, else `credentials/`
 /// beside `config_file` when that directory exists, else nowhere.

@@ -17,8 +17,11 @@ use crate::destinations::Destination;
 use crate::domain_policy::DomainPolicy;
 use crate::frame::Stylesheets;
 use crate::mail::reference::ReferenceKey;
+use crate::mail::worker::{OnRefusedAddress, RefusedAddress};
 use crate::mail::{Mailer, Transport};
 use crate::ratelimit::RateLimiter;
+use crate::relays::configured::Relays;
+use crate::relays::hear::Hearing;
 use crate::secrets::Secrets;
 use crate::storage::{Db, Writer};
 use crate::subscription::Subscriptions;
@@ -56,6 +59,8 @@ pub struct AppState {
     /// Which lists are in surge mode, as the last recorded signup said (for the honeypot's
     /// answer, which never reaches the writer).
     pub surge: Arc<SurgeModes>,
+    /// The relays whose events are heard at `/api/relay/<name>`, with their credentials.
+    pub relays: Arc<Relays>,
 }
 
 impl AppState {
@@ -82,7 +87,40 @@ impl AppState {
             http_client: self.http_client.clone(),
             keyring: self.keyring.clone(),
             references: Arc::new(ReferenceKey::derive(&self.secrets.hash_key)),
+            on_refused_address: Some(self.refused_address_hook()),
         }
+    }
+
+    /// A permanent refusal of an address at send time is a hard bounce (`relays::hear`). The
+    /// writer's prepared commands are not `Send` futures, and the mail workers' runtime moves
+    /// tasks between threads: so the suppression runs on a thread of its own (a rare event),
+    /// and the worker waits for it.
+    fn refused_address_hook(&self) -> OnRefusedAddress {
+        let state = self.clone();
+        Arc::new(move |refused: RefusedAddress| {
+            let state = state.clone();
+            let (done, finished) = tokio::sync::oneshot::channel::<()>();
+            let spawned = std::thread::Builder::new().name("signupd-bounce".into()).spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
+                match runtime {
+                    Ok(runtime) => runtime.block_on(suppress_refused(&state, &refused)),
+                    Err(error) => {
+                        tracing::error!(error = %error, "cannot start the runtime to suppress a refused address")
+                    }
+                }
+                let _ = done.send(());
+            });
+            Box::pin(async move {
+                match spawned {
+                    Ok(_) => {
+                        let _ = finished.await;
+                    }
+                    Err(error) => {
+                        tracing::error!(error = %error, "cannot start the thread to suppress a refused address")
+                    }
+                }
+            })
+        })
     }
 
     /// What the webhook worker of `endpoint` needs.
@@ -106,5 +144,23 @@ impl AppState {
             sink,
             holder: uuid::Uuid::new_v4().simple().to_string(),
         }
+    }
+}
+
+/// Suppresses an address the SMTP server refused for good, as a relay's hard bounce would.
+async fn suppress_refused(state: &AppState, refused: &RefusedAddress) {
+    let references = ReferenceKey::derive(&state.secrets.hash_key);
+    let hearing = Hearing {
+        subscriptions: state.subscriptions(),
+        references: &references,
+        client: &state.http_client,
+        now: state.clock.now(),
+    };
+    if let Err(error) = crate::relays::hear::refused_at_send(hearing, &refused.email, &refused.status).await {
+        tracing::error!(
+            list = refused.list_id,
+            error = %error,
+            "an address the SMTP server refused for good could not be suppressed"
+        );
     }
 }

@@ -255,19 +255,32 @@ impl Subscriptions<'_> {
         reason: Reason,
         now: UnixSeconds,
     ) -> anyhow::Result<Vec<Removed>> {
-        let every_list = Some((every_list_hash.to_owned(), reason));
         let removed = write_prepared(self.writer, async || {
-            let command = match email {
-                Some(email) => {
-                    let prepared = self.prepare_remove_address(lists, email, Some(reason), RemovalChannel::Relay, now);
-                    RemoveAddress { every_list: every_list.clone(), ..prepared.await? }
-                }
-                None => RemoveAddress { email: String::new(), lists: Vec::new(), every_list: every_list.clone(), now },
-            };
-            Ok(Some(command))
+            Ok(Some(self.prepare_suppression(lists, email, every_list_hash, reason, now).await?))
         })
         .await?;
         Ok(removed.unwrap_or_default())
+    }
+
+    /// [`Subscriptions::suppress_everywhere`]'s command, prepared from the rows a reader sees,
+    /// for a caller that writes it inside a command of its own ([`Suppression::apply`]).
+    pub(crate) async fn prepare_suppression(
+        &self,
+        lists: &[ListId],
+        email: Option<&str>,
+        every_list_hash: &str,
+        reason: Reason,
+        now: UnixSeconds,
+    ) -> anyhow::Result<Suppression> {
+        let every_list = Some((every_list_hash.to_owned(), reason));
+        let command = match email {
+            Some(email) => {
+                let prepared = self.prepare_remove_address(lists, email, Some(reason), RemovalChannel::Relay, now);
+                RemoveAddress { every_list, ..prepared.await? }
+            }
+            None => RemoveAddress { email: String::new(), lists: Vec::new(), every_list, now },
+        };
+        Ok(Suppression(command))
     }
 
     /// [`RemoveAddress`] for `email` on each of `lists`, prepared from the rows a reader sees.
@@ -538,6 +551,33 @@ impl Command for RemoveAddress {
     type Output = Vec<Removed>;
 
     fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<Vec<Removed>> {
+        self.apply(batch)
+    }
+}
+
+/// A bounce's or a complaint's suppression on every list with the removals it brings
+/// ([`Subscriptions::prepare_suppression`]), written as a command or inside another one.
+#[derive(Debug)]
+pub(crate) struct Suppression(RemoveAddress);
+
+impl Suppression {
+    /// Writes the suppression and the removals; fails with [`Stale`] when a row is no longer the
+    /// one the preparation read, so the caller prepares again.
+    pub(crate) fn apply(self, batch: &mut Batch<'_>) -> anyhow::Result<Vec<Removed>> {
+        self.0.apply(batch)
+    }
+}
+
+impl Command for Suppression {
+    type Output = Vec<Removed>;
+
+    fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<Vec<Removed>> {
+        self.apply(batch)
+    }
+}
+
+impl RemoveAddress {
+    fn apply(self, batch: &mut Batch<'_>) -> anyhow::Result<Vec<Removed>> {
         let conn = batch.conn();
         if let Some((hash, reason)) = &self.every_list {
             suppressions::record(conn, hash, suppressions::EVERY_LIST, *reason, self.now)?;

@@ -31,7 +31,8 @@ pub fn server(state: &AppState) -> anyhow::Result<Option<(Server, u16)>> {
     let port = listener.local_addr().context("cannot read the metrics address")?.port();
     let lists: Vec<String> = state.config.lists.iter().map(|list| list.id.as_ref().to_owned()).collect();
     let destinations: Vec<String> = state.config.destinations.iter().map(|d| d.name.clone()).collect();
-    let handle = crate::metrics::recorder(&lists, &destinations)?;
+    let relays: Vec<String> = state.config.relays.iter().map(|relay| relay.name.clone()).collect();
+    let handle = crate::metrics::recorder(&lists, &destinations, &relays)?;
     let data = web::Data::new((state.clone(), handle));
     let server = HttpServer::new(move || {
         // Pages answer GET and HEAD, like the public listener's.

@@ -235,7 +235,7 @@ impl Application {
 pub async fn prepare(config: Config, options: BuildOptions) -> anyhow::Result<AppState> {
     // Every file and credential the configuration names is read before anything is created:
     // the very checks `check-config` runs.
-    let Checked { stylesheets, domains, secrets: plan, transport, webhooks: endpoints, destinations } =
+    let Checked { stylesheets, domains, secrets: plan, transport, webhooks: endpoints, destinations, relays } =
         preflight(&config, options.credentials_dir.as_deref())?;
     let path = storage::prepare_database_file(&config).await?;
     let secrets =
@@ -270,6 +270,7 @@ pub async fn prepare(config: Config, options: BuildOptions) -> anyhow::Result<Ap
         stylesheets: Arc::new(stylesheets),
         domains,
         surge: Default::default(),
+        relays: Arc::new(relays),
     })
 }
 

@@ -19,6 +19,7 @@
 mod destinations;
 pub(crate) mod parse;
 mod raw;
+mod relays;
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -37,6 +38,7 @@ use crate::presentation::{Language, Rgb};
 pub use destinations::{DestinationConfig, DestinationKind, MAX_SINKS};
 pub use raw::RawConfig;
 use raw::RawList;
+pub use relays::{RelayConfig, RelayKind};
 
 /// The checked configuration. Built once at start and shared read-only through `AppState`.
 #[derive(Debug, Clone)]
@@ -53,6 +55,8 @@ pub struct Config {
     pub webhooks: Vec<WebhookConfig>,
     /// The operator's senders that confirmed subscribers are handed to.
     pub destinations: Vec<DestinationConfig>,
+    /// The relays whose bounce and complaint events are heard, each at `/api/relay/<name>`.
+    pub relays: Vec<RelayConfig>,
     /// The merged sources, kept to print the effective configuration (`check-config`).
     effective: RawConfig,
 }
@@ -117,6 +121,9 @@ pub struct SignupConfig {
     /// Accepted signups per list and window past which the operator is alerted and the list is
     /// in surge mode (a person presses to send); `None`: off.
     pub surge_alert: Option<RateLimitRule>,
+    /// Complaints about a list's confirmation mail within an hour that put the list in surge
+    /// mode for at least an hour, and alert the operator; `None`: off.
+    pub complaint_breaker: Option<u32>,
     /// Days a neighbourhood from which someone confirmed keeps its place before the rest in the
     /// mail order; 0: off.
     pub reputation_days: u32,
@@ -449,6 +456,7 @@ impl Config {
                 .check("signup.surge_alert.window", parse::positive_duration(&sig.surge_alert.window))
                 .filter(|_| sig.surge_alert.max > 0)
                 .map(|window| RateLimitRule { window, max: sig.surge_alert.max }),
+            complaint_breaker: (sig.complaint_breaker > 0).then_some(sig.complaint_breaker),
             reputation_days: sig.reputation_days,
             blocked_domains_file: parse::optional_path(&sig.blocked_domains_file),
             check_mx: sig.check_mx,
@@ -541,9 +549,22 @@ impl Config {
         let webhooks = check_webhooks(&raw.webhooks, &lists, &mut problems);
         let webhook_names: Vec<&str> = raw.webhooks.iter().map(|hook| hook.name.as_str()).collect();
         let destinations = destinations::check(&raw.destinations, &webhook_names, &lists, &mut problems);
+        let relays = relays::check(&raw.relays, &mut problems);
 
         problems.into_result()?;
-        Ok(Self { server, storage, secrets, signup, mail, cleanup, lists, webhooks, destinations, effective: raw })
+        Ok(Self {
+            server,
+            storage,
+            secrets,
+            signup,
+            mail,
+            cleanup,
+            lists,
+            webhooks,
+            destinations,
+            relays,
+            effective: raw,
+        })
     }
 
     /// The list with this id, if configured.

@@ -25,6 +25,9 @@ pub struct RawConfig {
     /// The operator's senders that confirmed subscribers are handed to (`docs/operations.md`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub destinations: Vec<RawDestination>,
+    /// The relays whose bounce and complaint events signupd hears (`docs/operations.md`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub relays: Vec<RawRelay>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -111,6 +114,18 @@ pub struct RawSecrets {
     pub hash_key_file: String,
 }
 
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawRelay {
+    pub name: String,
+    /// `ses`, `resend`, `postmark`, `sendgrid` or `mailgun`.
+    pub kind: String,
+    /// Empty: `$CREDENTIALS_DIRECTORY/relay_<name>` (none for `ses`).
+    pub credential_file: String,
+    /// `ses`: the SNS topics (their ARNs) whose messages are believed.
+    pub topics: Vec<String>,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RawSignup {
@@ -122,6 +137,8 @@ pub struct RawSignup {
     pub network_prefix_v6: u8,
     pub max_mails_per_address_per_day: u32,
     pub surge_alert: RawRateLimit,
+    /// Complaints about a list's confirmation mail within an hour that put it in surge mode.
+    pub complaint_breaker: u32,
     pub reputation_days: u32,
     pub blocked_domains_file: String,
     pub check_mx: bool,
@@ -145,6 +162,7 @@ impl Default for RawSignup {
             network_prefix_v6: 48,
             max_mails_per_address_per_day: 3,
             surge_alert: RawRateLimit { window: "10m".into(), max: 500 },
+            complaint_breaker: 3,
             reputation_days: 90,
             blocked_domains_file: String::new(),
             check_mx: false,

@@ -91,6 +91,27 @@ pub struct SignupSurge {
     pub window: String,
 }
 
+/// A receiver refused signupd's mail for its policy (an enhanced status 5.7.x, a relay's
+/// "blocked"): reputation or authentication trouble, not a bad address. Which relay, the list
+/// the mail was for (`""` when unknown) and the status code; at most once an hour per relay.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct RelayPolicyRefusal {
+    pub alert: &'static str,
+    pub relay: String,
+    pub list: String,
+    pub status: String,
+}
+
+/// A list's confirmation mail drew `signup.complaint_breaker` complaints within an hour: the
+/// list is in surge mode for at least an hour.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct ComplaintBreaker {
+    pub alert: &'static str,
+    pub list: String,
+    pub complaints: i64,
+    pub window: String,
+}
+
 /// POSTs `alert` as JSON to `mail.alert_webhook`, if set.
 pub async fn post(config: &Config, client: &reqwest::Client, alert: &impl Serialize) {
     let Some(webhook) = &config.mail.alert_webhook else {

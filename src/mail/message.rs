@@ -4,7 +4,8 @@
 //! `Reply-To`, `Auto-Submitted: auto-generated` (RFC 3834: auto-responders must not answer),
 //! `List-Id`, on the welcome mail `List-Unsubscribe` with `List-Unsubscribe-Post`
 //! (RFC 8058), and on both `X-Signupd-Ref` (`mail::reference`), which bounces and complaints
-//! about the mail bring back.
+//! about the mail bring back — repeated where a configured relay echoes metadata instead of
+//! headers (Postmark, Mailgun, SendGrid).
 //!
 //! Both mails speak the list's language (texts from its catalogue, dates written for it,
 //! `Content-Language`), carry the site's name and link, the accent colour on the confirm button,
@@ -20,7 +21,7 @@ use lettre::message::{Mailbox, MultiPart};
 
 use super::reference;
 use crate::clock::UnixSeconds;
-use crate::config::{Config, ListConfig};
+use crate::config::{Config, ListConfig, RelayKind};
 use crate::presentation::Messages;
 use crate::presentation::color::Rgb;
 
@@ -225,6 +226,9 @@ fn build(
     }
     if let Some(reference) = extra.reference {
         builder = builder.raw_header(raw(reference::HEADER, reference.to_owned()));
+        for (name, value) in echoes(config, reference) {
+            builder = builder.raw_header(raw(name, value));
+        }
     }
     if let Some(url) = extra.unsubscribe_url {
         builder = builder
@@ -232,6 +236,32 @@ fn build(
             .raw_header(raw("List-Unsubscribe-Post", "List-Unsubscribe=One-Click".into()));
     }
     Ok(builder.multipart(MultiPart::alternative_plain_html(text, html))?)
+}
+
+/// The reference again, where each configured relay that does not return headers echoes
+/// metadata back in its events: Postmark's `X-PM-Metadata-*`, Mailgun's `X-Mailgun-Variables`
+/// and SendGrid's `X-SMTPAPI` unique args. SES and Resend return the header itself. The value
+/// is base64url after `v1.`, so it needs no escaping in JSON.
+fn echoes(config: &Config, reference: &str) -> Vec<(&'static str, String)> {
+    let mut kinds: Vec<RelayKind> = Vec::new();
+    for relay in &config.relays {
+        if !kinds.contains(&relay.kind) {
+            kinds.push(relay.kind);
+        }
+    }
+    kinds
+        .into_iter()
+        .filter_map(|kind| match kind {
+            RelayKind::Postmark => Some(("X-PM-Metadata-signupd-ref", reference.to_owned())),
+            RelayKind::Mailgun => {
+                Some(("X-Mailgun-Variables", format!("{{\"{}\":\"{reference}\"}}", reference::ECHO_KEY)))
+            }
+            RelayKind::Sendgrid => {
+                Some(("X-SMTPAPI", format!("{{\"unique_args\":{{\"{}\":\"{reference}\"}}}}", reference::ECHO_KEY)))
+            }
+            RelayKind::Ses | RelayKind::Resend => None,
+        })
+        .collect()
 }
 
 fn raw(name: &'static str, value: String) -> HeaderValue {
@@ -285,6 +315,30 @@ mod tests {
         assert!(text.contains("X-Signupd-Ref: v1.REF"));
         assert!(!text.contains("List-Unsubscribe"), "confirmation mails are not list mail");
         assert!(!text.contains("<img"), "no remote images");
+    }
+
+    #[test]
+    fn the_reference_is_echoed_where_each_configured_relay_returns_metadata() {
+        let plain = config();
+        let text = readable(&welcome(&plain, &plain.lists[0], ANN, "MANAGE", "UNSUB").unwrap());
+        for name in ["X-PM-Metadata", "X-Mailgun-Variables", "X-SMTPAPI"] {
+            assert!(!text.contains(name), "no relay configured, no {name}");
+        }
+        let with_relays = Config::from_toml(
+            "[[lists]]\nid = \"news\"\n\
+             [[relays]]\nname = \"pm\"\nkind = \"postmark\"\n\
+             [[relays]]\nname = \"mg\"\nkind = \"mailgun\"\n\
+             [[relays]]\nname = \"sg\"\nkind = \"sendgrid\"\n\
+             [[relays]]\nname = \"rs\"\nkind = \"resend\"\n",
+        )
+        .unwrap();
+        let message =
+            confirmation(&with_relays, &with_relays.lists[0], &[], ANN, "CONFIRM", "REMOVAL", 1_767_225_600).unwrap();
+        let text = readable(&message);
+        assert!(text.contains("X-Signupd-Ref: v1.REF"));
+        assert!(text.contains("X-PM-Metadata-signupd-ref: v1.REF"));
+        assert!(text.contains(r#"X-Mailgun-Variables: {"signupd_ref":"v1.REF"}"#), "{text}");
+        assert!(text.contains(r#"X-SMTPAPI: {"unique_args":{"signupd_ref":"v1.REF"}}"#), "{text}");
     }
 
     #[test]

@@ -37,6 +37,13 @@ use crate::secrets::Secret;
 /// The header every mail carries.
 pub const HEADER: &str = "X-Signupd-Ref";
 
+/// The name the reference goes by where a relay echoes metadata rather than headers: Mailgun's
+/// `X-Mailgun-Variables` and SendGrid's `X-SMTPAPI` unique args (both JSON).
+pub const ECHO_KEY: &str = "signupd_ref";
+
+/// Postmark's metadata key (header `X-PM-Metadata-signupd-ref`).
+pub const POSTMARK_ECHO_KEY: &str = "signupd-ref";
+
 const VERSION: &str = "v1.";
 /// Binds a sealed value to this header and format.
 const ASSOCIATED: &[u8] = b"X-Signupd-Ref v1";

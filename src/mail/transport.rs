@@ -44,6 +44,45 @@ pub struct SendError {
     pub detail: String,
 }
 
+impl SendError {
+    /// Whether the server refused the address itself, for good — a hard bounce at send time —
+    /// and the enhanced status it gave (empty without one): a permanent reply whose enhanced
+    /// status [`refuses_the_address`], or, without an enhanced status, 550, 551 or 553.
+    pub fn refused_address(&self) -> Option<String> {
+        if !self.permanent || self.code.is_none() {
+            return None;
+        }
+        let enhanced = self.detail.split_whitespace().find_map(|word| {
+            let word = word.trim_end_matches([':', ',', ';', ')']).trim_start_matches('(');
+            enhanced_status(word).map(|status| (word, status))
+        });
+        match enhanced {
+            Some((word, status)) => refuses_the_address(status).then(|| word.to_owned()),
+            None => matches!(self.code, Some(550 | 551 | 553)).then(String::new),
+        }
+    }
+}
+
+/// An RFC 3463 enhanced status code (`5.1.1`) as its class, subject and detail.
+pub fn enhanced_status(text: &str) -> Option<(u16, u16, u16)> {
+    let mut parts = text.trim().split('.');
+    let mut next = || -> Option<u16> {
+        let part = parts.next()?;
+        if part.is_empty() || part.len() > 3 || !part.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        part.parse().ok()
+    };
+    let status = (next()?, next()?, next()?);
+    (parts.next().is_none() && matches!(status.0, 2 | 4 | 5)).then_some(status)
+}
+
+/// Whether an enhanced status says the address does not take mail, for good: 5.1.x (a bad
+/// mailbox or domain), 5.2.1 (a disabled mailbox), 5.4.4 (no route to the domain).
+pub fn refuses_the_address(status: (u16, u16, u16)) -> bool {
+    matches!(status, (5, 1, _) | (5, 2, 1) | (5, 4, 4))
+}
+
 /// What happened to a sent mail, for the log.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Delivered {
@@ -373,6 +412,31 @@ fn write_eml(dir: &std::path::Path, bytes: &[u8]) -> anyhow::Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_permanent_refusal_of_the_address_is_told_apart_from_other_refusals() {
+        let refusal = |permanent, code, detail: &str| SendError { permanent, code, detail: detail.to_owned() };
+        let cases = [
+            (refusal(true, Some(550), "SMTP 550: permanent error (550): 5.1.1 [address]: User unknown"), Some("5.1.1")),
+            (refusal(true, Some(550), "SMTP 550: 5.2.1 mailbox disabled"), Some("5.2.1")),
+            (refusal(true, Some(554), "SMTP 554: 5.4.4 unrouteable"), Some("5.4.4")),
+            (refusal(true, Some(550), "SMTP 550: no such user here"), Some("")),
+            (refusal(true, Some(553), "SMTP 553: mailbox name not allowed"), Some("")),
+            (refusal(true, Some(554), "SMTP 554: 5.7.1 relay access denied"), None),
+            (refusal(true, Some(550), "SMTP 550: (5.7.1) rejected by policy from 10.1.2.3"), None),
+            (refusal(true, Some(552), "SMTP 552: 5.2.2 mailbox full"), None),
+            (refusal(true, Some(554), "SMTP 554: transaction failed"), None),
+            (refusal(false, Some(450), "SMTP 450: 4.1.1 try later"), None),
+            (refusal(true, None, "the message could not be built"), None),
+        ];
+        for (error, expected) in cases {
+            assert_eq!(error.refused_address().as_deref(), expected, "{}", error.detail);
+        }
+        assert_eq!(enhanced_status("5.1.10"), Some((5, 1, 10)));
+        for nonsense in ["10.1.2.3", "5.1", "550", "6.1.1", "5..1", "5.1.1.", "x.1.1"] {
+            assert_eq!(enhanced_status(nonsense), None, "{nonsense}");
+        }
+    }
 
     fn smtp_credentials(extra: &str, credentials_dir: Option<&Path>) -> anyhow::Result<Option<Credentials>> {
         let toml = format!(

@@ -60,8 +60,25 @@ pub const CLAIM_BATCH: usize = 32;
 /// How often, on average, an idle worker looks for due mail (±50 % jitter).
 pub const MAIL_TICK: Duration = Duration::from_secs(1);
 
-/// What a mail worker works with: the parts of the running service it needs, and no more.
+/// A permanent refusal of the address itself at send time (`SendError::refused_address`): a
+/// hard bounce, as a relay would report it later.
 #[derive(Debug, Clone)]
+pub struct RefusedAddress {
+    pub list_id: String,
+    pub email: String,
+    /// The enhanced status the server gave (`5.1.1`), or empty.
+    pub status: String,
+}
+
+/// What becomes of a [`RefusedAddress`], after the mail's settlement committed. The app hands it
+/// to `relays` as a hard bounce; this module cannot, since `relays` reads its references.
+pub type OnRefusedAddress = Arc<dyn Fn(RefusedAddress) -> BoxFuture<'static, ()> + Send + Sync>;
+
+/// A future a hook returns.
+pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What a mail worker works with: the parts of the running service it needs, and no more.
+#[derive(Clone)]
 pub struct Mailer {
     pub config: Arc<Config>,
     /// Reads whether anything is due, and the budget.
@@ -78,6 +95,14 @@ pub struct Mailer {
     pub keyring: Arc<Keyring>,
     /// Seals the `X-Signupd-Ref` of every mail.
     pub references: Arc<ReferenceKey>,
+    /// Told of each address the SMTP server refused for good; `None`: nobody is.
+    pub on_refused_address: Option<OnRefusedAddress>,
+}
+
+impl std::fmt::Debug for Mailer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mailer").field("transport", &self.transport).finish_non_exhaustive()
+    }
 }
 
 /// What happened to one mail (or, for the last two, why nothing happened).
@@ -181,16 +206,17 @@ pub async fn try_execute_batch(mailer: &Mailer, limit: usize) -> anyhow::Result<
         let (settlement, outcome, code) = match result {
             Ok(delivered) => {
                 log_delivered(&delivered, kind, &ready.target);
-                (Settlement::Sent { item_id: ready.item.id }, MailOutcome::Sent, None)
+                (Settlement::Sent { item_id: ready.item.id }, MailOutcome::Sent, (None, None))
             }
             Err(error) => {
                 if error.code.is_none() && !error.permanent {
                     unreachable.get_or_insert_with(|| error.clone());
                 }
                 let code = error.code;
+                let refused = error.refused_address();
                 let (settlement, outcome) =
                     failed(mailer, &ready.item, &ready.target, error, now, undo, Some(ready.reserved_at));
-                (settlement, outcome, code)
+                (settlement, outcome, (code, refused))
             }
         };
         for companion in &ready.companions {
@@ -211,8 +237,15 @@ pub async fn try_execute_batch(mailer: &Mailer, limit: usize) -> anyhow::Result<
     let settle = SettleMail { settlements, pace: pace(&mailer.config), now: mailer.clock.now() };
     let deleted_rows = mailer.writer.execute(settle).await?;
     let unsent = claim.skipped + claim.capped;
-    for ((outcome, (target, code)), deleted_row) in outcomes.iter().skip(unsent).zip(&targets).zip(deleted_rows) {
+    for ((outcome, (target, (code, refused))), deleted_row) in
+        outcomes.iter().skip(unsent).zip(&targets).zip(deleted_rows)
+    {
         report(mailer, outcome, target, *code, deleted_row).await;
+        if let (Some(status), Some(hook)) = (refused, &mailer.on_refused_address) {
+            let refused =
+                RefusedAddress { list_id: target.list_id.clone(), email: target.email.clone(), status: status.clone() };
+            hook(refused).await;
+        }
     }
     Ok(outcomes)
 }

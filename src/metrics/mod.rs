@@ -31,8 +31,8 @@ pub mod series;
 pub mod tally;
 
 use series::{
-    CONFIRM_METHODS, DESTINATION_RESULTS, MAIL_KINDS, MAIL_RESULTS, REMOVAL_REASONS, REMOVAL_VIAS, SIGNUP_OUTCOMES,
-    WEBHOOK_RESULTS,
+    CONFIRM_METHODS, DESTINATION_RESULTS, MAIL_KINDS, MAIL_RESULTS, RELAY_EVENTS, REMOVAL_REASONS, REMOVAL_VIAS,
+    SIGNUP_OUTCOMES, WEBHOOK_RESULTS,
 };
 use tally::{SERVICE, TALLY, family};
 
@@ -49,6 +49,7 @@ pub const HTTP_DURATION: &str = "signupd_http_request_duration_seconds";
 pub const SMTP_DURATION: &str = "signupd_smtp_send_duration_seconds";
 pub const TIME_TO_CONFIRM: &str = "signupd_time_to_confirm_seconds";
 pub const SURGE_ALERTS: &str = "signupd_surge_alerts_total";
+pub const RELAY_EVENTS_TOTAL: &str = "signupd_relay_events_total";
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 
@@ -102,6 +103,13 @@ pub fn destination(name: &str, result: &'static str) {
     metrics::counter!(DESTINATIONS, "destination" => name.to_owned(), "result" => result).increment(1);
 }
 
+/// One event a relay reported (`relay`: its configured name, or `smtp` for a permanent refusal
+/// at send time), by the class it was read as.
+pub fn relay_event(relay: &str, event: &'static str) {
+    debug_assert!(RELAY_EVENTS.contains(&event), "{event} is not in metrics::series::RELAY_EVENTS");
+    metrics::counter!(RELAY_EVENTS_TOTAL, "relay" => relay.to_owned(), "event" => event).increment(1);
+}
+
 pub fn smtp_send(duration: std::time::Duration) {
     metrics::histogram!(SMTP_DURATION).record(duration.as_secs_f64());
 }
@@ -110,11 +118,11 @@ pub fn http_request(route: String, duration: std::time::Duration) {
     metrics::histogram!(HTTP_DURATION, "route" => route).record(duration.as_secs_f64());
 }
 
-/// Installs the recorder (once per process), registers every series known from `lists` and
-/// `destinations` (their names) at zero ([`series`]) and returns the recorder's handle.
-pub fn recorder(lists: &[String], destinations: &[String]) -> anyhow::Result<PrometheusHandle> {
+/// Installs the recorder (once per process), registers every series known from `lists`,
+/// `destinations` and `relays` (their names) at zero ([`series`]) and returns the recorder's handle.
+pub fn recorder(lists: &[String], destinations: &[String], relays: &[String]) -> anyhow::Result<PrometheusHandle> {
     let handle = install()?;
-    series::register(lists, destinations);
+    series::register(lists, destinations, relays);
     Ok(handle)
 }
 

@@ -6,7 +6,7 @@
 //! good, the first surge, the first storage error) would fire only on the second. So every
 //! counter is exported at 0 for each label value known at start — each configured list (and
 //! `none`) × each outcome, method, reason and via; each mail kind × result; each webhook result;
-//! each configured destination × result —
+//! each configured destination × result; each configured relay (and `smtp`) × event —
 //! and every histogram with its buckets at 0. The gauges are set from the database at each
 //! scrape (`app::metrics_server`), so they have their value from the first one.
 //!
@@ -17,8 +17,8 @@
 //! server never counts it and no such series is exported; the command reports on its output.
 
 use super::{
-    CONFIRMATIONS, DESTINATIONS, HTTP_DURATION, MAILS, QUEUE_DEPTH, QUEUE_OLDEST, REMOVALS, SIGNUPS, SMTP_DURATION,
-    SUBSCRIBERS, SURGE_ALERTS, TIME_TO_CONFIRM, WEBHOOKS,
+    CONFIRMATIONS, DESTINATIONS, HTTP_DURATION, MAILS, QUEUE_DEPTH, QUEUE_OLDEST, RELAY_EVENTS_TOTAL, REMOVALS,
+    SIGNUPS, SMTP_DURATION, SUBSCRIBERS, SURGE_ALERTS, TIME_TO_CONFIRM, WEBHOOKS,
 };
 
 /// The list label of a signup that named no configured list.
@@ -52,10 +52,24 @@ const LISTED_ONLY: &[&str] = &["accepted", "honeypot"];
 pub const CONFIRM_METHODS: &[&str] = &["button", "retype", "preferences"];
 
 /// `signupd_removals_total{reason}`.
-pub const REMOVAL_REASONS: &[&str] = &["unsubscribed", "not_me"];
+pub const REMOVAL_REASONS: &[&str] = &["unsubscribed", "not_me", "bounced", "complained"];
 
 /// `signupd_removals_total{via}`: the ways the server removes an address.
-pub const REMOVAL_VIAS: &[&str] = &["manage", "one_click"];
+pub const REMOVAL_VIAS: &[&str] = &["manage", "one_click", "relay"];
+
+/// Whether a removal can have `reason` and `via` at once: a bounce or a complaint comes only
+/// from a relay, and a relay removes only for one of them.
+pub fn removal_pairs(reason: &str, via: &str) -> bool {
+    let from_relay = matches!(reason, "bounced" | "complained");
+    from_relay == (via == "relay")
+}
+
+/// `signupd_relay_events_total{event}`: the classes of `relays::event::Class`.
+pub const RELAY_EVENTS: &[&str] = &["hard_bounce", "soft_bounce", "policy", "complaint", "ignored"];
+
+/// `signupd_relay_events_total{relay}` of a permanent refusal by the SMTP server at send time,
+/// beside the configured relays' names.
+pub const SMTP_RELAY: &str = "smtp";
 
 /// `signupd_mails_total{kind}`.
 pub const MAIL_KINDS: &[&str] = &["confirmation", "welcome"];
@@ -87,6 +101,11 @@ pub fn describe() {
         DESTINATIONS,
         "Subscriber events handed to each destination, by result (delivered, retry, dropped)."
     );
+    metrics::describe_counter!(
+        RELAY_EVENTS_TOTAL,
+        "Events the relays reported, by relay (smtp: a permanent refusal at send time) and event \
+         (hard_bounce, soft_bounce, policy, complaint, ignored)."
+    );
     metrics::describe_gauge!(
         QUEUE_DEPTH,
         "Items waiting in each queue (intake, mail, webhook; the webhook queue holds destinations' events too)."
@@ -101,7 +120,7 @@ pub fn describe() {
 /// Registers every counter at zero for the label values known at start, and each list's
 /// time-to-confirm histogram. Adding 0 to an existing series leaves its count as it is, so a
 /// second application in the same process (tests) adds its lists without resetting anything.
-pub fn register(lists: &[String], destinations: &[String]) {
+pub fn register(lists: &[String], destinations: &[String], relays: &[String]) {
     for list in lists {
         for &outcome in SIGNUP_OUTCOMES {
             metrics::counter!(SIGNUPS, "list" => list.clone(), "outcome" => outcome).increment(0);
@@ -110,7 +129,7 @@ pub fn register(lists: &[String], destinations: &[String]) {
             metrics::counter!(CONFIRMATIONS, "list" => list.clone(), "method" => method).increment(0);
         }
         for &reason in REMOVAL_REASONS {
-            for &via in REMOVAL_VIAS {
+            for &via in REMOVAL_VIAS.iter().filter(|via| removal_pairs(reason, via)) {
                 metrics::counter!(REMOVALS, "list" => list.clone(), "reason" => reason, "via" => via).increment(0);
             }
         }
@@ -132,6 +151,11 @@ pub fn register(lists: &[String], destinations: &[String]) {
     for destination in destinations {
         for &result in DESTINATION_RESULTS {
             metrics::counter!(DESTINATIONS, "destination" => destination.clone(), "result" => result).increment(0);
+        }
+    }
+    for relay in relays.iter().map(String::as_str).chain([SMTP_RELAY]) {
+        for &event in RELAY_EVENTS {
+            metrics::counter!(RELAY_EVENTS_TOTAL, "relay" => relay.to_owned(), "event" => event).increment(0);
         }
     }
     let _registered = metrics::histogram!(SMTP_DURATION);

@@ -1,4 +1,5 @@
-//! The operator's commands (`docs/operations.md`): `export`, `import`, `remove`, `stats`, `backup`. Each works while
+//! The operator's commands (`docs/operations.md`): `export`, `import`, `remove`, `stats`, `backup`,
+//! and `ingest-mail`, which a Postfix pipe transport runs. Each works while
 //! `serve` runs on the same database, and they share one way in, [`Beside::open`]:
 //!
 //! - reads go through `query_only` connections ([`Db`]); in WAL mode they see a consistent
@@ -16,6 +17,7 @@ pub mod backup;
 pub mod export;
 pub mod import;
 pub mod import_file;
+pub mod ingest_mail;
 pub mod remove;
 pub mod stats;
 

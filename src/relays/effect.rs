@@ -1,8 +1,21 @@
-//! What a hard bounce or a complaint does, once its report is believed: the address is
-//! suppressed on every list (`bounced` or `complained`, under its every-list key), and where its
-//! address is known, its rows are removed from every configured list in the same transaction —
-//! a confirmed row as an unsubscribe (`subscriber.unsubscribed` with the reason and `via`
-//! `relay`, so endpoints and destinations hear of it), a pending row with its queued mail.
+//! What a believed event does (`docs/operations.md`, "Bounces and complaints"), written in one
+//! command ([`act`]):
+//!
+//! - **acts once**: a relay's event id is stored as a receipt (a hash, `storage::relay_events`)
+//!   in the same transaction, and a second delivery of it changes nothing;
+//! - **is counted** on the status page, under the list its reference names (`''` when it names
+//!   none): hard and soft bounces, complaints and policy refusals;
+//! - a **hard bounce** or a **complaint** suppresses the address on every list (`bounced`,
+//!   `complained`, under its every-list key) and, where the address is known, removes its rows
+//!   from every configured list — a confirmed row as an unsubscribe (`subscriber.unsubscribed`
+//!   with the reason and `via` `relay`, so endpoints and destinations hear of it), a pending row
+//!   with its queued mail;
+//! - a **complaint about a confirmation mail** is counted for its list; at `complaint_breaker`
+//!   complaints within an hour the list is held in surge mode for at least an hour
+//!   (`storage::counters::hold_for_complaints`), renewed by every further complaint, and the
+//!   caller alerts the operator once, when the count reaches the threshold;
+//! - a soft bounce, a policy refusal and anything else change nothing more (the caller alerts
+//!   on a policy refusal).
 //!
 //! A report names its mail one of two ways ([`Subject`]):
 //!
@@ -18,12 +31,17 @@
 //! opens: its recipient is whatever its sender wrote, so the caller never makes it a
 //! [`Subject::Recipient`].
 
+use super::event::Class;
 use crate::clock::UnixSeconds;
 use crate::domain::{EmailAddress, ListId};
-use crate::mail::reference::Reference;
+use crate::mail::reference::{MailKind, Reference};
+use crate::storage::counters;
+use crate::storage::relay_events;
+use crate::storage::rollups;
 use crate::storage::subscribers;
 use crate::storage::suppressions::{self, Reason};
-use crate::subscription::{Removed, Subscriptions};
+use crate::storage::{Batch, Command};
+use crate::subscription::{Removed, Subscriptions, Suppression, write_prepared};
 
 /// What a report is about.
 #[derive(Debug, Clone, Copy)]
@@ -42,6 +60,14 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    fn of(class: Class) -> Option<Self> {
+        match class {
+            Class::HardBounce => Some(Self::HardBounce),
+            Class::Complaint => Some(Self::Complaint),
+            Class::SoftBounce | Class::Policy | Class::Ignored => None,
+        }
+    }
+
     fn reason(self) -> Reason {
         match self {
             Self::HardBounce => Reason::Bounced,
@@ -50,9 +76,105 @@ impl Verdict {
     }
 }
 
+/// The status page's series of each class (`rollups`); `None`: not counted.
+pub fn series(class: Class) -> Option<&'static str> {
+    match class {
+        Class::HardBounce => Some("bounces.hard"),
+        Class::SoftBounce => Some("bounces.soft"),
+        Class::Complaint => Some("complaints"),
+        Class::Policy => Some("refusals.policy"),
+        Class::Ignored => None,
+    }
+}
+
+/// A believed event, as [`act`] writes it.
+#[derive(Debug, Clone, Copy)]
+pub struct Believed<'a> {
+    /// The relay's name (`mail` for a report through `ingest-mail`): the receipts' namespace.
+    pub relay: &'a str,
+    /// What makes the event the same event when it comes again — the relay's id of it, and for
+    /// Mailgun the signature's token — each with how long its receipt is kept (longer than the
+    /// relay could send it again). If any of them was seen, the event is a duplicate. Empty: it
+    /// acts every time it comes.
+    pub receipts: &'a [(String, i64)],
+    /// The key of an alert the operator should hear at most once an hour (a policy refusal),
+    /// counted with the event: [`Acted::first_alert`] says whether this is the first.
+    pub alert_once: Option<&'a str>,
+    pub class: Class,
+    /// Whom it is about; `None`: nobody signupd can name (it is only counted).
+    pub subject: Option<Subject<'a>>,
+    /// `signup.complaint_breaker`.
+    pub complaint_breaker: Option<u32>,
+}
+
+/// What [`act`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Acted {
+    /// The list the event was counted under (`''`: none known).
+    pub list: String,
+    /// The rows removed, per list.
+    pub removed: Vec<Removed>,
+    /// The complaint breaker's count, when this complaint about a confirmation mail brought it
+    /// to the threshold: the list is held in surge mode from now, and the operator is told.
+    pub tripped: Option<i64>,
+    /// Whether [`Believed::alert_once`]'s alert is due: the first such event this hour.
+    pub first_alert: bool,
+}
+
+/// Writes what `event` does, in one command; `None` when its receipt shows it was acted on
+/// already (nothing is written then).
+pub async fn act(
+    subscriptions: &Subscriptions<'_>,
+    lists: &[ListId],
+    event: Believed<'_>,
+    now: UnixSeconds,
+) -> anyhow::Result<Option<Acted>> {
+    let list = match event.subject {
+        Some(Subject::Reference(reference)) => reference.list_id.clone(),
+        _ => String::new(),
+    };
+    let complaint_on = match (event.class, event.subject, event.complaint_breaker) {
+        (Class::Complaint, Some(Subject::Reference(reference)), Some(breaker))
+            if reference.kind == MailKind::Confirmation =>
+        {
+            Some((reference.list_id.clone(), i64::from(breaker)))
+        }
+        _ => None,
+    };
+    let receipts: Vec<(String, UnixSeconds)> = event
+        .receipts
+        .iter()
+        .map(|(id, keep_secs)| (relay_events::receipt_key(event.relay, id), now.saturating_add(*keep_secs)))
+        .collect();
+    let alert_once = event.alert_once.map(|key| format!("alert/{key}/{}", rollups::hour_of(now)));
+    let suppression = Verdict::of(event.class).zip(event.subject);
+    let written = write_prepared(subscriptions.writer, async || {
+        let suppression = match suppression {
+            Some((verdict, subject)) => Some(prepare(subscriptions, lists, subject, verdict, now).await?),
+            None => None,
+        };
+        Ok(Some(RecordEvent {
+            receipts: receipts.clone(),
+            alert_once: alert_once.clone(),
+            count: series(event.class).map(|series| (list.clone(), series)),
+            complaint_on: complaint_on.clone(),
+            suppression,
+            now,
+        }))
+    })
+    .await?
+    .flatten();
+    Ok(written.map(|written| Acted {
+        list,
+        removed: written.removed,
+        tripped: written.tripped,
+        first_alert: written.first_alert,
+    }))
+}
+
 /// Suppresses `subject` on every list and removes its rows from each of `lists` (the
-/// configured ones) as [`Verdict`] says. What was removed from which list; empty when no row
-/// was left (the suppression is recorded all the same).
+/// configured ones) as [`Verdict`] says, without a receipt or a count. What was removed from
+/// which list; empty when no row was left (the suppression is recorded all the same).
 pub async fn suppress(
     subscriptions: &Subscriptions<'_>,
     lists: &[ListId],
@@ -60,6 +182,21 @@ pub async fn suppress(
     verdict: Verdict,
     now: UnixSeconds,
 ) -> anyhow::Result<Vec<Removed>> {
+    let removed = write_prepared(subscriptions.writer, async || {
+        Ok(Some(prepare(subscriptions, lists, subject, verdict, now).await?))
+    })
+    .await?;
+    Ok(removed.unwrap_or_default())
+}
+
+/// The suppression of `subject`, prepared from the rows a reader sees.
+async fn prepare(
+    subscriptions: &Subscriptions<'_>,
+    lists: &[ListId],
+    subject: Subject<'_>,
+    verdict: Verdict,
+    now: UnixSeconds,
+) -> anyhow::Result<Suppression> {
     let hash_key = subscriptions.hash_key;
     let (email, every_list_hash) = match subject {
         Subject::Recipient(address) => {
@@ -78,5 +215,69 @@ pub async fn suppress(
             (email, every_list_hash)
         }
     };
-    subscriptions.suppress_everywhere(lists, email.as_deref(), &every_list_hash, verdict.reason(), now).await
+    subscriptions.prepare_suppression(lists, email.as_deref(), &every_list_hash, verdict.reason(), now).await
+}
+
+/// [`act`]'s command: the receipts first (a duplicate writes nothing), then the count, the
+/// complaint breaker and the suppression, all in one transaction.
+#[derive(Debug)]
+struct RecordEvent {
+    /// The receipts' keys and expiries.
+    receipts: Vec<(String, UnixSeconds)>,
+    /// The counter of an alert due at most once an hour.
+    alert_once: Option<String>,
+    /// The list and the series to count under.
+    count: Option<(String, &'static str)>,
+    /// A complaint about this list's confirmation mail, and the breaker's threshold.
+    complaint_on: Option<(String, i64)>,
+    suppression: Option<Suppression>,
+    now: UnixSeconds,
+}
+
+/// What [`RecordEvent`] wrote.
+#[derive(Debug)]
+struct Written {
+    removed: Vec<Removed>,
+    tripped: Option<i64>,
+    first_alert: bool,
+}
+
+impl Command for RecordEvent {
+    /// `None`: a duplicate.
+    type Output = Option<Written>;
+
+    fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<Self::Output> {
+        let now = self.now;
+        for (key, _) in &self.receipts {
+            if relay_events::seen(batch.conn(), key, now)? {
+                return Ok(None);
+            }
+        }
+        for (key, expires_at) in &self.receipts {
+            relay_events::first_receipt(batch.conn(), key, *expires_at, now)?;
+        }
+        if let Some((list, series)) = &self.count {
+            rollups::add(batch.conn(), rollups::hour_of(now), list, series, 1)?;
+        }
+        let first_alert = match &self.alert_once {
+            Some(key) => batch.count(key, 1, now.saturating_add(rollups::HOUR), now)? == 1,
+            None => false,
+        };
+        let mut tripped = None;
+        if let Some((list, threshold)) = &self.complaint_on {
+            let complaints = relay_events::record_complaint(batch.conn(), list, now)?;
+            if complaints >= *threshold {
+                // Every complaint past the threshold renews the hold; the operator hears once.
+                counters::hold_for_complaints(batch, list, now)?;
+                if complaints == *threshold {
+                    tripped = Some(complaints);
+                }
+            }
+        }
+        let removed = match self.suppression {
+            Some(suppression) => suppression.apply(batch)?,
+            None => Vec::new(),
+        };
+        Ok(Some(Written { removed, tripped, first_alert }))
+    }
 }

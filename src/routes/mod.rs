@@ -13,6 +13,7 @@
 //!   `ManageError`.
 //! - `privacy.rs`: `GET /privacy`, the notice written from the configuration.
 //! - `health.rs`: `GET /healthz` and `GET /readyz`.
+//! - `relay.rs`: `POST /api/relay/<name>`, a relay's bounce and complaint events.
 //! - `stylesheets.rs`: `GET /static/style.css`, `/static/list.css` and `/static/custom.css`.
 //! - `error_pages.rs`: the failure answers more than one family gives (incomplete link, not found,
 //!   database unavailable) and the `Retry-After` of every storage 503.
@@ -27,6 +28,7 @@ pub mod form;
 mod health;
 mod manage;
 mod privacy;
+mod relay;
 mod render;
 mod send;
 mod signup;
@@ -64,6 +66,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/api/manage", web::post().to(manage::manage))
         .route("/api/unsubscribe", web::post().to(manage::one_click))
         .route("/api/unsubscribe", read().to(manage::unsubscribe_redirect))
+        .service(
+            web::resource("/api/relay/{name}")
+                .route(web::post().to(relay::relay))
+                .default_service(web::to(relay::method_not_allowed)),
+        )
         .service(
             web::resource("/api/send")
                 .route(web::post().to(send::send))

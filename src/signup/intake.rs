@@ -81,13 +81,15 @@ pub async fn record(state: &AppState, request: SignupRequest) -> Result<IntakeOu
     }
     let now = state.clock.now();
     let surge = state.config.signup.surge_alert;
+    let complaint_breaker = state.config.signup.complaint_breaker.is_some();
     let command = RecordSignup {
         counters: state.limiter.counters(&request.client, &request.network, now),
         network_tag: state.limiter.network_tag(&request.network),
         surge: surge.map(|rule| (i64::try_from(rule.window.as_secs()).unwrap_or(i64::MAX), i64::from(rule.max))),
+        complaint_breaker,
         // Only surge mode holds a request, and only then does a send token name it.
-        send_id: surge
-            .map(|_| crate::tokens::new_send_id())
+        send_id: (surge.is_some() || complaint_breaker)
+            .then(crate::tokens::new_send_id)
             .transpose()
             .map_err(|error| IntakeError::Storage(WriteError::Rejected(error)))?,
         lists,
@@ -96,13 +98,13 @@ pub async fn record(state: &AppState, request: SignupRequest) -> Result<IntakeOu
         now,
     };
     let recorded = state.writer.execute(command).await.map_err(IntakeError::Storage)?;
-    if let Some(rule) = surge {
-        for (list_id, count) in &recorded.signups_in_window {
-            state.surge.note(list_id.as_ref(), count.surge_until);
-            if count.count == i64::from(rule.max) + 1 {
-                // Exactly one request per window sees the count pass the threshold: one alert.
-                super::surge::alert(state, list_id.as_ref(), count.count, rule.window);
-            }
+    for (list_id, count) in &recorded.signups_in_window {
+        state.surge.note(list_id.as_ref(), count.surge_until);
+        if let Some(rule) = surge
+            && count.count == i64::from(rule.max) + 1
+        {
+            // Exactly one request per window sees the count pass the threshold: one alert.
+            super::surge::alert(state, list_id.as_ref(), count.count, rule.window);
         }
     }
     Ok(recorded.outcome)
@@ -114,8 +116,11 @@ pub async fn record(state: &AppState, request: SignupRequest) -> Result<IntakeOu
 struct RecordSignup {
     counters: Vec<Counter>,
     network_tag: String,
-    /// The surge window in seconds and its `max`; `None`: the surge alert and mode are off.
+    /// The surge window in seconds and its `max`; `None`: the surge alert is off, and surge
+    /// mode comes only from the complaint breaker.
     surge: Option<(i64, i64)>,
+    /// Whether the complaint breaker is on: its holds put a list in surge mode too.
+    complaint_breaker: bool,
     /// The id a send token names, used only if the request is held; `None` when surge mode is
     /// off.
     send_id: Option<i64>,
@@ -150,9 +155,16 @@ impl Command for RecordSignup {
             return Ok(Recorded { outcome, signups_in_window: Vec::new() });
         }
         let mut signups_in_window = Vec::new();
-        if let Some((window, max)) = self.surge {
+        if self.surge.is_some() || self.complaint_breaker {
             for list in &self.lists {
-                let count = counters::count_signup(batch, list.list_id.as_ref(), window, max, self.now)?;
+                let list_id = list.list_id.as_ref();
+                let mut count = match self.surge {
+                    Some((window, max)) => counters::count_signup(batch, list_id, window, max, self.now)?,
+                    None => SurgeCount { count: 0, surge_until: 0 },
+                };
+                if self.complaint_breaker {
+                    count.surge_until = count.surge_until.max(counters::complaint_hold(batch, list_id, self.now)?);
+                }
                 signups_in_window.push((list.list_id.clone(), count));
             }
         }

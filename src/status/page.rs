@@ -51,6 +51,9 @@ struct ListSection {
     refused: i64,
     confirmations: i64,
     surge_alerts: i64,
+    /// What the relays reported about the list's mail (`relays::effect::series`).
+    hard_bounces: i64,
+    complaints: i64,
     rate: String,
     signups: Chart,
     signups_table: Table,
@@ -277,15 +280,31 @@ fn list_section(data: &Aggregate, labels: &Labels, index: usize, id: String, nam
         Unit::Percent,
         1.0,
     );
+    // What the relays reported about the list's mail, beside the confirmations it asked for.
+    let reported: Vec<(&str, &str, Vec<i64>)> = [
+        ("hard bounces", "bounces.hard"),
+        ("soft bounces", "bounces.soft"),
+        ("complaints", "complaints"),
+        ("policy refusals", "refusals.policy"),
+    ]
+    .into_iter()
+    .map(|(label, series)| (label, series, data.values(&id, series)))
+    .collect();
+    let mut columns = vec![
+        ("accepted".into(), "signups.accepted".into(), strings(&values[0])),
+        ("confirmations".into(), "confirmations".into(), strings(&confirmations)),
+        ("rate".into(), "rate".into(), rates.iter().map(|r| percent(*r)).collect()),
+    ];
+    let mut totals = vec![accepted.to_string(), total_confirmations.to_string(), percent(overall)];
+    for (label, series, values) in &reported {
+        columns.push(((*label).into(), (*series).into(), strings(values)));
+        totals.push(sum(values).to_string());
+    }
     let confirmations_table = table(
-        format!("Confirmations of {id} and the confirmation rate"),
+        format!("Confirmations of {id}, the confirmation rate, and what the relays reported"),
         labels,
-        &[
-            ("accepted".into(), "signups.accepted".into(), strings(&values[0])),
-            ("confirmations".into(), "confirmations".into(), strings(&confirmations)),
-            ("rate".into(), "rate".into(), rates.iter().map(|r| percent(*r)).collect()),
-        ],
-        Some(vec![accepted.to_string(), total_confirmations.to_string(), percent(overall)]),
+        &columns,
+        Some(totals),
     );
     ListSection {
         id,
@@ -294,6 +313,8 @@ fn list_section(data: &Aggregate, labels: &Labels, index: usize, id: String, nam
         refused,
         confirmations: total_confirmations,
         surge_alerts: sum(&surges),
+        hard_bounces: sum(&reported[0].2),
+        complaints: sum(&reported[2].2),
         rate: percent(overall),
         signups,
         signups_table,

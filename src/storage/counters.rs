@@ -1,5 +1,6 @@
 //! Plain counters in `rate_limits` whose keys name nothing personal, beside the limiter's keyed
-//! ones: accepted signups per list and window, for the surge alert and surge mode. Each key
+//! ones: accepted signups per list and window, for the surge alert and surge mode, and the
+//! complaint breaker's holds of a list in surge mode. Each key
 //! starts with its family's prefix and a counter expires after the window that follows its own
 //! (surge mode asks whether the previous window was over), so the hourly cleanup deletes it like
 //! any other.
@@ -7,6 +8,7 @@
 use rusqlite::Connection;
 
 use super::Batch;
+use super::rollups::HOUR;
 use crate::clock::UnixSeconds;
 
 /// A list's accepted signups in the current surge window, and what they mean for surge mode.
@@ -49,6 +51,33 @@ pub fn count_signup(
         0
     };
     Ok(SurgeCount { count, surge_until })
+}
+
+/// The complaint breaker's hold of `list_id` begun in the clock hour `bucket`.
+fn hold_key(list_id: &str, bucket: i64) -> String {
+    format!("breaker/{list_id}/{bucket}")
+}
+
+/// Puts `list_id` in surge mode for the complaint breaker: for the rest of this clock hour and
+/// the whole next one, so at least an hour. Until when.
+pub fn hold_for_complaints(batch: &mut Batch<'_>, list_id: &str, now: UnixSeconds) -> rusqlite::Result<UnixSeconds> {
+    let bucket = now.div_euclid(HOUR);
+    let until = (bucket + 2).saturating_mul(HOUR);
+    batch.count(&hold_key(list_id, bucket), 1, until, now)?;
+    Ok(until)
+}
+
+/// Until when the complaint breaker holds `list_id` in surge mode (a time in the past: it does
+/// not). A hold begun in this clock hour or the one before is still on.
+pub fn complaint_hold(batch: &mut Batch<'_>, list_id: &str, now: UnixSeconds) -> rusqlite::Result<UnixSeconds> {
+    let bucket = now.div_euclid(HOUR);
+    let mut until = 0;
+    for begun in [bucket - 1, bucket] {
+        if batch.counter(&hold_key(list_id, begun), now)? > 0 {
+            until = (begun + 2).saturating_mul(HOUR);
+        }
+    }
+    Ok(until)
 }
 
 /// Deletes every counter of `rate_limits` whose window has ended — the limiter's and these —

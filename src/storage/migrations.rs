@@ -16,6 +16,7 @@ const MIGRATION_SLICE: &[M<'_>] = &[
     M::up(include_str!("migrations/0008_event_order.sql")),
     M::up(include_str!("migrations/0009_sink_leases.sql")),
     M::up(include_str!("migrations/0010_bounces_and_complaints.sql")),
+    M::up(include_str!("migrations/0011_relay_events.sql")),
 ];
 
 pub const MIGRATIONS: Migrations<'_> = Migrations::from_slice(MIGRATION_SLICE);
@@ -101,6 +102,7 @@ mod tests {
             tables,
             [
                 "address_mails",
+                "complaints",
                 "consent_texts",
                 "intake",
                 "mail_bucket",
@@ -108,6 +110,7 @@ mod tests {
                 "network_reputation",
                 "outbox",
                 "rate_limits",
+                "relay_receipts",
                 "rollups",
                 "send_refs",
                 "service_runs",

@@ -24,6 +24,7 @@
 //! its own keys through [`Batch`]), `webhooks` (deliveries waiting for an endpoint),
 //! `service_runs` (when the cleanup last ran), `preferences` (an address's rows across a sender's
 //! lists, and confirming a list from the preference page), `rollups` (the status page's hourly
+//! counts), `relay_events` (the receipts of the relays' events and the complaints the breaker
 //! counts). Beside them: `figures` (counts for `signupd
 //! stats` and the metrics gauges) and `backup` (the online copy for `signupd backup`).
 
@@ -39,6 +40,7 @@ pub mod migrations;
 pub mod networks;
 pub mod outbox;
 pub mod preferences;
+pub mod relay_events;
 pub mod rollups;
 pub mod service_runs;
 pub mod subscribers;

@@ -609,6 +609,11 @@ fn configure(conn: &Connection, cache_mib: u32) -> rusqlite::Result<()> {
     // crash loses only the uncommitted batch, as it would anyway.
     conn.pragma_update(None, "temp_store", "MEMORY")?;
     conn.pragma_update(None, "wal_autocheckpoint", WRITER_AUTOCHECKPOINT_PAGES)?;
+    // A removed address must not linger in the file's free space: without it, a deleted row's
+    // bytes stay on its page (or a freed one) until something else overwrites them, and the
+    // promise that only the keyed hash remains after a removal, a bounce or a complaint would
+    // hold for SQL but not for the file. SQLite zeroes what it deletes instead.
+    conn.pragma_update(None, "secure_delete", "ON")?;
     Ok(())
 }
 

@@ -1,0 +1,101 @@
+//! What the relays' events leave behind (schema 11): the receipts of the events already acted
+//! on, so a relay's retry acts once, and the complaints about each list's confirmation mail over
+//! the last hour, for the complaint breaker. Neither holds an event, an address or a payload: a
+//! receipt is a hash of the relay's name and its event id, a complaint a list id and a time.
+
+use rusqlite::{Connection, params};
+
+use crate::clock::UnixSeconds;
+
+/// The window of the complaint breaker, in seconds.
+pub const COMPLAINT_WINDOW: i64 = 3600;
+
+/// The key a receipt is stored under: the SHA-256 of the relay's name and the event's id, so
+/// two relays' ids never collide and the table holds nothing a relay wrote.
+pub fn receipt_key(relay: &str, event_id: &str) -> String {
+    let mut input = Vec::with_capacity(relay.len() + 1 + event_id.len());
+    input.extend_from_slice(relay.as_bytes());
+    input.push(0);
+    input.extend_from_slice(event_id.as_bytes());
+    hex::encode(ring::digest::digest(&ring::digest::SHA256, &input))
+}
+
+/// Whether a live receipt of `key` exists: the event was acted on already.
+pub fn seen(conn: &Connection, key: &str, now: UnixSeconds) -> rusqlite::Result<bool> {
+    conn.prepare_cached("SELECT 1 FROM relay_receipts WHERE key = ?1 AND expires_at > ?2")?.exists(params![key, now])
+}
+
+/// Records the receipt `key` until `expires_at`; `false` when a live receipt of it exists (the
+/// event was acted on already), and then nothing is written.
+pub fn first_receipt(
+    conn: &Connection,
+    key: &str,
+    expires_at: UnixSeconds,
+    now: UnixSeconds,
+) -> rusqlite::Result<bool> {
+    let changed = conn
+        .prepare_cached(
+            "INSERT INTO relay_receipts (key, expires_at) VALUES (?1, ?2)
+             ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at
+             WHERE relay_receipts.expires_at <= ?3",
+        )?
+        .execute(params![key, expires_at, now])?;
+    Ok(changed == 1)
+}
+
+/// Records a complaint about `list_id`'s confirmation mail at `now`; the complaints about it in
+/// the hour up to `now`, this one included.
+pub fn record_complaint(conn: &Connection, list_id: &str, now: UnixSeconds) -> rusqlite::Result<i64> {
+    conn.prepare_cached("INSERT INTO complaints (list_id, at) VALUES (?1, ?2)")?.execute(params![list_id, now])?;
+    conn.prepare_cached("SELECT count(*) FROM complaints WHERE list_id = ?1 AND at > ?2")?
+        .query_row(params![list_id, now - COMPLAINT_WINDOW], |row| row.get(0))
+}
+
+/// Deletes the receipts whose time has passed and the complaints older than the breaker's
+/// window, for the hourly cleanup.
+pub fn delete_expired(conn: &Connection, now: UnixSeconds) -> rusqlite::Result<usize> {
+    let receipts = conn.prepare_cached("DELETE FROM relay_receipts WHERE expires_at <= ?1")?.execute([now])?;
+    let complaints = conn.prepare_cached("DELETE FROM complaints WHERE at <= ?1")?.execute([now - COMPLAINT_WINDOW])?;
+    Ok(receipts + complaints)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A migrated database file, kept while its directory lives.
+    fn migrated() -> (tempfile::TempDir, Connection) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = Connection::open(dir.path().join("db.sqlite3")).unwrap();
+        crate::storage::migrations::migrate(&mut conn).unwrap();
+        (dir, conn)
+    }
+
+    #[test]
+    fn a_receipt_is_first_once_until_it_expires() {
+        let (_dir, conn) = migrated();
+        let key = receipt_key("resend", "msg_1");
+        assert_ne!(key, receipt_key("postmark", "msg_1"), "relays' ids never collide");
+        assert!(!key.contains("msg_1"));
+        assert!(!seen(&conn, &key, 100).unwrap());
+        assert!(first_receipt(&conn, &key, 200, 100).unwrap());
+        assert!(seen(&conn, &key, 199).unwrap());
+        assert!(!seen(&conn, &key, 200).unwrap());
+        assert!(!first_receipt(&conn, &key, 300, 150).unwrap(), "a retry within the window");
+        assert!(first_receipt(&conn, &key, 400, 200).unwrap(), "once expired, it acts again");
+        assert_eq!(delete_expired(&conn, 399).unwrap(), 0);
+        assert_eq!(delete_expired(&conn, 400).unwrap(), 1);
+    }
+
+    #[test]
+    fn complaints_are_counted_over_the_last_hour_per_list() {
+        let (_dir, conn) = migrated();
+        assert_eq!(record_complaint(&conn, "news", 1000).unwrap(), 1);
+        assert_eq!(record_complaint(&conn, "other", 1500).unwrap(), 1);
+        assert_eq!(record_complaint(&conn, "news", 2000).unwrap(), 2);
+        assert_eq!(record_complaint(&conn, "news", 1000 + COMPLAINT_WINDOW).unwrap(), 2, "the first fell out");
+        assert_eq!(delete_expired(&conn, 1000 + COMPLAINT_WINDOW).unwrap(), 1);
+        let left: i64 = conn.query_row("SELECT count(*) FROM complaints", [], |row| row.get(0)).unwrap();
+        assert_eq!(left, 3);
+    }
+}
