@@ -11,7 +11,25 @@ use signupd::operator::import::ImportRequest;
 
 #[actix_web::main]
 async fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // Postfix's pipe(8) gives up a report on any exit but 0 and 75, and a bounce is never bounced
+    // again: for `ingest-mail`, a mistake in its command line or a crash must be 75 too.
+    let ingesting = std::env::args_os().any(|arg| arg == "ingest-mail");
+    if ingesting {
+        std::panic::set_hook(Box::new(|info| {
+            let _ =
+                writeln!(std::io::stderr(), "signupd ingest-mail: cannot record the report, try again later: {info}");
+            std::process::exit(i32::from(signupd::operator::ingest_mail::EX_TEMPFAIL));
+        }));
+    }
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) if ingesting && error.use_stderr() => {
+            let _ =
+                writeln!(std::io::stderr(), "signupd ingest-mail: cannot record the report, try again later: {error}");
+            return ExitCode::from(signupd::operator::ingest_mail::EX_TEMPFAIL);
+        }
+        Err(error) => error.exit(),
+    };
     let config = cli.config.as_deref();
     if let Command::IngestMail = cli.command {
         return ingest_mail(config).await;

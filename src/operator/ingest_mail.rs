@@ -17,7 +17,8 @@ use std::io::Read;
 use super::Beside;
 use crate::clock::{Clock, SystemClock};
 use crate::mail::reference::ReferenceKey;
-use crate::relays::hear::{self, Hearing};
+use crate::relays::event::Class;
+use crate::relays::hear::{self, Heard, Hearing};
 use crate::subscription::Subscriptions;
 
 /// The exit code Postfix's pipe(8) defers on (sysexits.h).
@@ -57,7 +58,18 @@ pub async fn run(beside: &Beside, input: &mut dyn Read) -> anyhow::Result<String
     writer.close().await?;
     Ok(match heard? {
         None => "ignored: not a report about a mail of this signupd".to_owned(),
-        Some(heard) if heard.acted > 0 => "handled: the report was recorded".to_owned(),
+        Some(Heard { class: Some(class), .. }) => format!("handled: {}", account(class)),
         Some(_) => "ignored: this report was recorded before".to_owned(),
     })
+}
+
+/// What a report of `class` did, in words for Postfix's log.
+fn account(class: Class) -> &'static str {
+    match class {
+        Class::HardBounce => "a hard bounce; the address is suppressed on every list",
+        Class::Complaint => "a complaint; the address is suppressed on every list",
+        Class::SoftBounce => "a soft bounce; counted, nothing suppressed",
+        Class::Policy => "a refusal for the receiver's policy; counted, nothing suppressed, the operator alerted",
+        Class::Ignored => "a report that needs nothing done; counted",
+    }
 }

@@ -63,6 +63,8 @@ pub struct Heard {
     pub duplicates: usize,
     /// An SNS subscription was confirmed.
     pub subscribed: bool,
+    /// The class of the last event acted on, for a one-line account of a single report.
+    pub class: Option<Class>,
 }
 
 /// Why a request was not heard.
@@ -139,7 +141,7 @@ pub async fn relay_request<'h>(
             (None, None) => None,
         };
         let acted = act(hearing, &relay.config.name, event, subject, &receipts).await?;
-        count(&mut heard, acted.is_some());
+        count(&mut heard, event.class, acted.is_some());
     }
     Ok(heard)
 }
@@ -157,7 +159,7 @@ pub async fn mail_report(hearing: Hearing<'_>, raw: &[u8]) -> anyhow::Result<Opt
     let receipts: Vec<(String, i64)> = event.id.iter().map(|id| (format!("event/{id}"), RECEIPT_SECS)).collect();
     let acted = act(hearing, MAIL_RELAY, &event, Some(Subject::Reference(&reference)), &receipts).await?;
     let mut heard = Heard::default();
-    count(&mut heard, acted.is_some());
+    count(&mut heard, event.class, acted.is_some());
     Ok(Some(heard))
 }
 
@@ -178,9 +180,10 @@ pub async fn refused_at_send(hearing: Hearing<'_>, email: &str, status: &str) ->
     Ok(())
 }
 
-fn count(heard: &mut Heard, acted: bool) {
+fn count(heard: &mut Heard, class: Class, acted: bool) {
     if acted {
         heard.acted += 1;
+        heard.class = Some(class);
     } else {
         heard.duplicates += 1;
     }

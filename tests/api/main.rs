@@ -21,6 +21,7 @@ mod health;
 mod healthcheck;
 mod helpers;
 mod import;
+mod ingest_mail;
 mod loader;
 mod mail;
 mod manage;
