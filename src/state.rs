@@ -154,9 +154,12 @@ async fn suppress_refused(state: &AppState, refused: &RefusedAddress) {
         subscriptions: state.subscriptions(),
         references: &references,
         client: &state.http_client,
+        surge: Some(&state.surge),
         now: state.clock.now(),
     };
-    if let Err(error) = crate::relays::hear::refused_at_send(hearing, &refused.email, &refused.status).await {
+    if let Err(error) =
+        crate::relays::hear::refused_at_send(hearing, &refused.list_id, &refused.email, &refused.status).await
+    {
         tracing::error!(
             list = refused.list_id,
             error = %error,

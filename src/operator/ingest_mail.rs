@@ -50,6 +50,7 @@ pub async fn run(beside: &Beside, input: &mut dyn Read) -> anyhow::Result<String
         },
         references: &references,
         client: &client,
+        surge: None,
         now: SystemClock.now(),
     };
     let heard = hear::mail_report(hearing, &raw).await;

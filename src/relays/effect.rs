@@ -87,6 +87,19 @@ pub fn series(class: Class) -> Option<&'static str> {
     }
 }
 
+/// What makes an event the same event when it comes again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Receipt {
+    /// The relay's id of the event, or of what authenticated it (Mailgun's token), prefixed
+    /// with what it is.
+    pub id: String,
+    /// How long it is kept, in seconds.
+    pub keep_secs: i64,
+    /// Spent even when another receipt shows the event a duplicate: what authenticated a
+    /// request must not authenticate another, whatever the first came to.
+    pub spent_anyway: bool,
+}
+
 /// A believed event, as [`act`] writes it.
 #[derive(Debug, Clone, Copy)]
 pub struct Believed<'a> {
@@ -96,13 +109,16 @@ pub struct Believed<'a> {
     /// Mailgun the signature's token — each with how long its receipt is kept (longer than the
     /// relay could send it again). If any of them was seen, the event is a duplicate. Empty: it
     /// acts every time it comes.
-    pub receipts: &'a [(String, i64)],
+    pub receipts: &'a [Receipt],
     /// The key of an alert the operator should hear at most once an hour (a policy refusal),
     /// counted with the event: [`Acted::first_alert`] says whether this is the first.
     pub alert_once: Option<&'a str>,
     pub class: Class,
     /// Whom it is about; `None`: nobody signupd can name (it is only counted).
     pub subject: Option<Subject<'a>>,
+    /// The list to count it under when no reference names one (a refusal at send time knows
+    /// its mail's list); `None`: `''`.
+    pub list: Option<&'a str>,
     /// `signup.complaint_breaker`.
     pub complaint_breaker: Option<u32>,
 }
@@ -117,6 +133,9 @@ pub struct Acted {
     /// The complaint breaker's count, when this complaint about a confirmation mail brought it
     /// to the threshold: the list is held in surge mode from now, and the operator is told.
     pub tripped: Option<i64>,
+    /// Until when the complaint breaker holds the list in surge mode, when this complaint set
+    /// or renewed the hold.
+    pub held_until: Option<UnixSeconds>,
     /// Whether [`Believed::alert_once`]'s alert is due: the first such event this hour.
     pub first_alert: bool,
 }
@@ -131,7 +150,7 @@ pub async fn act(
 ) -> anyhow::Result<Option<Acted>> {
     let list = match event.subject {
         Some(Subject::Reference(reference)) => reference.list_id.clone(),
-        _ => String::new(),
+        _ => event.list.unwrap_or_default().to_owned(),
     };
     let complaint_on = match (event.class, event.subject, event.complaint_breaker) {
         (Class::Complaint, Some(Subject::Reference(reference)), Some(breaker))
@@ -141,11 +160,7 @@ pub async fn act(
         }
         _ => None,
     };
-    let receipts: Vec<(String, UnixSeconds)> = event
-        .receipts
-        .iter()
-        .map(|(id, keep_secs)| (relay_events::receipt_key(event.relay, id), now.saturating_add(*keep_secs)))
-        .collect();
+    let receipts = stored_receipts(event.relay, event.receipts, now);
     let alert_once = event.alert_once.map(|key| format!("alert/{key}/{}", rollups::hour_of(now)));
     let suppression = Verdict::of(event.class).zip(event.subject);
     let written = write_prepared(subscriptions.writer, async || {
@@ -155,6 +170,7 @@ pub async fn act(
         };
         Ok(Some(RecordEvent {
             receipts: receipts.clone(),
+            receipts_only: false,
             alert_once: alert_once.clone(),
             count: series(event.class).map(|series| (list.clone(), series)),
             complaint_on: complaint_on.clone(),
@@ -168,8 +184,41 @@ pub async fn act(
         list,
         removed: written.removed,
         tripped: written.tripped,
+        held_until: written.held_until,
         first_alert: written.first_alert,
     }))
+}
+
+/// Records only `receipts` (as [`Believed::receipts`]) of `relay`: for a request that
+/// authenticated but cannot be acted on, so what made it authentic cannot be used again.
+pub async fn remember(
+    subscriptions: &Subscriptions<'_>,
+    relay: &str,
+    receipts: &[Receipt],
+    now: UnixSeconds,
+) -> anyhow::Result<()> {
+    let command = RecordEvent {
+        receipts: stored_receipts(relay, receipts, now),
+        receipts_only: true,
+        alert_once: None,
+        count: None,
+        complaint_on: None,
+        suppression: None,
+        now,
+    };
+    subscriptions.writer.execute(command).await?;
+    Ok(())
+}
+
+/// The receipts as stored: key, expiry, spent anyway.
+fn stored_receipts(relay: &str, receipts: &[Receipt], now: UnixSeconds) -> Vec<(String, UnixSeconds, bool)> {
+    receipts
+        .iter()
+        .map(|receipt| {
+            let key = relay_events::receipt_key(relay, &receipt.id);
+            (key, now.saturating_add(receipt.keep_secs), receipt.spent_anyway)
+        })
+        .collect()
 }
 
 /// Suppresses `subject` on every list and removes its rows from each of `lists` (the
@@ -222,8 +271,10 @@ async fn prepare(
 /// complaint breaker and the suppression, all in one transaction.
 #[derive(Debug)]
 struct RecordEvent {
-    /// The receipts' keys and expiries.
-    receipts: Vec<(String, UnixSeconds)>,
+    /// The receipts' keys and expiries, and whether each is spent even on a duplicate.
+    receipts: Vec<(String, UnixSeconds, bool)>,
+    /// Only the receipts are written ([`remember`]).
+    receipts_only: bool,
     /// The counter of an alert due at most once an hour.
     alert_once: Option<String>,
     /// The list and the series to count under.
@@ -239,6 +290,7 @@ struct RecordEvent {
 struct Written {
     removed: Vec<Removed>,
     tripped: Option<i64>,
+    held_until: Option<UnixSeconds>,
     first_alert: bool,
 }
 
@@ -248,13 +300,19 @@ impl Command for RecordEvent {
 
     fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<Self::Output> {
         let now = self.now;
-        for (key, _) in &self.receipts {
-            if relay_events::seen(batch.conn(), key, now)? {
-                return Ok(None);
+        let mut duplicate = false;
+        for (key, _, _) in &self.receipts {
+            duplicate |= relay_events::seen(batch.conn(), key, now)?;
+        }
+        for (key, expires_at, spent_anyway) in &self.receipts {
+            // A Mailgun token first seen on a redelivery is spent all the same, so it cannot
+            // carry another event; a duplicate's other receipts are left as they are.
+            if !duplicate || *spent_anyway {
+                relay_events::first_receipt(batch.conn(), key, *expires_at, now)?;
             }
         }
-        for (key, expires_at) in &self.receipts {
-            relay_events::first_receipt(batch.conn(), key, *expires_at, now)?;
+        if duplicate || self.receipts_only {
+            return Ok(None);
         }
         if let Some((list, series)) = &self.count {
             rollups::add(batch.conn(), rollups::hour_of(now), list, series, 1)?;
@@ -264,11 +322,12 @@ impl Command for RecordEvent {
             None => false,
         };
         let mut tripped = None;
+        let mut held_until = None;
         if let Some((list, threshold)) = &self.complaint_on {
             let complaints = relay_events::record_complaint(batch.conn(), list, now)?;
             if complaints >= *threshold {
                 // Every complaint past the threshold renews the hold; the operator hears once.
-                counters::hold_for_complaints(batch, list, now)?;
+                held_until = Some(counters::hold_for_complaints(batch, list, now)?);
                 if complaints == *threshold {
                     tripped = Some(complaints);
                 }
@@ -278,6 +337,6 @@ impl Command for RecordEvent {
             Some(suppression) => suppression.apply(batch)?,
             None => Vec::new(),
         };
-        Ok(Some(Written { removed, tripped, first_alert }))
+        Ok(Some(Written { removed, tripped, held_until, first_alert }))
     }
 }

@@ -23,7 +23,7 @@
 //!   so SNS sends the confirmation again.
 
 use super::configured::{Credential, Relay, SnsCertificates};
-use super::effect::{self, Acted, Believed, Subject};
+use super::effect::{self, Acted, Believed, Receipt, Subject};
 use super::event::{Class, RelayEvent};
 use super::payload::{self, Unreadable};
 use super::report;
@@ -33,6 +33,7 @@ use crate::domain::{EmailAddress, ListId};
 use crate::mail::alert;
 use crate::mail::reference::ReferenceKey;
 use crate::subscription::Subscriptions;
+use crate::surge::SurgeModes;
 
 /// How long an event's receipt is kept, in seconds.
 pub const RECEIPT_SECS: i64 = 72 * 3600;
@@ -51,6 +52,9 @@ pub struct Hearing<'a> {
     pub references: &'a ReferenceKey,
     /// For the alert webhook, SNS certificates and subscription confirmations.
     pub client: &'a reqwest::Client,
+    /// The server's surge modes, told of a list the complaint breaker holds; `None` outside the
+    /// server (`ingest-mail`: the server reads the hold from the database at the next signup).
+    pub surge: Option<&'a SurgeModes>,
     pub now: UnixSeconds,
 }
 
@@ -92,7 +96,7 @@ pub async fn relay_request<'h>(
 ) -> Result<Heard, NotHeard> {
     let now = hearing.now;
     // The events, and the receipts that make the request itself the same when it comes again.
-    let (events, request_receipts): (Vec<RelayEvent>, Vec<(String, i64)>) = match &relay.credential {
+    let (events, request_receipts): (Vec<RelayEvent>, Vec<Receipt>) = match &relay.credential {
         Credential::Resend(key) => {
             let id = signature::verify_resend(&headers, body, key, now).map_err(NotHeard::Refused)?;
             (payload::resend(body, &id).map_err(NotHeard::Unreadable)?, Vec::new())
@@ -107,8 +111,18 @@ pub async fn relay_request<'h>(
         }
         Credential::Mailgun(key) => {
             let token = signature::verify_mailgun(body, key, now).map_err(NotHeard::Refused)?;
-            let receipts = vec![(format!("token/{token}"), 2 * MAILGUN_TOLERANCE)];
-            (payload::mailgun(body).map_err(NotHeard::Unreadable)?, receipts)
+            let receipts =
+                vec![Receipt { id: format!("token/{token}"), keep_secs: 2 * MAILGUN_TOLERANCE, spent_anyway: true }];
+            match payload::mailgun(body) {
+                Ok(events) => (events, receipts),
+                Err(unreadable) => {
+                    // The token is spent all the same: with another body it must not pass.
+                    effect::remember(&hearing.subscriptions, &relay.config.name, &receipts, now)
+                        .await
+                        .map_err(NotHeard::Unavailable)?;
+                    return Err(NotHeard::Unreadable(unreadable));
+                }
+            }
         }
         Credential::None => {
             let url = signature::sns_certificate_url(body).map_err(NotHeard::Refused)?;
@@ -132,7 +146,7 @@ pub async fn relay_request<'h>(
     let mut heard = Heard::default();
     for event in &events {
         let mut receipts = request_receipts.clone();
-        receipts.extend(event.id.iter().map(|id| (format!("event/{id}"), RECEIPT_SECS)));
+        receipts.extend(event.id.iter().map(event_receipt));
         let reference = event.reference.as_deref().and_then(|value| hearing.references.open(value));
         let recipient = event.recipient.as_deref().and_then(|text| EmailAddress::parse(text).ok());
         let subject = match (&reference, &recipient) {
@@ -140,7 +154,7 @@ pub async fn relay_request<'h>(
             (None, Some(recipient)) => Some(Subject::Recipient(recipient)),
             (None, None) => None,
         };
-        let acted = act(hearing, &relay.config.name, event, subject, &receipts).await?;
+        let acted = act(hearing, &relay.config.name, event, subject, None, &receipts).await?;
         count(&mut heard, event.class, acted.is_some());
     }
     Ok(heard)
@@ -156,8 +170,8 @@ pub async fn mail_report(hearing: Hearing<'_>, raw: &[u8]) -> anyhow::Result<Opt
     let Some(reference) = event.reference.as_deref().and_then(|value| hearing.references.open(value)) else {
         return Ok(None);
     };
-    let receipts: Vec<(String, i64)> = event.id.iter().map(|id| (format!("event/{id}"), RECEIPT_SECS)).collect();
-    let acted = act(hearing, MAIL_RELAY, &event, Some(Subject::Reference(&reference)), &receipts).await?;
+    let receipts: Vec<Receipt> = event.id.iter().map(event_receipt).collect();
+    let acted = act(hearing, MAIL_RELAY, &event, Some(Subject::Reference(&reference)), None, &receipts).await?;
     let mut heard = Heard::default();
     count(&mut heard, event.class, acted.is_some());
     Ok(Some(heard))
@@ -165,7 +179,7 @@ pub async fn mail_report(hearing: Hearing<'_>, raw: &[u8]) -> anyhow::Result<Opt
 
 /// A permanent refusal of `email` by signupd's own SMTP server at send time, with the enhanced
 /// status it gave (or empty): a hard bounce, counted under the relay name `smtp`.
-pub async fn refused_at_send(hearing: Hearing<'_>, email: &str, status: &str) -> Result<(), NotHeard> {
+pub async fn refused_at_send(hearing: Hearing<'_>, list: &str, email: &str, status: &str) -> Result<(), NotHeard> {
     let Ok(address) = EmailAddress::parse(email) else {
         return Ok(());
     };
@@ -176,8 +190,13 @@ pub async fn refused_at_send(hearing: Hearing<'_>, email: &str, status: &str) ->
         recipient: None,
         status: (!status.is_empty()).then(|| status.to_owned()),
     };
-    act(hearing, SMTP_RELAY, &event, Some(Subject::Recipient(&address)), &[]).await?;
+    act(hearing, SMTP_RELAY, &event, Some(Subject::Recipient(&address)), Some(list), &[]).await?;
     Ok(())
+}
+
+/// The receipt of a relay's event id.
+fn event_receipt(id: &String) -> Receipt {
+    Receipt { id: format!("event/{id}"), keep_secs: RECEIPT_SECS, spent_anyway: false }
 }
 
 fn count(heard: &mut Heard, class: Class, acted: bool) {
@@ -196,7 +215,8 @@ async fn act(
     relay: &str,
     event: &RelayEvent,
     subject: Option<Subject<'_>>,
-    receipts: &[(String, i64)],
+    list: Option<&str>,
+    receipts: &[Receipt],
 ) -> Result<Option<Acted>, NotHeard> {
     let config = hearing.subscriptions.config;
     let lists: Vec<ListId> = config.lists.iter().map(|list| list.id.clone()).collect();
@@ -206,6 +226,7 @@ async fn act(
         alert_once: (event.class == Class::Policy).then_some(relay),
         class: event.class,
         subject,
+        list,
         complaint_breaker: config.signup.complaint_breaker,
     };
     let acted =
@@ -249,6 +270,10 @@ async fn act(
             );
         }
         Class::SoftBounce | Class::Ignored => {}
+    }
+    if let (Some(until), Some(surge)) = (acted.held_until, hearing.surge) {
+        // The honeypot's answer reads this, and must look like everyone else's from now on.
+        surge.note(&acted.list, until);
     }
     if let Some(complaints) = acted.tripped {
         tracing::error!(

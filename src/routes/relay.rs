@@ -51,6 +51,7 @@ pub async fn relay(
         subscriptions: state.subscriptions(),
         references: &references,
         client: &state.http_client,
+        surge: Some(&state.surge),
         now: state.clock.now(),
     };
     let relay_name = relay.config.name.as_str();

@@ -30,6 +30,7 @@ mod operator;
 mod preferences;
 mod presentation;
 mod process;
+mod relay_events;
 mod relays;
 mod scanner;
 mod send_test_mail;

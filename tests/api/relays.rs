@@ -114,14 +114,16 @@ async fn suppress(app: &TestApp, subject: Subject<'_>, verdict: Verdict) -> Vec<
     effect::suppress(&app.state.subscriptions(), &lists, subject, verdict, app.clock.now()).await.unwrap()
 }
 
-fn rows(app: &TestApp, email: &str) -> Vec<String> {
+/// `list status` of each row of `email`.
+pub fn rows(app: &TestApp, email: &str) -> Vec<String> {
     let conn = db(app);
     let mut statement =
         conn.prepare("SELECT list_id || ' ' || status FROM subscribers WHERE email = ?1 ORDER BY list_id").unwrap();
     statement.query_map([email], |row| row.get(0)).unwrap().map(Result::unwrap).collect()
 }
 
-fn queued_mail(app: &TestApp, email: &str) -> i64 {
+/// The mails queued for `email`'s rows.
+pub fn queued_mail(app: &TestApp, email: &str) -> i64 {
     db(app)
         .query_row(
             "SELECT count(*) FROM outbox o JOIN subscribers s ON s.id = o.subscriber_id WHERE s.email = ?1",
