@@ -1420,6 +1420,35 @@ async fn each_relays_hard_bounces_are_exported_from_zero() {
     }
 }
 
+#[actix_web::test]
+async fn the_status_page_shows_each_lists_bounces_and_complaints() {
+    // Arrange
+    let relayed = relayed_named("[server]\nmetrics_listen = \"127.0.0.1:0\"\n", "paged-").await;
+    let app = &relayed.app;
+    let port = app.metrics_port.expect("a metrics listener");
+    let jane = Kind::Resend.echoed(&signed_up(app, JANE, "news").await);
+    let ann = Kind::Resend.echoed(&signed_up(app, "ann@example.com", "news").await);
+
+    // Act: two hard bounces and a soft one about news's mail, one complaint
+    for report in [
+        Report::new(What::HardBounce, &jane, JANE),
+        Report::new(What::HardBounce, &ann, "ann@example.com"),
+        Report::new(What::SoftBounce, &ann, "ann@example.com"),
+        Report::new(What::Complaint, &jane, JANE),
+    ] {
+        assert_eq!(relayed.report(Kind::Resend, &report).await.0, 200);
+    }
+    let page = process::client().get(format!("http://127.0.0.1:{port}/status")).send().await.unwrap();
+    let page = page.text().await.unwrap();
+
+    // Assert: the list's summary and its table's totals
+    assert!(page.contains("<dt>Hard bounces</dt><dd>2</dd>"), "{page}");
+    assert!(page.contains("<dt>Complaints</dt><dd>1</dd>"), "{page}");
+    for series in ["bounces.hard", "bounces.soft", "complaints", "refusals.policy"] {
+        assert!(page.contains(series), "the table has a {series} column");
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Another implementation of Resend's signature
 
