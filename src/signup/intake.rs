@@ -138,8 +138,9 @@ struct ListItem {
 
 struct Recorded {
     outcome: IntakeOutcome,
-    /// Each list's accepted signups in the current surge window, this one included (empty when
-    /// the surge alert is off or the request was refused).
+    /// Each list's accepted signups in the current surge window, this one included, and until
+    /// when it is in surge (by the counts or the complaint breaker's hold); empty when both are
+    /// off or the request was refused.
     signups_in_window: Vec<(ListId, SurgeCount)>,
 }
 

@@ -906,6 +906,7 @@ async fn the_first_scrape_describes_every_metric_and_has_every_counter_at_zero()
         "signupd_mails_total",
         "signupd_surge_alerts_total",
         "signupd_webhooks_total",
+        "signupd_relay_events_total",
         "signupd_queue_depth",
         "signupd_queue_oldest_seconds",
         "signupd_subscribers",
@@ -934,6 +935,13 @@ async fn the_first_scrape_describes_every_metric_and_has_every_counter_at_zero()
                 zero("signupd_removals_total", &[("list", list), ("reason", reason), ("via", via)]);
             }
         }
+        for reason in ["bounced", "complained"] {
+            zero("signupd_removals_total", &[("list", list), ("reason", reason), ("via", "relay")]);
+            assert_eq!(
+                value(&first, "signupd_removals_total", &[("list", list), ("reason", reason), ("via", "manage")]),
+                None
+            );
+        }
         zero("signupd_surge_alerts_total", &[("list", list)]);
         zero("signupd_time_to_confirm_seconds_count", &[("list", list)]);
     }
@@ -947,6 +955,10 @@ async fn the_first_scrape_describes_every_metric_and_has_every_counter_at_zero()
     zero("signupd_mails_total", &[("kind", "confirmation"), ("result", "capped")]);
     for result in ["delivered", "retry", "dropped"] {
         zero("signupd_webhooks_total", &[("result", result)]);
+    }
+    // No relay is configured: a refusal at send time is the only source of relay events.
+    for event in ["hard_bounce", "soft_bounce", "policy", "complaint", "ignored"] {
+        zero("signupd_relay_events_total", &[("relay", "smtp"), ("event", event)]);
     }
     zero("signupd_smtp_send_duration_seconds_count", &[]);
 }
