@@ -79,6 +79,26 @@ pub enum Command {
         #[arg(long, value_enum)]
         reason: Option<ReasonArg>,
     },
+    /// Everything held about an address (a subject access request, GDPR Art. 15): each list's
+    /// row with the consent text it agreed to, queued mail and events, suppressions, the mail
+    /// count. Writes nothing but its audit log entry.
+    Lookup {
+        /// The address.
+        email: String,
+        /// One JSON document (the Art. 20 file) instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The audit log: every operator action, oldest first, with the address's keyed hash, never
+    /// the address.
+    Audit {
+        /// Only entries at or after this time: RFC 3339 or a date (2026-11-01, UTC).
+        #[arg(long, value_name = "TIME")]
+        since: Option<String>,
+        /// One JSON object per line instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Read one bounce (RFC 3464 delivery status notification) or feedback report (RFC 5965)
     /// about a mail signupd sent from standard input, as a Postfix pipe transport delivers it.
     ///

@@ -174,6 +174,27 @@ pub async fn ingest_mail(config_path: Option<&Path>) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `signupd lookup EMAIL [--json]`.
+pub async fn lookup(config_path: Option<&Path>, email: &str, json: bool) -> anyhow::Result<()> {
+    let config = load_config(config_path)?;
+    let credentials_dir = secrets::credentials_dir(config_path);
+    let beside =
+        tokio::task::spawn_blocking(move || Beside::open(config, credentials_dir)).await.context("cancelled")??;
+    let mut out = Vec::new();
+    operator::lookup::run(&beside, email, json, &mut out).await?;
+    std::io::stdout().write_all(&out)?;
+    Ok(())
+}
+
+/// `signupd audit [--since TIME] [--json]`.
+pub async fn audit(config_path: Option<&Path>, since: Option<&str>, json: bool) -> anyhow::Result<()> {
+    let since = since
+        .map(operator::export::parse_since)
+        .transpose()
+        .map_err(|error| operator::UsageError(format!("--since: {error}")))?;
+    beside(config_path, move |beside| operator::audit::run(beside, since, json, &mut std::io::stdout().lock())).await
+}
+
 /// `signupd stats [--json]`.
 pub async fn stats(config_path: Option<&Path>, json: bool) -> anyhow::Result<()> {
     beside(config_path, move |beside| operator::stats::run(beside, json, &mut std::io::stdout().lock())).await

@@ -49,6 +49,8 @@ async fn main() -> ExitCode {
             commands::import(config, request).await
         }
         Command::Stats { json } => commands::stats(config, json).await,
+        Command::Lookup { email, json } => commands::lookup(config, &email, json).await,
+        Command::Audit { since, json } => commands::audit(config, since.as_deref(), json).await,
         Command::Backup { dest, force } => commands::backup(config, &dest, force).await,
         Command::SendTestWebhook { name } => commands::send_test_webhook(config, name.as_deref()).await,
         Command::SendTestDestination { name } => commands::send_test_destination(config, name.as_deref()).await,

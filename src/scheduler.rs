@@ -22,7 +22,7 @@ use tokio_cron_scheduler::{Job, JobScheduler};
 use crate::clock::UnixSeconds;
 use crate::state::AppState;
 use crate::storage::{
-    Batch, Command, address_mails, counters, networks, relay_events, rollups, service_runs, subscribers,
+    Batch, Command, address_mails, audit, counters, networks, relay_events, rollups, service_runs, subscribers,
 };
 
 /// What one cleanup run removed.
@@ -39,6 +39,8 @@ pub struct CleanupReport {
     pub expired_network_records: usize,
     /// Receipts of relay events past their window, and complaints older than the breaker's hour.
     pub expired_relay_records: usize,
+    /// Audit log entries older than `cleanup.audit_days`.
+    pub expired_audit_entries: usize,
 }
 
 /// One cleanup run, in one command of the writer.
@@ -46,7 +48,8 @@ pub async fn run_cleanup(state: &AppState) -> anyhow::Result<CleanupReport> {
     let now = state.clock.now();
     let confirm_ttl = crate::mail::queue::secs(state.config.signup.confirm_ttl);
     let reputation_days = state.config.signup.reputation_days;
-    let report = state.writer.execute(Cleanup { now, confirm_ttl, reputation_days }).await?;
+    let audit_days = state.config.cleanup.audit_days;
+    let report = state.writer.execute(Cleanup { now, confirm_ttl, reputation_days, audit_days }).await?;
     tracing::info!(
         expired_pending = report.expired_pending,
         expired_never_mailed = report.expired_never_mailed,
@@ -56,6 +59,7 @@ pub async fn run_cleanup(state: &AppState) -> anyhow::Result<CleanupReport> {
         expired_rollups = report.expired_rollups,
         expired_network_records = report.expired_network_records,
         expired_relay_records = report.expired_relay_records,
+        expired_audit_entries = report.expired_audit_entries,
         "cleanup finished"
     );
     Ok(report)
@@ -66,6 +70,7 @@ struct Cleanup {
     now: UnixSeconds,
     confirm_ttl: i64,
     reputation_days: u32,
+    audit_days: u32,
 }
 
 impl Command for Cleanup {
@@ -75,7 +80,7 @@ impl Command for Cleanup {
 
     fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<CleanupReport> {
         let conn = batch.conn();
-        cleanup(conn, self.now, self.confirm_ttl, self.reputation_days)
+        cleanup(conn, self.now, self.confirm_ttl, self.reputation_days, self.audit_days)
     }
 }
 
@@ -84,6 +89,7 @@ fn cleanup(
     now: UnixSeconds,
     confirm_ttl: i64,
     reputation_days: u32,
+    audit_days: u32,
 ) -> anyhow::Result<CleanupReport> {
     let report = CleanupReport {
         expired_pending: subscribers::delete_expired_pending(conn, now)?,
@@ -94,6 +100,7 @@ fn cleanup(
         expired_rollups: rollups::delete_before(conn, rollups::hour_of(now) - rollups::RETENTION_DAYS * 24)?,
         expired_network_records: networks::delete_expired(conn, now, reputation_days)?,
         expired_relay_records: relay_events::delete_expired(conn, now)?,
+        expired_audit_entries: audit::delete_before(conn, now - i64::from(audit_days) * 86_400)?,
     };
     service_runs::record_cleanup(conn, now)?;
     Ok(report)
@@ -133,7 +140,7 @@ mod tests {
         conn.execute(insert, rusqlite::params!["done", "confirmed", "h3", 99]).unwrap();
         conn.execute("INSERT INTO rate_limits (key, count, expires_at) VALUES ('k', 1, 50)", []).unwrap();
 
-        let report = cleanup(&conn, 100, 48 * 3600, 90).unwrap();
+        let report = cleanup(&conn, 100, 48 * 3600, 90, 400).unwrap();
         assert_eq!(
             report,
             CleanupReport { expired_pending: 1, cleared_confirm_hashes: 1, expired_counters: 1, ..Default::default() }
@@ -171,7 +178,7 @@ mod tests {
         )
         .unwrap();
 
-        let report = cleanup(&conn, 10_000, ttl, 90).unwrap();
+        let report = cleanup(&conn, 10_000, ttl, 90, 400).unwrap();
         assert_eq!(report.expired_never_mailed, 1);
         assert_eq!(report.expired_address_mails, 1);
         let rows: Vec<String> = conn
@@ -206,7 +213,7 @@ mod tests {
         }
 
         // Act
-        let report = cleanup(&conn, now, 48 * 3600, 90).unwrap();
+        let report = cleanup(&conn, now, 48 * 3600, 90, 400).unwrap();
 
         // Assert
         assert_eq!(report.expired_rollups, 1);

@@ -257,6 +257,8 @@ pub enum SmtpSecurity {
 pub struct CleanupConfig {
     /// Six fields, seconds first, UTC; already known to parse.
     pub schedule: String,
+    /// Days the audit log keeps an operator action (at least 1).
+    pub audit_days: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -543,7 +545,11 @@ impl Config {
         mail.dkim = dkim;
 
         problems.check("cleanup.schedule", parse::cron_schedule(&raw.cleanup.schedule));
-        let cleanup = CleanupConfig { schedule: raw.cleanup.schedule.clone() };
+        if raw.cleanup.audit_days == 0 {
+            problems.push("cleanup.audit_days", "must be at least 1: the audit log answers \"who removed me?\"");
+        }
+        let cleanup =
+            CleanupConfig { schedule: raw.cleanup.schedule.clone(), audit_days: raw.cleanup.audit_days.max(1) };
 
         let lists = check_lists(raw.lists.as_deref(), mail_leaves_machine, &mut problems);
         let webhooks = check_webhooks(&raw.webhooks, &lists, &mut problems);

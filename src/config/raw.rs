@@ -277,11 +277,13 @@ impl Default for RawDkim {
 #[serde(default, deny_unknown_fields)]
 pub struct RawCleanup {
     pub schedule: String,
+    /// Days the audit log keeps an operator action.
+    pub audit_days: u32,
 }
 
 impl Default for RawCleanup {
     fn default() -> Self {
-        Self { schedule: "0 23 * * * *".into() }
+        Self { schedule: "0 23 * * * *".into(), audit_days: 400 }
     }
 }
 

@@ -118,12 +118,25 @@ pub fn run(beside: &Beside, request: &ExportRequest, stdout: &mut dyn Write) -> 
     let secrets = beside.secrets()?;
     let keyring = Keyring::new(&secrets.token_secret, &secrets.verify_only);
     let links = Links::new(&beside.config);
+    let written = write_export(beside, request, &keyring, &links, stdout)?;
+    super::audit::record_beside(beside, super::audit::cli_entry("export", request.list.as_deref(), written, None))?;
+    Ok(written)
+}
+
+/// The records to stdout or the new file.
+fn write_export(
+    beside: &Beside,
+    request: &ExportRequest,
+    keyring: &Keyring,
+    links: &Links,
+    stdout: &mut dyn Write,
+) -> anyhow::Result<u64> {
     match &request.output {
-        None => write_records(beside, request, &keyring, &links, stdout),
+        None => write_records(beside, request, keyring, links, stdout),
         Some(path) => {
             let file = create_private(path)?;
             let mut out = BufWriter::new(file);
-            let written = write_records(beside, request, &keyring, &links, &mut out)
+            let written = write_records(beside, request, keyring, links, &mut out)
                 .and_then(|count| out.flush().map(|()| count).context("cannot write the export"))
                 .and_then(|count| {
                     out.get_ref().sync_all().with_context(|| format!("cannot write {}", path.display()))?;

@@ -282,9 +282,15 @@ pub fn run(
     } else {
         let writer = beside.writer()?;
         let imported = stream(rows, checker, refusals, |batch| write_batch(runtime, &writer, list.id.as_ref(), batch));
+        let count = match &imported {
+            Ok(counts) | Err((counts, _)) => counts.imported,
+        };
+        let entry = super::audit::cli_entry("import", Some(list.id.as_ref()), count, None);
+        let recorded = runtime.block_on(super::audit::record(&writer, entry));
         // Closed here, not at the process's exit: with no server running, this was the last
         // connection, and closing it folds the WAL into the file.
         runtime.block_on(writer.close())?;
+        recorded?;
         imported
     };
     match counts {

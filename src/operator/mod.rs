@@ -1,5 +1,6 @@
 //! The operator's commands (`docs/operations.md`): `export`, `import`, `remove`, `stats`, `backup`,
-//! and `ingest-mail`, which a Postfix pipe transport runs. Each works while
+//! `lookup` and `audit` (with the audit log every command that reads or changes subscribers
+//! appends to), and `ingest-mail`, which a Postfix pipe transport runs. Each works while
 //! `serve` runs on the same database, and they share one way in, [`Beside::open`]:
 //!
 //! - reads go through `query_only` connections ([`Db`]); in WAL mode they see a consistent
@@ -13,11 +14,13 @@
 //!   configured files, then the credentials directory (`$CREDENTIALS_DIRECTORY`, else
 //!   `credentials/` beside the configuration file), then the data directory.
 
+pub mod audit;
 pub mod backup;
 pub mod export;
 pub mod import;
 pub mod import_file;
 pub mod ingest_mail;
+pub mod lookup;
 pub mod remove;
 pub mod stats;
 

@@ -10,7 +10,7 @@ use std::io::Write;
 use super::Beside;
 use crate::clock::{Clock, SystemClock};
 use crate::domain::EmailAddress;
-use crate::storage::suppressions::Reason;
+use crate::storage::suppressions::{self, Reason};
 use crate::subscription::Subscriptions;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -58,9 +58,14 @@ pub async fn run(
         webhooks: &webhooks,
     };
     let removed = subscriptions.remove_address(&lists, &email, reason.map(Reason::from), SystemClock.now()).await;
+    let count = removed.as_ref().map_or(0, |removed| removed.len() as u64);
+    let address_hash = suppressions::every_list_hash(&secrets.hash_key, email.as_ref());
+    let recorded =
+        super::audit::record(&writer, super::audit::cli_entry("remove", list, count, Some(address_hash))).await;
     // Closed here, not left to the process's exit: with no server running, the command's
     // connections were the last ones, and closing them removes the `-wal` and `-shm` files.
     writer.close().await?;
+    recorded?;
     let removed = removed?;
     if removed.is_empty() {
         writeln!(out, "nothing matched {}: no list has this address", email.masked())?;

@@ -17,6 +17,7 @@ const MIGRATION_SLICE: &[M<'_>] = &[
     M::up(include_str!("migrations/0009_sink_leases.sql")),
     M::up(include_str!("migrations/0010_bounces_and_complaints.sql")),
     M::up(include_str!("migrations/0011_relay_events.sql")),
+    M::up(include_str!("migrations/0012_audit_log.sql")),
 ];
 
 pub const MIGRATIONS: Migrations<'_> = Migrations::from_slice(MIGRATION_SLICE);
@@ -102,6 +103,7 @@ mod tests {
             tables,
             [
                 "address_mails",
+                "audit_log",
                 "complaints",
                 "consent_texts",
                 "intake",

@@ -25,15 +25,18 @@
 //! `service_runs` (when the cleanup last ran), `preferences` (an address's rows across a sender's
 //! lists, and confirming a list from the preference page), `rollups` (the status page's hourly
 //! counts), `relay_events` (the receipts of the relays' events and the complaints the breaker
-//! counts). Beside them: `figures` (counts for `signupd
+//! counts), `audit` (the operator's actions), `held` (everything about one address, for
+//! `lookup`). Beside them: `figures` (counts for `signupd
 //! stats` and the metrics gauges) and `backup` (the online copy for `signupd backup`).
 
 pub mod address_mails;
+pub mod audit;
 pub mod backup;
 pub mod batch;
 pub mod counters;
 pub mod figures;
 mod file;
+pub mod held;
 pub mod intake;
 pub mod mail_bucket;
 pub mod migrations;

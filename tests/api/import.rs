@@ -61,8 +61,10 @@ impl Fixture {
         signupd().args(args).arg("--config").arg(&self.config).output().unwrap()
     }
 
+    /// Every row of every table but the audit log, which records each import run (that an
+    /// import appends its entry is the lookup suite's to check).
     fn dump(&self) -> Vec<String> {
-        dump(&self.database())
+        dump(&self.database()).into_iter().filter(|line| !line.starts_with("audit_log:")).collect()
     }
 
     /// Every row of `subscribers`, by list and address.

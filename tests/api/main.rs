@@ -23,6 +23,7 @@ mod helpers;
 mod import;
 mod ingest_mail;
 mod loader;
+mod lookup;
 mod mail;
 mod manage;
 mod multilist;
