@@ -61,6 +61,9 @@ pub struct AppState {
     pub surge: Arc<SurgeModes>,
     /// The relays whose events are heard at `/api/relay/<name>`, with their credentials.
     pub relays: Arc<Relays>,
+    /// Seals each mail's `X-Signupd-Ref` and opens the ones reports bring back; derived from the
+    /// hash key once, at start.
+    pub references: Arc<ReferenceKey>,
 }
 
 impl AppState {
@@ -75,6 +78,17 @@ impl AppState {
         }
     }
 
+    /// What hearing a relay's event or a refusal at send time needs, at the time of asking.
+    pub fn hearing(&self) -> Hearing<'_> {
+        Hearing {
+            subscriptions: self.subscriptions(),
+            references: &self.references,
+            client: &self.http_client,
+            surge: Some(&self.surge),
+            now: self.clock.now(),
+        }
+    }
+
     /// What a mail worker needs.
     pub fn mailer(&self) -> Mailer {
         Mailer {
@@ -86,7 +100,7 @@ impl AppState {
             transport: self.transport.clone(),
             http_client: self.http_client.clone(),
             keyring: self.keyring.clone(),
-            references: Arc::new(ReferenceKey::derive(&self.secrets.hash_key)),
+            references: self.references.clone(),
             on_refused_address: Some(self.refused_address_hook()),
         }
     }
@@ -149,16 +163,8 @@ impl AppState {
 
 /// Suppresses an address the SMTP server refused for good, as a relay's hard bounce would.
 async fn suppress_refused(state: &AppState, refused: &RefusedAddress) {
-    let references = ReferenceKey::derive(&state.secrets.hash_key);
-    let hearing = Hearing {
-        subscriptions: state.subscriptions(),
-        references: &references,
-        client: &state.http_client,
-        surge: Some(&state.surge),
-        now: state.clock.now(),
-    };
     if let Err(error) =
-        crate::relays::hear::refused_at_send(hearing, &refused.list_id, &refused.email, &refused.status).await
+        crate::relays::hear::refused_at_send(state.hearing(), &refused.list_id, &refused.email, &refused.status).await
     {
         tracing::error!(
             list = refused.list_id,

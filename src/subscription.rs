@@ -240,30 +240,14 @@ impl Subscriptions<'_> {
         Ok(removed.unwrap_or_default())
     }
 
-    /// A hard bounce or a complaint (`crate::relays`): records the address's every-list
-    /// suppression (`every_list_hash`, with `reason`: `bounced` or `complained`) and, when the
-    /// address is known, removes it from each of `lists` with that reason — a confirmed row
-    /// with its `subscriber.unsubscribed` event (`via` `relay`), a pending one with its queued
-    /// mail, a signup still in `intake` — all in one transaction. Without the address (the row
-    /// the report names is gone) only the suppression is recorded: it keeps the address from
-    /// being mailed again, which is all that is left to do.
-    pub async fn suppress_everywhere(
-        &self,
-        lists: &[ListId],
-        email: Option<&str>,
-        every_list_hash: &str,
-        reason: Reason,
-        now: UnixSeconds,
-    ) -> anyhow::Result<Vec<Removed>> {
-        let removed = write_prepared(self.writer, async || {
-            Ok(Some(self.prepare_suppression(lists, email, every_list_hash, reason, now).await?))
-        })
-        .await?;
-        Ok(removed.unwrap_or_default())
-    }
-
-    /// [`Subscriptions::suppress_everywhere`]'s command, prepared from the rows a reader sees,
-    /// for a caller that writes it inside a command of its own ([`Suppression::apply`]).
+    /// A hard bounce or a complaint (`crate::relays`), prepared from the rows a reader sees: the
+    /// address's every-list suppression (`every_list_hash`, with `reason`: `bounced` or
+    /// `complained`) and, when the address is known, its removal from each of `lists` with that
+    /// reason — a confirmed row with its `subscriber.unsubscribed` event (`via` `relay`), a
+    /// pending one with its queued mail, a signup still in `intake` — all in one transaction.
+    /// Without the address (the row the report names is gone) only the suppression is recorded:
+    /// it keeps the address from being mailed again, which is all that is left to do. Written as
+    /// a command, or inside a command of the caller's ([`Suppression::apply`]).
     pub(crate) async fn prepare_suppression(
         &self,
         lists: &[ListId],

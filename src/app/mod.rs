@@ -31,6 +31,7 @@ use tokio::signal::unix::{Signal, SignalKind, signal};
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
 use crate::mail;
+use crate::mail::reference::ReferenceKey;
 use crate::middleware::{access_log, security_headers};
 use crate::preflight::{Checked, preflight};
 use crate::ratelimit::RateLimiter;
@@ -256,6 +257,7 @@ pub async fn prepare(config: Config, options: BuildOptions) -> anyhow::Result<Ap
         .context("cannot build the HTTP client for the alert webhook")?;
     let keyring = Arc::new(Keyring::new(&secrets.token_secret, &secrets.verify_only));
     let webhooks = Webhooks::with_sinks(&config, endpoints, destinations, keyring.clone())?;
+    let references = Arc::new(ReferenceKey::derive(&secrets.hash_key));
     Ok(AppState {
         config,
         db,
@@ -271,6 +273,7 @@ pub async fn prepare(config: Config, options: BuildOptions) -> anyhow::Result<Ap
         domains,
         surge: Default::default(),
         relays: Arc::new(relays),
+        references,
     })
 }
 

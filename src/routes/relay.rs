@@ -21,9 +21,8 @@ use serde_json::json;
 
 use super::error_pages::retry_storage_later;
 use super::form::{BodyError, read_limited};
-use crate::mail::reference::ReferenceKey;
 use crate::relays::configured::Credential;
-use crate::relays::hear::{self, Hearing, NotHeard};
+use crate::relays::hear::{self, NotHeard};
 use crate::state::AppState;
 
 /// The largest request body a relay may send (SendGrid batches events; a batch of a thousand
@@ -46,16 +45,8 @@ pub async fn relay(
         Err(_) => return answer(StatusCode::BAD_REQUEST, "invalid_request"),
     };
     let headers = |name: &str| req.headers().get(name).and_then(|value| value.to_str().ok());
-    let references = ReferenceKey::derive(&state.secrets.hash_key);
-    let hearing = Hearing {
-        subscriptions: state.subscriptions(),
-        references: &references,
-        client: &state.http_client,
-        surge: Some(&state.surge),
-        now: state.clock.now(),
-    };
     let relay_name = relay.config.name.as_str();
-    match hear::relay_request(hearing, relay, &state.relays.certificates, headers, &body).await {
+    match hear::relay_request(state.hearing(), relay, &state.relays.certificates, headers, &body).await {
         Ok(heard) => HttpResponse::Ok().json(json!({
             "acted": heard.acted,
             "duplicates": heard.duplicates,
