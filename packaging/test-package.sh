@@ -155,6 +155,7 @@ check_mode /etc/signupd/credentials/smtp "0700 root:root"
 check_mode /etc/signupd/credentials/webhook "0700 root:root"
 check_mode /etc/signupd/credentials/destination "0700 root:root"
 check_mode /etc/signupd/credentials/relay "0700 root:root"
+check_mode /etc/signupd/credentials/api_token "0700 root:root"
 check_mode /etc/signupd/credentials/token_secret "0600 root:root"
 check_mode /etc/signupd/credentials/hash_key "0600 root:root"
 check "token_secret holds one generated secret (64 base64url characters)" is_generated_secret /etc/signupd/credentials/token_secret

@@ -88,6 +88,8 @@
 //!   RFC 3339 formatting.
 //! - [`telemetry`]: tracing setup, text or JSON lines.
 
+pub mod api;
+pub mod api_tokens;
 pub mod app;
 pub mod background;
 pub mod cli;

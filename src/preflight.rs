@@ -17,6 +17,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::api_tokens::ApiTokens;
 use crate::config::Config;
 use crate::destinations::Destination;
 use crate::domain_policy::DomainPolicy;
@@ -37,6 +38,7 @@ pub struct Checked {
     pub webhooks: Vec<Arc<Endpoint>>,
     pub destinations: Vec<Arc<Destination>>,
     pub relays: Relays,
+    pub api_tokens: ApiTokens,
 }
 
 /// Runs every check of `config` that needs no write. `credentials_dir` is where credentials are
@@ -49,7 +51,8 @@ pub fn preflight(config: &Config, credentials_dir: Option<&Path>) -> anyhow::Res
     let webhooks = webhooks::load_endpoints(config, credentials_dir)?;
     let destinations = crate::destinations::load_destinations(config, credentials_dir)?;
     let relays = Relays::load(config, credentials_dir)?;
-    Ok(Checked { stylesheets, domains, secrets, transport, webhooks, destinations, relays })
+    let api_tokens = ApiTokens::load(config, credentials_dir)?;
+    Ok(Checked { stylesheets, domains, secrets, transport, webhooks, destinations, relays, api_tokens })
 }
 
 #[cfg(test)]

@@ -65,7 +65,7 @@ pub const CREDENTIALS_BESIDE_CONFIG: &str = "credentials";
 
 /// Credentials the packaged unit loads as a whole directory (`LoadCredential=webhook:…/webhook`):
 /// systemd hands the file `webhook/crm` over as `webhook_crm`.
-const DIRECTORY_CREDENTIALS: &[&str] = &["smtp", "webhook", "destination", "relay"];
+const DIRECTORY_CREDENTIALS: &[&str] = &["smtp", "webhook", "destination", "relay", "api_token"];
 
 /// Where credentials are looked for: `$CREDENTIALS_DIRECTORY` when set, else `credentials/`
 /// beside `config_file` when that directory exists, else nowhere.
@@ -86,9 +86,11 @@ fn choose_credentials_dir(from_env: Option<std::ffi::OsString>, config_file: Opt
 /// Where credential `name` would be in `dir`: the name systemd gives it, and for the credentials
 /// the unit loads from a directory, the path below that directory (`webhook/crm`).
 fn credential_paths(dir: &Path, name: &str) -> (PathBuf, Option<PathBuf>) {
-    let nested = name
-        .split_once('_')
-        .filter(|(id, file)| DIRECTORY_CREDENTIALS.contains(id) && !file.is_empty())
+    // By prefix, not at the first `_`: the id `api_token` has one of its own.
+    let nested = DIRECTORY_CREDENTIALS
+        .iter()
+        .find_map(|id| Some((id, name.strip_prefix(id)?.strip_prefix('_')?)))
+        .filter(|(_, file)| !file.is_empty())
         .map(|(id, file)| dir.join(id).join(file));
     (dir.join(name), nested)
 }

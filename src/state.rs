@@ -11,6 +11,7 @@
 
 use std::sync::Arc;
 
+use crate::api_tokens::ApiTokens;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::destinations::Destination;
@@ -64,6 +65,8 @@ pub struct AppState {
     /// Seals each mail's `X-Signupd-Ref` and opens the ones reports bring back; derived from the
     /// hash key once, at start.
     pub references: Arc<ReferenceKey>,
+    /// Who may call `/api/v1/` and open the admin page, read at start.
+    pub api_tokens: Arc<ApiTokens>,
 }
 
 impl AppState {

@@ -56,6 +56,8 @@ pub enum RemovalChannel {
     Cli,
     /// A relay's bounce or complaint (`crate::relays`).
     Relay,
+    /// The operator API (`/api/v1/`) or the admin page.
+    Api,
 }
 
 impl RemovalChannel {
@@ -65,6 +67,7 @@ impl RemovalChannel {
             Self::OneClick => "one_click",
             Self::Cli => "cli",
             Self::Relay => "relay",
+            Self::Api => "api",
         }
     }
 }
@@ -221,6 +224,25 @@ impl Subscriptions<'_> {
         self.remove_from_lists(lists, email.as_ref(), reason, RemovalChannel::Cli, now).await
     }
 
+    /// Suppresses `email` on each of `lists` whether or not it has a row there (`POST
+    /// /api/v1/suppressions`: an address the operator's other systems say must never be mailed),
+    /// removing any row as [`Self::remove_address`] does, in one transaction; `via` `api`.
+    /// Returns the rows removed; every list gets its suppression either way.
+    pub async fn suppress_address(
+        &self,
+        lists: &[ListId],
+        email: &EmailAddress,
+        reason: Reason,
+        now: UnixSeconds,
+    ) -> anyhow::Result<Vec<Removed>> {
+        let removed = write_prepared(self.writer, async || {
+            let prepared = self.prepare_remove_address(lists, email.as_ref(), Some(reason), RemovalChannel::Api, now);
+            Ok(Some(RemoveAddress { suppress_absent: true, ..prepared.await? }))
+        })
+        .await?;
+        Ok(removed.unwrap_or_default())
+    }
+
     /// Removes `email` (as stored: normalised) from each of `lists` in one transaction, as
     /// [`Self::remove_address`] does, reporting `via`: the erasure request, and the preference
     /// page's "remove me from all".
@@ -262,7 +284,7 @@ impl Subscriptions<'_> {
                 let prepared = self.prepare_remove_address(lists, email, Some(reason), RemovalChannel::Relay, now);
                 RemoveAddress { every_list, ..prepared.await? }
             }
-            None => RemoveAddress { email: String::new(), lists: Vec::new(), every_list, now },
+            None => RemoveAddress { email: String::new(), lists: Vec::new(), every_list, suppress_absent: false, now },
         };
         Ok(Suppression(command))
     }
@@ -297,7 +319,7 @@ impl Subscriptions<'_> {
             let removal = self.prepare_removal(list.as_ref(), email, row.as_ref(), reason, via, now)?;
             prepared.push((list.clone(), removal));
         }
-        Ok(RemoveAddress { email: email.to_owned(), lists: prepared, every_list: None, now })
+        Ok(RemoveAddress { email: email.to_owned(), lists: prepared, every_list: None, suppress_absent: false, now })
     }
 
     /// What removing `row` (or, without one, a signup of `email` still in `intake`) writes.
@@ -520,6 +542,8 @@ struct RemoveAddress {
     lists: Vec<(ListId, PreparedRemoval)>,
     /// A bounce's or complaint's suppression on every list: the every-list key and the reason.
     every_list: Option<(String, Reason)>,
+    /// Record each list's suppression even where the address has no row.
+    suppress_absent: bool,
     now: UnixSeconds,
 }
 
@@ -587,8 +611,12 @@ impl RemoveAddress {
                 }),
                 None => None,
             };
-            if let Some(row) = row {
-                removed.push(prepared.apply(conn, &row, self.now)?);
+            match row {
+                Some(row) => removed.push(prepared.apply(conn, &row, self.now)?),
+                None if self.suppress_absent => {
+                    suppressions::record(conn, &prepared.suppression_hash, list_id, prepared.reason, self.now)?;
+                }
+                None => {}
             }
         }
         Ok(removed)

@@ -236,8 +236,16 @@ impl Application {
 pub async fn prepare(config: Config, options: BuildOptions) -> anyhow::Result<AppState> {
     // Every file and credential the configuration names is read before anything is created:
     // the very checks `check-config` runs.
-    let Checked { stylesheets, domains, secrets: plan, transport, webhooks: endpoints, destinations, relays } =
-        preflight(&config, options.credentials_dir.as_deref())?;
+    let Checked {
+        stylesheets,
+        domains,
+        secrets: plan,
+        transport,
+        webhooks: endpoints,
+        destinations,
+        relays,
+        api_tokens,
+    } = preflight(&config, options.credentials_dir.as_deref())?;
     let path = storage::prepare_database_file(&config).await?;
     let secrets =
         tokio::task::spawn_blocking(move || plan.materialize()).await.context("secret generation was cancelled")??;
@@ -274,6 +282,7 @@ pub async fn prepare(config: Config, options: BuildOptions) -> anyhow::Result<Ap
         surge: Default::default(),
         relays: Arc::new(relays),
         references,
+        api_tokens: Arc::new(api_tokens),
     })
 }
 
@@ -301,16 +310,21 @@ async fn reload_on_hangup(state: AppState, mut hangup: Signal, shutdown: impl Fu
 
 fn http_server(listener: TcpListener, state: AppState) -> anyhow::Result<Server> {
     let request_timeout = state.config.server.request_timeout;
+    let api = !state.api_tokens.is_empty();
     let data = web::Data::new(state);
+    // One set of windows for every worker thread.
+    let limits = web::Data::new(crate::api::limits::Limits::default());
     let server = HttpServer::new(move || {
         App::new()
             .app_data(data.clone())
+            .app_data(limits.clone())
             // The last `wrap` runs first: the access log sees the final status and headers, and
             // the security headers apply to the 408 of a body that came too late.
             .wrap(from_fn(routes::form::body_deadline))
             .wrap(from_fn(security_headers))
             .wrap(from_fn(access_log))
             .configure(routes::configure)
+            .configure(|cfg| crate::api::configure(cfg, api))
     })
     // `server.request_timeout` for the head (actix answers 408 and closes); the body's deadline
     // is `routes::form::body_deadline`, since actix stops its timer once the head is in.

@@ -16,6 +16,7 @@
 //! - `security = "none"` is accepted only for a loopback SMTP host: it sends passwords and
 //!   addresses in clear text.
 
+mod api_tokens;
 mod destinations;
 pub(crate) mod parse;
 mod raw;
@@ -35,6 +36,7 @@ use url::Url;
 use crate::domain::TrustedProxies;
 use crate::domain::{ListId, Tag};
 use crate::presentation::{Language, Rgb};
+pub use api_tokens::{ApiTokenConfig, Scope};
 pub use destinations::{DestinationConfig, DestinationKind, MAX_SINKS};
 pub use raw::RawConfig;
 use raw::RawList;
@@ -57,6 +59,8 @@ pub struct Config {
     pub destinations: Vec<DestinationConfig>,
     /// The relays whose bounce and complaint events are heard, each at `/api/relay/<name>`.
     pub relays: Vec<RelayConfig>,
+    /// Who may call `/api/v1/` and open the admin page; none: `/api/v1/` is not served.
+    pub api_tokens: Vec<ApiTokenConfig>,
     /// The merged sources, kept to print the effective configuration (`check-config`).
     effective: RawConfig,
 }
@@ -556,6 +560,7 @@ impl Config {
         let webhook_names: Vec<&str> = raw.webhooks.iter().map(|hook| hook.name.as_str()).collect();
         let destinations = destinations::check(&raw.destinations, &webhook_names, &lists, &mut problems);
         let relays = relays::check(&raw.relays, &mut problems);
+        let api_tokens = api_tokens::check(&raw.api_tokens, &mut problems);
 
         problems.into_result()?;
         Ok(Self {
@@ -569,6 +574,7 @@ impl Config {
             webhooks,
             destinations,
             relays,
+            api_tokens,
             effective: raw,
         })
     }

@@ -28,6 +28,19 @@ pub struct RawConfig {
     /// The relays whose bounce and complaint events signupd hears (`docs/operations.md`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub relays: Vec<RawRelay>,
+    /// Who may call the operator API and open the admin page (`docs/operations.md`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub api_tokens: Vec<RawApiToken>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawApiToken {
+    pub name: String,
+    /// Empty: `$CREDENTIALS_DIRECTORY/api_token_<name>`.
+    pub token_file: String,
+    /// `read`, `write`, `admin`.
+    pub scopes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

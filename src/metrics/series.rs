@@ -55,7 +55,7 @@ pub const CONFIRM_METHODS: &[&str] = &["button", "retype", "preferences"];
 pub const REMOVAL_REASONS: &[&str] = &["unsubscribed", "not_me", "bounced", "complained"];
 
 /// `signupd_removals_total{via}`: the ways the server removes an address.
-pub const REMOVAL_VIAS: &[&str] = &["manage", "one_click", "relay"];
+pub const REMOVAL_VIAS: &[&str] = &["manage", "one_click", "relay", "api"];
 
 /// Whether a removal can have `reason` and `via` at once: a bounce or a complaint comes only
 /// from a relay, and a relay removes only for one of them.

@@ -29,6 +29,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use rusqlite::Connection;
 use serde::Serialize;
 
 use super::Beside;
@@ -132,11 +133,11 @@ fn write_export(
     stdout: &mut dyn Write,
 ) -> anyhow::Result<u64> {
     match &request.output {
-        None => write_records(beside, request, keyring, links, stdout),
+        None => write_records(&mut *beside.reader()?, request, keyring, links, stdout),
         Some(path) => {
             let file = create_private(path)?;
             let mut out = BufWriter::new(file);
-            let written = write_records(beside, request, keyring, links, &mut out)
+            let written = write_records(&mut *beside.reader()?, request, keyring, links, &mut out)
                 .and_then(|count| out.flush().map(|()| count).context("cannot write the export"))
                 .and_then(|count| {
                     out.get_ref().sync_all().with_context(|| format!("cannot write {}", path.display()))?;
@@ -161,14 +162,15 @@ fn create_private(path: &Path) -> anyhow::Result<File> {
     })
 }
 
-fn write_records(
-    beside: &Beside,
+/// Writes the records `request` selects (its list, status and time; `output` is not looked at)
+/// to `out` in its format, from one read transaction of `conn`; returns how many.
+pub fn write_records(
+    conn: &mut Connection,
     request: &ExportRequest,
     keyring: &Keyring,
     links: &Links,
     out: &mut dyn Write,
 ) -> anyhow::Result<u64> {
-    let mut conn = beside.reader()?;
     // One read transaction: every row comes from the same snapshot.
     let tx = conn.transaction().context("cannot start a read transaction")?;
     let filter = ExportFilter {

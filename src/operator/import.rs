@@ -72,7 +72,7 @@
 //! HMAC of list and address), never the address: the file is not where addresses are kept.
 
 use std::collections::HashMap;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, SyncSender};
 use std::time::Duration;
@@ -140,6 +140,43 @@ impl std::fmt::Display for Counts {
             self.suppressed,
             self.refused
         )
+    }
+}
+
+/// The consent evidence of every record without its own: `--consent-text` and
+/// `--consent-version`, or the API's `consent_text` and `consent_version`.
+#[derive(Debug, Clone, Default)]
+pub struct Defaults {
+    pub consent_text: Option<String>,
+    pub consent_version: Option<String>,
+}
+
+/// An import of JSON lines already in memory (`POST /api/v1/import`), by `writer` — the
+/// server's own — with the same checks, batches and counts as the command. Runs on a blocking
+/// thread; `runtime` drives the writer's answers. Refusals go to `refusals`, one line each as the
+/// command prints them. The caller checked `defaults` and records the audit entry.
+#[allow(clippy::too_many_arguments, reason = "each is one part of the import's ground")]
+pub fn import_lines(
+    db: &crate::storage::Db,
+    writer: Option<&Writer>,
+    hash_key: Secret,
+    list: &ListConfig,
+    defaults: &Defaults,
+    body: &[u8],
+    runtime: &tokio::runtime::Handle,
+    refusals: &mut (dyn Write + Send),
+) -> Result<Counts, (Counts, anyhow::Error)> {
+    let no_counts = |error: anyhow::Error| (Counts::default(), error);
+    let rows = Rows::new(body, ImportFormat::Jsonl).map_err(no_counts)?;
+    let reader = db.conn().context("cannot open the database for reading").map_err(no_counts)?;
+    let checker = Checker::new(reader, list, defaults, hash_key).map_err(no_counts)?;
+    match writer {
+        None => {
+            let reader = db.conn().context("cannot open the database for reading").map_err(no_counts)?;
+            let mut sink = DryRun::new(reader, list.id.as_ref()).map_err(no_counts)?;
+            stream(rows, checker, refusals, |batch| sink.take(&batch))
+        }
+        Some(writer) => stream(rows, checker, refusals, |batch| write_batch(runtime, writer, list.id.as_ref(), batch)),
     }
 }
 
@@ -274,10 +311,12 @@ pub fn run(
         .into());
     }
     let hash_key = beside.secrets()?.hash_key;
-    let checker = Checker::new(beside, list, request, hash_key)?;
+    let defaults =
+        Defaults { consent_text: request.consent_text.clone(), consent_version: request.consent_version.clone() };
+    let checker = Checker::new(beside.reader()?, list, &defaults, hash_key)?;
 
     let counts = if request.dry_run {
-        let mut sink = DryRun::new(beside, list.id.as_ref())?;
+        let mut sink = DryRun::new(beside.reader()?, list.id.as_ref())?;
         stream(rows, checker, refusals, |batch| sink.take(&batch))
     } else {
         let writer = beside.writer()?;
@@ -308,8 +347,8 @@ pub fn run(
 }
 
 /// Reads and checks on a thread of its own, hands each batch to `take` on this one.
-fn stream(
-    mut rows: Rows<std::fs::File>,
+fn stream<R: Read + Send>(
+    mut rows: Rows<R>,
     mut checker: Checker,
     refusals: &mut (dyn Write + Send),
     mut take: impl FnMut(PreparedBatch) -> anyhow::Result<Vec<Outcome>>,
@@ -352,8 +391,8 @@ fn take_all(
 }
 
 /// Reads the file to its end; returns how many records were refused.
-fn read(
-    rows: &mut Rows<std::fs::File>,
+fn read<R: Read>(
+    rows: &mut Rows<R>,
     checker: &mut Checker,
     refusals: &mut (dyn Write + Send),
     batches: &SyncSender<PreparedBatch>,
@@ -411,14 +450,19 @@ impl std::fmt::Debug for Checker {
 }
 
 impl Checker {
-    fn new(beside: &Beside, list: &ListConfig, request: &ImportRequest, hash_key: Secret) -> anyhow::Result<Self> {
+    fn new(
+        reader: crate::storage::Conn,
+        list: &ListConfig,
+        defaults: &Defaults,
+        hash_key: Secret,
+    ) -> anyhow::Result<Self> {
         Ok(Self {
             list_id: list.id.as_ref().to_owned(),
             list_tags: list.tags.clone(),
-            default_text: request.consent_text.clone(),
-            default_version: request.consent_version.clone(),
+            default_text: defaults.consent_text.clone(),
+            default_version: defaults.consent_version.clone(),
             hash_key,
-            reader: beside.reader()?,
+            reader,
             texts: HashMap::new(),
         })
     }
@@ -584,10 +628,10 @@ struct DryRun {
 }
 
 impl DryRun {
-    fn new(beside: &Beside, list_id: &str) -> anyhow::Result<Self> {
+    fn new(reader: crate::storage::Conn, list_id: &str) -> anyhow::Result<Self> {
         let seen = Connection::open("").context("cannot open a temporary database for --dry-run")?;
         seen.execute_batch("CREATE TABLE seen (suppression_hash TEXT PRIMARY KEY) WITHOUT ROWID")?;
-        Ok(Self { list_id: list_id.to_owned(), reader: beside.reader()?, seen })
+        Ok(Self { list_id: list_id.to_owned(), reader, seen })
     }
 
     fn take(&mut self, batch: &PreparedBatch) -> anyhow::Result<Vec<Outcome>> {

@@ -10,25 +10,52 @@
 use std::io::Write;
 
 use ring::hmac;
+use rusqlite::Connection;
 use serde::Serialize;
 
 use super::Beside;
 use super::audit::{self, CLI};
 use crate::clock::{Clock, SystemClock, UnixSeconds, rfc3339};
+use crate::config::Config;
 use crate::domain::EmailAddress;
+use crate::secrets::Secret;
 use crate::storage::audit::Entry;
 use crate::storage::held::{self, Held};
 use crate::storage::{address_mails, suppressions};
 
 /// The JSON document: the address, when it was asked, its every-list key, and what is held.
+/// `signupd lookup --json` prints it and `GET /api/v1/subscribers` answers it.
+#[allow(missing_debug_implementations)]
 #[derive(Serialize)]
-struct Document<'a> {
-    email: &'a str,
-    looked_up_at: String,
+pub struct Document {
+    pub email: String,
+    pub looked_up_at: String,
     /// The address's keyed hash, as the audit log names it.
-    address_hash: &'a str,
+    pub address_hash: String,
     #[serde(flatten)]
-    held: &'a Held,
+    pub held: Held,
+}
+
+/// Reads everything held about `email` on the configured lists (and on every list), through
+/// `conn`, as of `now`. Writes nothing: the caller records the audit entry.
+pub fn look_up(
+    config: &Config,
+    hash_key: &Secret,
+    conn: &Connection,
+    email: &EmailAddress,
+    now: UnixSeconds,
+) -> anyhow::Result<Document> {
+    let address = email.as_ref().to_owned();
+    let mut keys: Vec<(String, String)> = config
+        .lists
+        .iter()
+        .map(|list| (list.id.as_ref().to_owned(), suppressions::hash(hash_key, list.id.as_ref(), &address)))
+        .collect();
+    let every_list = suppressions::every_list_hash(hash_key, &address);
+    keys.push((suppressions::EVERY_LIST.to_owned(), every_list.clone()));
+    let mail_key = address_mails::hash(&hmac::Key::new(hmac::HMAC_SHA256, hash_key.expose()), &address);
+    let held = held::read(conn, &address, &keys, &mail_key, now)?;
+    Ok(Document { email: address, looked_up_at: time(now), address_hash: every_list, held })
 }
 
 pub async fn run(beside: &Beside, email: &str, json: bool, out: &mut dyn Write) -> anyhow::Result<()> {
@@ -36,18 +63,8 @@ pub async fn run(beside: &Beside, email: &str, json: bool, out: &mut dyn Write) 
     let email = EmailAddress::parse(email).map_err(|error| anyhow::anyhow!("EMAIL: {error}"))?;
     let secrets = beside.secrets()?;
     let now = SystemClock.now();
-    let address = email.as_ref().to_owned();
-    let mut keys: Vec<(String, String)> = beside
-        .config
-        .lists
-        .iter()
-        .map(|list| (list.id.as_ref().to_owned(), suppressions::hash(&secrets.hash_key, list.id.as_ref(), &address)))
-        .collect();
-    let every_list = suppressions::every_list_hash(&secrets.hash_key, &address);
-    keys.push((suppressions::EVERY_LIST.to_owned(), every_list.clone()));
-    let mail_key = address_mails::hash(&hmac::Key::new(hmac::HMAC_SHA256, secrets.hash_key.expose()), &address);
     let conn = beside.reader()?;
-    let held = held::read(&conn, &address, &keys, &mail_key, now)?;
+    let document = look_up(&beside.config, &secrets.hash_key, &conn, &email, now)?;
     drop(conn);
 
     let writer = beside.writer()?;
@@ -56,19 +73,18 @@ pub async fn run(beside: &Beside, email: &str, json: bool, out: &mut dyn Write) 
         actor: CLI.to_owned(),
         action: "lookup".to_owned(),
         list_id: None,
-        count: Some(i64::try_from(held.rows.len()).unwrap_or(i64::MAX)),
-        address_hash: Some(every_list.clone()),
+        count: Some(i64::try_from(document.held.rows.len()).unwrap_or(i64::MAX)),
+        address_hash: Some(document.address_hash.clone()),
     };
     let recorded = audit::record(&writer, entry).await;
     writer.close().await?;
     recorded?;
 
     if json {
-        let document = Document { email: &address, looked_up_at: time(now), address_hash: &every_list, held: &held };
         serde_json::to_writer_pretty(&mut *out, &document)?;
         writeln!(out)?;
     } else {
-        write_text(out, &address, &every_list, &held)?;
+        write_text(out, &document.email, &document.address_hash, &document.held)?;
     }
     Ok(())
 }

@@ -38,6 +38,7 @@ use serde::Serialize;
 
 use super::Beside;
 use crate::clock::{Clock, SystemClock, UnixSeconds, rfc3339};
+use crate::config::Config;
 use crate::storage::figures::SourceCounts;
 use crate::storage::subscribers::Status;
 use crate::storage::suppressions::Reason;
@@ -146,22 +147,17 @@ pub struct MailBudget {
 }
 
 /// Gathers the figures at `now`, in one read transaction.
-pub fn gather(beside: &Beside, now: UnixSeconds) -> anyhow::Result<Stats> {
-    let mut conn = beside.reader()?;
+pub fn gather(config: &Config, conn: &mut Connection, now: UnixSeconds) -> anyhow::Result<Stats> {
     let tx = conn.transaction().context("cannot start a read transaction")?;
-    let lists = beside
-        .config
-        .lists
-        .iter()
-        .map(|list| list_stats(&tx, list.id.as_ref(), now))
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let lists =
+        config.lists.iter().map(|list| list_stats(&tx, list.id.as_ref(), now)).collect::<rusqlite::Result<Vec<_>>>()?;
     let queues = figures::queue_depths(&tx)?
         .into_iter()
         .map(|queue| QueueStats { name: queue.name, depth: queue.depth, oldest_age_secs: queue.oldest_age(now) })
         .collect();
     let mail_budget = MailBudget {
         used_this_hour: outbox::reserved_this_hour(&tx, now)?,
-        max_per_hour: beside.config.mail.max_mails_per_hour,
+        max_per_hour: config.mail.max_mails_per_hour,
     };
     let last_cleanup_at = service_runs::last_cleanup_at(&tx)?;
     Ok(Stats {
@@ -210,7 +206,7 @@ fn list_stats(conn: &Connection, list: &str, now: UnixSeconds) -> rusqlite::Resu
 
 /// Prints the figures as a table, or as JSON.
 pub fn run(beside: &Beside, json: bool, out: &mut dyn Write) -> anyhow::Result<()> {
-    let stats = gather(beside, SystemClock.now())?;
+    let stats = gather(&beside.config, &mut *beside.reader()?, SystemClock.now())?;
     if json {
         serde_json::to_writer_pretty(&mut *out, &stats)?;
         writeln!(out)?;

@@ -34,6 +34,8 @@ mod send;
 mod signup;
 mod stylesheets;
 
+/// The `Retry-After` of every answer that the database could not give (the operator API's too).
+pub use error_pages::STORAGE_RETRY_AFTER_SECS;
 #[doc(hidden)]
 pub use manage::is_one_click_body;
 /// The pages' stylesheet, which the status page on the metrics listener links too, and the

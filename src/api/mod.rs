@@ -1,0 +1,241 @@
+//! The operator's API under `/api/v1/` (`docs/http-api.md`, "Operator API";
+//! `docs/openapi.yaml`) and the admin page on the metrics listener (`admin`). Both answer only
+//! to a configured `[[api_tokens]]` entry ([`crate::api_tokens`]); with none configured,
+//! `/api/v1/` is not served at all (every path 404) and neither is `/admin`.
+//!
+//! Every call goes through [`authorize`], in this order: the client's window (per network,
+//! [`limits`]), the token (`Authorization: Bearer`; missing, malformed or wrong is `401` with
+//! `WWW-Authenticate: Bearer` and nothing else), the client's failed authentications, the
+//! token's window, the scope (`403`). Then the endpoint does what the matching command does —
+//! the same functions of [`crate::operator`] and [`crate::subscription`] — through the server's
+//! own readers and writer, and appends its audit entry (actor: the token's name). A read is
+//! answered only once its entry is written; a change's entry is written right after the change.
+//!
+//! - `subscribers.rs`: `GET` and `DELETE /api/v1/subscribers`, `POST /api/v1/suppressions`.
+//! - `export.rs`: `GET /api/v1/export` (streamed JSON lines) and `GET /api/v1/stats`.
+//! - `import.rs`: `POST /api/v1/import` (JSON lines, as `signupd import`).
+//! - [`limits`]: the windows.
+//!
+//! Answers are JSON. An error is `{"ok": false, "error": CODE, "message": TEXT}`, where the text
+//! never repeats an address, a token or a query string.
+
+pub mod limits;
+
+mod export;
+mod import;
+mod subscribers;
+
+use std::sync::Arc;
+
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
+
+use crate::api_tokens::ApiToken;
+use crate::config::Scope;
+use crate::domain::EmailAddress;
+use crate::operator::audit;
+use crate::routes::form::{BodyError, client_of};
+use crate::state::AppState;
+use crate::storage::audit::Entry;
+use limits::{Key, Limits};
+
+/// Registers `/api/v1/` when `enabled` (at least one `[[api_tokens]]` entry).
+pub fn configure(cfg: &mut web::ServiceConfig, enabled: bool) {
+    if !enabled {
+        return;
+    }
+    cfg.service(
+        web::scope("/api/v1")
+            .service(
+                web::resource("/subscribers")
+                    .route(web::get().to(subscribers::look_up))
+                    .route(web::delete().to(subscribers::remove))
+                    .default_service(web::to(method_not_allowed)),
+            )
+            .service(
+                web::resource("/suppressions")
+                    .route(web::post().to(subscribers::suppress))
+                    .default_service(web::to(method_not_allowed)),
+            )
+            .service(
+                web::resource("/export")
+                    .route(web::get().to(export::export))
+                    .default_service(web::to(method_not_allowed)),
+            )
+            .service(
+                web::resource("/stats")
+                    .route(web::get().to(export::stats))
+                    .default_service(web::to(method_not_allowed)),
+            )
+            .service(
+                web::resource("/import")
+                    .route(web::post().to(import::import))
+                    .default_service(web::to(method_not_allowed)),
+            )
+            .default_service(web::to(|| async { ApiError::NotFound.error_response() })),
+    );
+}
+
+/// Why a call was not answered as asked.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("not authenticated")]
+    Unauthenticated,
+    #[error("this token does not have the {} scope", .0.as_str())]
+    Forbidden(Scope),
+    #[error("too many requests; try again in {0} s")]
+    RateLimited(u64),
+    #[error("{1}")]
+    BadRequest(&'static str, String),
+    #[error("no list with that id is configured")]
+    UnknownList,
+    #[error("the body is larger than {0} bytes")]
+    TooLarge(usize),
+    #[error("the body must be {0}")]
+    UnsupportedMediaType(&'static str),
+    #[error("the request did not arrive in time")]
+    Timeout,
+    #[error("no such endpoint")]
+    NotFound,
+    #[error("method not allowed")]
+    MethodNotAllowed,
+    #[error("the database is unavailable; try again later")]
+    Unavailable(#[source] anyhow::Error),
+}
+
+impl ApiError {
+    fn code(&self) -> &'static str {
+        match self {
+            Self::Unauthenticated => "unauthorized",
+            Self::Forbidden(_) => "forbidden",
+            Self::RateLimited(_) => "rate_limited",
+            Self::BadRequest(code, _) => code,
+            Self::UnknownList => "unknown_list",
+            Self::TooLarge(_) => "payload_too_large",
+            Self::UnsupportedMediaType(_) => "unsupported_media_type",
+            Self::Timeout => "request_timeout",
+            Self::NotFound => "not_found",
+            Self::MethodNotAllowed => "method_not_allowed",
+            Self::Unavailable(_) => "storage_unavailable",
+        }
+    }
+
+    /// A 400 for a query or body field: `code` and what is wrong, without the value.
+    fn bad(code: &'static str, message: impl Into<String>) -> Self {
+        Self::BadRequest(code, message.into())
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            Self::Unauthenticated => StatusCode::UNAUTHORIZED,
+            Self::Forbidden(_) => StatusCode::FORBIDDEN,
+            Self::RateLimited(_) => StatusCode::TOO_MANY_REQUESTS,
+            Self::BadRequest(..) | Self::UnknownList => StatusCode::BAD_REQUEST,
+            Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::Timeout => StatusCode::REQUEST_TIMEOUT,
+            Self::NotFound => StatusCode::NOT_FOUND,
+            Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let mut response = HttpResponse::build(self.status_code());
+        match self {
+            // Nothing else said: not which part was wrong, not whether tokens exist.
+            Self::Unauthenticated => {
+                return response.insert_header((header::WWW_AUTHENTICATE, "Bearer realm=\"signupd\"")).finish();
+            }
+            Self::RateLimited(seconds) => {
+                response.insert_header((header::RETRY_AFTER, HeaderValue::from(*seconds)));
+            }
+            Self::Unavailable(error) => {
+                tracing::error!(error = format!("{error:#}"), "operator API: the database is unavailable");
+                response
+                    .insert_header((header::RETRY_AFTER, HeaderValue::from(crate::routes::STORAGE_RETRY_AFTER_SECS)));
+            }
+            _ => {}
+        }
+        response.json(serde_json::json!({"ok": false, "error": self.code(), "message": self.to_string()}))
+    }
+}
+
+impl From<BodyError> for ApiError {
+    fn from(error: BodyError) -> Self {
+        match error {
+            BodyError::TooLarge => Self::TooLarge(0),
+            BodyError::TimedOut => Self::Timeout,
+            BodyError::UnsupportedMediaType => Self::UnsupportedMediaType("application/json"),
+            _ => Self::bad("invalid_body", "the body cannot be read"),
+        }
+    }
+}
+
+async fn method_not_allowed() -> HttpResponse {
+    ApiError::MethodNotAllowed.error_response()
+}
+
+/// The caller of one request: who it is, checked against the windows and the scope.
+pub async fn authorize(
+    req: &HttpRequest,
+    state: &AppState,
+    limits: &Limits,
+    scope: Scope,
+) -> Result<Arc<ApiToken>, ApiError> {
+    let now = state.clock.now();
+    let (client, _) = client_of(req, &state.config);
+    let client = client.to_string();
+    limits.take(Key::Client(client.clone()), now).map_err(ApiError::RateLimited)?;
+    limits.check(Key::Failures(client.clone()), now).map_err(ApiError::RateLimited)?;
+    let presented = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer ")))
+        .map(str::trim);
+    let Some(token) = presented.and_then(|presented| state.api_tokens.authenticate(presented.as_bytes())) else {
+        let _ = limits.take(Key::Failures(client), now);
+        return Err(ApiError::Unauthenticated);
+    };
+    limits.take(Key::Token(token.name().to_owned()), now).map_err(ApiError::RateLimited)?;
+    if !token.allows(scope) {
+        return Err(ApiError::Forbidden(scope));
+    }
+    Ok(token)
+}
+
+/// Appends the audit entry of a call by `token`.
+async fn record(
+    state: &AppState,
+    token: &ApiToken,
+    action: &str,
+    list: Option<&str>,
+    count: Option<u64>,
+    email: Option<&EmailAddress>,
+) -> Result<(), ApiError> {
+    let entry = Entry {
+        at: state.clock.now(),
+        actor: token.name().to_owned(),
+        action: action.to_owned(),
+        list_id: list.map(str::to_owned),
+        count: count.map(|count| i64::try_from(count).unwrap_or(i64::MAX)),
+        address_hash: email
+            .map(|email| crate::storage::suppressions::every_list_hash(&state.secrets.hash_key, email.as_ref())),
+    };
+    audit::record(&state.writer, entry).await.map_err(ApiError::Unavailable)
+}
+
+/// The `email` query parameter or field, parsed; the error never repeats it.
+fn email(value: Option<&str>) -> Result<EmailAddress, ApiError> {
+    let value = value.ok_or_else(|| ApiError::bad("invalid_email", "email is required"))?;
+    EmailAddress::parse(value).map_err(|error| ApiError::bad("invalid_email", format!("email: {error}")))
+}
+
+/// The configured list `id` names; `None` when not given.
+fn list<'a>(state: &'a AppState, id: Option<&str>) -> Result<Option<&'a crate::config::ListConfig>, ApiError> {
+    id.map(|id| state.config.list(id).ok_or(ApiError::UnknownList)).transpose()
+}
