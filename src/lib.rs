@@ -33,7 +33,8 @@
 //!   (claim and settle mail), `webhooks::worker` (claim and settle deliveries),
 //!   [`subscription`] (confirm, remove), [`preferences`] (save the preference page),
 //!   [`scheduler`] (cleanup), [`status`] (the status page's rollups), [`operator`] (`import`'s
-//!   batches), [`relays`] (a bounce's or a complaint's effect), and the writer's readiness
+//!   batches, the audit log), [`relays`] (a bounce's or a complaint's effect), [`admin`] (a
+//!   re-sent confirmation), and the writer's readiness
 //!   probe. Everything else reads through the
 //!   `query_only` pool [`storage::Db`]. All SQL of the program lives here, in functions named
 //!   for what they answer, one file per table family; migrations are split by schema version.
@@ -78,6 +79,14 @@
 //!   feedback report says (`relays::payload`, `relays::report`, read into `relays::event`), and
 //!   what a believed event does (`relays::hear` in order, `relays::effect` in one writer
 //!   command: suppression, counts, the complaint breaker).
+//! - [`api`]: the operator API under `/api/v1/` (lookup, removal, suppression, streamed export,
+//!   stats, import as JSON lines), one file per endpoint family, behind [`api::authorize`]
+//!   (windows in `api::limits`, then the token and its scope); every call audited.
+//! - [`api_tokens`]: the `[[api_tokens]]` read at start and kept only as HMACs, the constant-time
+//!   check of a presented token, and the per-credential form tokens of the admin page.
+//! - [`admin`]: the admin page on the metrics listener (HTTP Basic with an `admin` token, no
+//!   cookies, no JavaScript): search, the record as `lookup` shows it, remove, re-send a
+//!   pending confirmation (`admin::resend`, a writer command).
 //! - [`delivery`]: why an HTTP delivery failed and when to try again, in words without the
 //!   address; a leaf the webhook worker and the destinations share.
 //!
@@ -88,6 +97,7 @@
 //!   RFC 3339 formatting.
 //! - [`telemetry`]: tracing setup, text or JSON lines.
 
+pub mod admin;
 pub mod api;
 pub mod api_tokens;
 pub mod app;

@@ -47,13 +47,19 @@ pub async fn import(
         consent_text: query_param(&req, "consent_text"),
         consent_version: query_param(&req, "consent_version"),
     };
+    // The answers name the rule, never the value: a refused text may be anything at all.
     if let Some(text) = &defaults.consent_text {
-        crate::config::parse::display_text(text)
-            .map_err(|error| ApiError::bad("invalid_consent_text", format!("consent_text {error}")))?;
+        crate::config::parse::display_text(text).map_err(|_| {
+            ApiError::bad("invalid_consent_text", "consent_text must not be empty or contain control characters")
+        })?;
     }
     if let Some(version) = &defaults.consent_version {
-        crate::config::parse::consent_version(version)
-            .map_err(|error| ApiError::bad("invalid_consent_version", format!("consent_version {error}")))?;
+        crate::config::parse::consent_version(version).map_err(|_| {
+            ApiError::bad(
+                "invalid_consent_version",
+                "consent_version must be 1-64 characters of A-Z, a-z, 0-9, '.', '-', '_'",
+            )
+        })?;
     }
     let dry_run = query_param(&req, "dry_run").is_some_and(|value| says_yes(&value));
     let body = read_limited(&req, payload, MAX_IMPORT_BODY).await.map_err(|error| match ApiError::from(error) {

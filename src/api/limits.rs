@@ -23,7 +23,7 @@ pub const FAILURES_PER_CLIENT: u32 = 20;
 /// The window, in seconds.
 pub const WINDOW_SECS: i64 = 60;
 /// The most keys held at once.
-const MAX_TRACKED: usize = 100_000;
+pub const MAX_TRACKED: usize = 100_000;
 
 /// What is counted.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

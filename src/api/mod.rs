@@ -29,6 +29,7 @@ use std::sync::Arc;
 
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
+use actix_web::middleware::DefaultHeaders;
 use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 
 use crate::api_tokens::ApiToken;
@@ -47,31 +48,33 @@ pub fn configure(cfg: &mut web::ServiceConfig, enabled: bool) {
     }
     cfg.service(
         web::scope("/api/v1")
+            // Answers name addresses: nothing on the way may keep a copy.
+            .wrap(DefaultHeaders::new().add((header::CACHE_CONTROL, "no-store")))
             .service(
                 web::resource("/subscribers")
                     .route(web::get().to(subscribers::look_up))
                     .route(web::delete().to(subscribers::remove))
-                    .default_service(web::to(method_not_allowed)),
+                    .default_service(web::to(|| method_not_allowed("GET, DELETE"))),
             )
             .service(
                 web::resource("/suppressions")
                     .route(web::post().to(subscribers::suppress))
-                    .default_service(web::to(method_not_allowed)),
+                    .default_service(web::to(|| method_not_allowed("POST"))),
             )
             .service(
                 web::resource("/export")
                     .route(web::get().to(export::export))
-                    .default_service(web::to(method_not_allowed)),
+                    .default_service(web::to(|| method_not_allowed("GET"))),
             )
             .service(
                 web::resource("/stats")
                     .route(web::get().to(export::stats))
-                    .default_service(web::to(method_not_allowed)),
+                    .default_service(web::to(|| method_not_allowed("GET"))),
             )
             .service(
                 web::resource("/import")
                     .route(web::post().to(import::import))
-                    .default_service(web::to(method_not_allowed)),
+                    .default_service(web::to(|| method_not_allowed("POST"))),
             )
             .default_service(web::to(|| async { ApiError::NotFound.error_response() })),
     );
@@ -99,7 +102,8 @@ pub enum ApiError {
     #[error("no such endpoint")]
     NotFound,
     #[error("method not allowed")]
-    MethodNotAllowed,
+    /// The methods the path allows, for `Allow`.
+    MethodNotAllowed(&'static str),
     #[error("the database is unavailable; try again later")]
     Unavailable(#[source] anyhow::Error),
 }
@@ -116,7 +120,7 @@ impl ApiError {
             Self::UnsupportedMediaType(_) => "unsupported_media_type",
             Self::Timeout => "request_timeout",
             Self::NotFound => "not_found",
-            Self::MethodNotAllowed => "method_not_allowed",
+            Self::MethodNotAllowed(_) => "method_not_allowed",
             Self::Unavailable(_) => "storage_unavailable",
         }
     }
@@ -138,7 +142,7 @@ impl ResponseError for ApiError {
             Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::Timeout => StatusCode::REQUEST_TIMEOUT,
             Self::NotFound => StatusCode::NOT_FOUND,
-            Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
@@ -149,6 +153,9 @@ impl ResponseError for ApiError {
             // Nothing else said: not which part was wrong, not whether tokens exist.
             Self::Unauthenticated => {
                 return response.insert_header((header::WWW_AUTHENTICATE, "Bearer realm=\"signupd\"")).finish();
+            }
+            Self::MethodNotAllowed(allowed) => {
+                response.insert_header((header::ALLOW, *allowed));
             }
             Self::RateLimited(seconds) => {
                 response.insert_header((header::RETRY_AFTER, HeaderValue::from(*seconds)));
@@ -175,8 +182,8 @@ impl From<BodyError> for ApiError {
     }
 }
 
-async fn method_not_allowed() -> HttpResponse {
-    ApiError::MethodNotAllowed.error_response()
+async fn method_not_allowed(allowed: &'static str) -> HttpResponse {
+    ApiError::MethodNotAllowed(allowed).error_response()
 }
 
 /// The caller of one request: who it is, checked against the windows and the scope.
@@ -186,17 +193,24 @@ pub async fn authorize(
     limits: &Limits,
     scope: Scope,
 ) -> Result<Arc<ApiToken>, ApiError> {
+    let presented =
+        req.headers().get(header::AUTHORIZATION).and_then(|value| value.to_str().ok()).and_then(bearer_credentials);
+    authorize_presented(req, state, limits, scope, presented)
+}
+
+/// [`authorize`] for a token that came some other way: the admin page's HTTP Basic password.
+pub fn authorize_presented(
+    req: &HttpRequest,
+    state: &AppState,
+    limits: &Limits,
+    scope: Scope,
+    presented: Option<&str>,
+) -> Result<Arc<ApiToken>, ApiError> {
     let now = state.clock.now();
     let (client, _) = client_of(req, &state.config);
     let client = client.to_string();
     limits.take(Key::Client(client.clone()), now).map_err(ApiError::RateLimited)?;
     limits.check(Key::Failures(client.clone()), now).map_err(ApiError::RateLimited)?;
-    let presented = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer ")))
-        .map(str::trim);
     let Some(token) = presented.and_then(|presented| state.api_tokens.authenticate(presented.as_bytes())) else {
         let _ = limits.take(Key::Failures(client), now);
         return Err(ApiError::Unauthenticated);
@@ -208,8 +222,15 @@ pub async fn authorize(
     Ok(token)
 }
 
+/// The credentials of an `Authorization: Bearer …` value: the scheme is case-insensitive (RFC
+/// 9110 §11.1), spaces around the token are not part of it.
+fn bearer_credentials(value: &str) -> Option<&str> {
+    let (scheme, credentials) = value.trim_start().split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| credentials.trim())
+}
+
 /// Appends the audit entry of a call by `token`.
-async fn record(
+pub(crate) async fn record(
     state: &AppState,
     token: &ApiToken,
     action: &str,

@@ -44,15 +44,15 @@ pub async fn look_up(
     Ok(HttpResponse::Ok().json(document))
 }
 
-/// Keeps what concerns `list`: its row and signups, their mail and events, its suppression and
-/// the every-list one.
+/// Keeps what concerns `list`: its row and signups, their mail, the events about it (a removed
+/// row's too: an event names its list), its suppression and the every-list one.
 fn only_list(document: &mut lookup::Document, list: &str) {
     let held = &mut document.held;
     held.rows.retain(|row| row.list == list);
     let ids: Vec<String> = held.rows.iter().map(|row| row.id.clone()).collect();
     held.signups_waiting.retain(|signup| signup.list == list);
     held.queued_mail.retain(|mail| ids.contains(&mail.subscriber_id));
-    held.queued_events.retain(|event| ids.contains(&event.subscriber_id));
+    held.queued_events.retain(|event| event.list.as_deref() == Some(list));
     held.suppressions.retain(|suppression| suppression.list == list || suppression.list == EVERY_LIST);
 }
 

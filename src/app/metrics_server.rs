@@ -1,5 +1,6 @@
-//! The metrics listener (`server.metrics_listen`): `GET /metrics` and the status page `GET
-//! /status` ([`crate::status`]) on a socket of its own, never on the public listener. At each
+//! The metrics listener (`server.metrics_listen`): `GET /metrics`, the status page `GET
+//! /status` ([`crate::status`]) and, once an `[[api_tokens]]` entry exists, the admin page `GET
+//! /admin` ([`crate::admin`]) on a socket of its own, never on the public listener. At each
 //! scrape it refreshes the gauges that need a query through a reader, then renders everything
 //! `crate::metrics` recorded.
 //!
@@ -34,12 +35,24 @@ pub fn server(state: &AppState) -> anyhow::Result<Option<(Server, u16)>> {
     let relays: Vec<String> = state.config.relays.iter().map(|relay| relay.name.clone()).collect();
     let handle = crate::metrics::recorder(&lists, &destinations, &relays)?;
     let data = web::Data::new((state.clone(), handle));
+    let admin_state = web::Data::new(state.clone());
+    // The admin page's windows; the public listener's API keeps its own.
+    let admin_limits = web::Data::new(crate::api::limits::Limits::default());
+    let admin = !state.api_tokens.is_empty();
     let server = HttpServer::new(move || {
         // Pages answer GET and HEAD, like the public listener's.
         let read = || web::route().guard(guard::Any(guard::Get()).or(guard::Head()));
         App::new()
             .app_data(data.clone())
+            .app_data(admin_state.clone())
+            .app_data(admin_limits.clone())
             .wrap(from_fn(security_headers))
+            .configure(|cfg| {
+                if admin {
+                    crate::admin::configure(cfg);
+                }
+            })
+            .route("/static/admin.css", read().to(crate::admin::stylesheet))
             .route("/metrics", web::get().to(scrape))
             .route("/status", read().to(crate::status::status_page))
             .route("/static/style.css", read().to(crate::routes::stylesheet))

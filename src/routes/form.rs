@@ -19,7 +19,8 @@
 //! it: a body not complete by then ends the read with an error, and the answer becomes `408
 //! Request Timeout` with `Connection: close` — `{"ok":false,"error":"request_timeout"}` for a
 //! JSON client of `/api/signup` (the answer keeps its CORS headers, so a page that posted with
-//! `fetch` can read it), a one-line `text/plain` message on every other endpoint. Nothing is
+//! `fetch` can read it), the operator API's own JSON error under `/api/v1/` (its handlers answer
+//! a timed-out read with it), a one-line `text/plain` message on every other endpoint. Nothing is
 //! written: every handler reads its whole body before anything else. An answer sent before the
 //! body was read to its end (a `415`, say) also closes the connection, so the rest of a slow body
 //! is never waited for.
@@ -214,13 +215,21 @@ pub async fn body_deadline(
     let progress = Rc::new(Cell::new(BodyProgress::Reading));
     req.set_payload(Payload::from(within(held.clone(), timeout, progress.clone())));
     let json_client = req.path() == "/api/signup" && wants_json(req.request());
+    let operator_api = req.path().starts_with("/api/v1/");
 
     let response = next.call(req).await?;
     let response = match progress.get() {
         BodyProgress::Complete => return Ok(response.map_into_boxed_body()),
         BodyProgress::TimedOut => {
             tracing::debug!(timeout_secs = timeout.as_secs(), "request body not complete in time; answered 408");
-            request_timeout(response, json_client)
+            if operator_api {
+                // The API's own 408, JSON like its every other error; only the connection closes.
+                let mut response = response.map_into_boxed_body();
+                response.response_mut().head_mut().set_connection_type(ConnectionType::Close);
+                response
+            } else {
+                request_timeout(response, json_client)
+            }
         }
         BodyProgress::Reading => {
             // Answered before the body was read to its end: the rest is never waited for.

@@ -79,6 +79,8 @@ pub struct QueuedMail {
 #[derive(Debug, Serialize)]
 pub struct QueuedEvent {
     pub subscriber_id: String,
+    /// The list the event is about (every event's payload names it).
+    pub list: Option<String>,
     /// The endpoint's or destination's name.
     pub sink: String,
     pub event_type: String,
@@ -160,16 +162,18 @@ pub fn read(
     let quoted = serde_json::to_string(email).unwrap_or_default();
     let queued_events = conn
         .prepare(
-            "SELECT subscriber_id, endpoint, event_type, created_at, attempts FROM webhook_deliveries
-             WHERE instr(payload, ?1) > 0 ORDER BY id",
+            "SELECT subscriber_id, json_extract(payload, '$.data.list'), endpoint, event_type,
+                    created_at, attempts
+             FROM webhook_deliveries WHERE instr(payload, ?1) > 0 ORDER BY id",
         )?
         .query_map([&quoted], |event| {
             Ok(QueuedEvent {
                 subscriber_id: event.get(0)?,
-                sink: event.get(1)?,
-                event_type: event.get(2)?,
-                created_at: event.get(3)?,
-                attempts: event.get(4)?,
+                list: event.get(1)?,
+                sink: event.get(2)?,
+                event_type: event.get(3)?,
+                created_at: event.get(4)?,
+                attempts: event.get(5)?,
             })
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;

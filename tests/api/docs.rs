@@ -370,14 +370,16 @@ fn effective_value<'a>(effective: &'a toml::Value, key: &str) -> Option<&'a toml
 fn every_documented_default_is_what_signupd_uses_when_the_key_is_left_out() {
     // Arrange: a configuration that sets only what has no default (a list id; a webhook's name
     // and url, its secret from $CREDENTIALS_DIRECTORY; a destination's and a relay's name and
-    // kind, their credentials from there too), and the real binary's effective values.
+    // kind, an API token's name and scopes, their credentials from there too), and the real
+    // binary's effective values.
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("signupd.toml");
     std::fs::write(
         &config,
         "[[lists]]\nid = \"docs\"\n\n[[webhooks]]\nname = \"docs\"\nurl = \"http://127.0.0.1:9/hook\"\n\n\
          [[destinations]]\nname = \"docs-out\"\nkind = \"buttondown\"\n\n\
-         [[relays]]\nname = \"docs-relay\"\nkind = \"mailgun\"\n",
+         [[relays]]\nname = \"docs-relay\"\nkind = \"mailgun\"\n\n\
+         [[api_tokens]]\nname = \"docs-api\"\nscopes = [\"read\"]\n",
     )
     .unwrap();
     let credentials = dir.path().join("credentials");
@@ -385,6 +387,7 @@ fn every_documented_default_is_what_signupd_uses_when_the_key_is_left_out() {
     std::fs::write(credentials.join("webhook_docs"), "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n").unwrap();
     std::fs::write(credentials.join("destination_docs-out"), "buttondown-api-key\n").unwrap();
     std::fs::write(credentials.join("relay_docs-relay"), "mailgun-signing-key\n").unwrap();
+    std::fs::write(credentials.join("api_token_docs-api"), "docs-api-token-of-at-least-32-characters\n").unwrap();
 
     // Act
     let output = signupd()

@@ -28,6 +28,7 @@ mod mail;
 mod manage;
 mod multilist;
 mod operator;
+mod operator_api;
 mod preferences;
 mod presentation;
 mod process;
