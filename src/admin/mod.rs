@@ -19,13 +19,13 @@
 //!
 //! **What it does.** A search is a `lookup` (audited as one, actor the token's name); a removal is
 //! `signupd remove`'s, one list or all, `unsubscribed` or `not_me` (audited `remove`, counted
-//! `via="api"` like the API's); a re-send queues a new confirmation through [`resend`] (audited
+//! `via="api"` like the API's); a re-send queues a new confirmation through [`mod@resend`] (audited
 //! `resend`). After a change the page shows the address's record again; that reading is part of
 //! the change's audit entry, not a lookup of its own. Answers are pages, never redirects: a
 //! redirect would have to carry the address in its URL.
 //!
-//! - [`page`]: the template and its view of a record.
-//! - [`resend`]: the re-send's writer command.
+//! - [`mod@page`]: the template and its view of a record.
+//! - [`mod@resend`]: the re-send's writer command.
 
 mod page;
 pub mod resend;
