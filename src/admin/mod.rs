@@ -24,7 +24,7 @@
 //! the change's audit entry, not a lookup of its own. Answers are pages, never redirects: a
 //! redirect would have to carry the address in its URL.
 //!
-//! - [`mod@page`]: the template and its view of a record.
+//! - `page`: the template and its view of a record.
 //! - [`mod@resend`]: the re-send's writer command.
 
 mod page;
