@@ -4,6 +4,7 @@
 
 #![allow(clippy::unwrap_used, reason = "a failed unwrap is a failed test, with its location")]
 
+mod admin_page;
 mod attribution;
 mod cli;
 mod client_identity;
