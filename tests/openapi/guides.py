@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The operator API's guides, run as written: every command block of "Operator API" in
-docs/http-api.md and of "Automation tools" in docs/operations.md, in order, against a real
-signupd on 127.0.0.1, and what each prints must be what the guide shows.
+docs/http-api.md and of "Answering the people on the list" and "Automation tools" in
+docs/operations.md, in order, against a real signupd on 127.0.0.1, and what each prints must be
+what the guide shows.
 
 Run by .ci/openapi after tests/openapi/check.py (which builds signupd first); by hand:
 
@@ -27,7 +28,9 @@ its own signupd as systemd would.
    port instead of 8080 (`SIGNUPD_SERVER__LISTEN` and `__PUBLIC_URL` in every block's
    environment, `127.0.0.1:8080` through the table). Addresses at example.com become
    `@signupd.test`.
-2. docs/operations.md#automation-tools, a Debian install in miniature under a temporary
+2. docs/operations.md#answering-the-people-on-the-list (lookup, the audit log, the admin page's
+   token and its sign-in challenge on the metrics listener, `127.0.0.1:9464` through the table)
+   and then #automation-tools, on a Debian install in miniature under a temporary
    directory: `/etc/signupd/` becomes `<tmp>/etc/signupd/` (a filled-in signupd.toml with the
    list `news`, the generated secrets and an empty `credentials/api_token/` as the package makes
    them), the service is `signupd serve --config …/signupd.toml` started by the test (so the
@@ -42,6 +45,7 @@ what the block printed.
 """
 
 import argparse
+import json
 import os
 import re
 import select
@@ -368,13 +372,13 @@ class Service:
 
 
 def packaged_machine(signupd: str, work: Path) -> None:
-    say("docs/operations.md#automation-tools: a Debian install in miniature")
-    port = free_port()
+    say("docs/operations.md: a Debian install in miniature")
+    port, metrics_port = free_port(), free_port()
     root, logs = work / "machine", work / "machine-logs"
     etc = root / "etc" / "signupd"
     credentials = etc / "credentials"
     cwd, bin_dir = root / "operator", root / "bin"
-    for directory in (credentials / "api_token", cwd, bin_dir, logs):
+    for directory in (credentials / "api_token", cwd, bin_dir, logs / "answering", logs / "automation"):
         directory.mkdir(parents=True)
     for directory in (credentials, credentials / "api_token"):
         directory.chmod(0o700)
@@ -388,6 +392,7 @@ def packaged_machine(signupd: str, work: Path) -> None:
 [server]
 listen = "127.0.0.1:{port}"
 public_url = "http://127.0.0.1:{port}"
+metrics_listen = "127.0.0.1:{metrics_port}"
 
 [storage]
 data_dir = "{root / 'data'}"
@@ -428,15 +433,34 @@ consent_text = "Email me the news. I can unsubscribe at any time."
     status = http_status(port, "/api/v1/stats")
     check(status == 404, f"without [[api_tokens]] /api/v1/stats is 404 ({status})")
 
+    say("docs/operations.md#answering-the-people-on-the-list: a subject access request, the audit log, the admin page")
+    substitutions = [
+        ("/etc/signupd/", f"{etc}/"),
+        ("127.0.0.1:9464", f"127.0.0.1:{metrics_port}"),
+        ("@example.com", "@signupd.test"),
+    ]
+    blocks = section_blocks(OPERATIONS, "answering-the-people-on-the-list", substitutions)
+    background = run_section(blocks, cwd, env, logs / "answering", restart=service.restart)
+    check(not background, "the section starts no server of its own")
+    check(service.starts == 2, f"the test restarted signupd where the guide says to, once ({service.starts - 1})")
+    looked_up = json.loads((cwd / "ann.json").read_text())
+    check(
+        looked_up["email"] == "ann@signupd.test" and [row["status"] for row in looked_up["rows"]] == ["confirmed"],
+        "the lookup's JSON file holds ann's confirmed row",
+    )
+    status = http_status(port, "/admin")
+    check(status == 404, f"the admin page is not on the public listener ({status})")
+
+    say("docs/operations.md#automation-tools: tokens for tools, the API through the public URL")
     substitutions = [
         ("/etc/signupd/", f"{etc}/"),
         ("https://signup.example.com", f"http://127.0.0.1:{port}"),
         ("@example.com", "@signupd.test"),
     ]
     blocks = section_blocks(OPERATIONS, "automation-tools", substitutions)
-    background = run_section(blocks, cwd, env, logs, restart=service.restart)
+    background = run_section(blocks, cwd, env, logs / "automation", restart=service.restart)
     check(not background, "the section starts no server of its own")
-    check(service.starts == 3, f"the test restarted signupd where the guide says to, twice ({service.starts - 1})")
+    check(service.starts == 4, f"the test restarted signupd where the guide says to, twice more ({service.starts - 2})")
     service.stop()
 
 
