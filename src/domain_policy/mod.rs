@@ -17,9 +17,14 @@
 //! turn into a flood of DNS queries. At most [`MAX_LOOKUPS_IN_FLIGHT`] checks ask the DNS at a
 //! time; a request that finds them all busy is accepted unchecked (as on a DNS timeout), so the
 //! queries a flood can cause are bounded, and a visitor is never made to wait for a queue.
+//!
+//! [`providers`] says whose webmail a domain's addresses use, for the check-inbox page's "open
+//! your inbox" link ([`DomainPolicy::mail_check`]): by the domain, or with `check_mx` by its
+//! MX hosts, the ones the check's own MX answer named (no second query).
 
 pub mod blocked;
 pub mod mx;
+pub mod providers;
 
 use std::path::PathBuf;
 use std::sync::{Arc, PoisonError, RwLock};
@@ -29,11 +34,20 @@ use tokio::sync::Semaphore;
 
 pub use blocked::BlockedDomains;
 pub use mx::{MailDomainCheck, Verdict};
+pub use providers::Provider;
 
 use crate::config::SignupConfig;
 
 /// MX checks that may ask the DNS at once (each asks up to three queries).
 pub const MAX_LOOKUPS_IN_FLIGHT: usize = 32;
+
+/// What [`DomainPolicy::mail_check`] found about a domain.
+#[derive(Debug, Clone, Copy)]
+pub struct MailCheck {
+    pub verdict: Verdict,
+    /// Whose webmail its addresses use, if signupd knows.
+    pub provider: Option<&'static Provider>,
+}
 
 /// The domain checks of a running signupd; cheap to clone (the list and the resolver are
 /// shared).
@@ -76,16 +90,20 @@ impl DomainPolicy {
         self.blocked.read().unwrap_or_else(PoisonError::into_inner).blocks(domain)
     }
 
-    /// With `check_mx` on, asks the DNS whether `domain` receives mail; otherwise accepts.
-    pub async fn mail_verdict(&self, domain: &str) -> Verdict {
+    /// With `check_mx` on, asks the DNS whether `domain` receives mail (otherwise accepts), and
+    /// names the webmail provider of addresses at `domain`: by the domain itself, or by the MX
+    /// hosts the check found. Both depend on the domain only, never on an address's state.
+    pub async fn mail_check(&self, domain: &str) -> MailCheck {
+        let by_domain = Provider::by_domain(domain);
         let Some(check) = &self.mail else {
-            return Verdict::Accepts;
+            return MailCheck { verdict: Verdict::Accepts, provider: by_domain };
         };
         let Ok(_permit) = self.lookups.try_acquire() else {
             tracing::debug!("check_mx: every lookup slot is busy; accepting the address unchecked");
-            return Verdict::Accepts;
+            return MailCheck { verdict: Verdict::Accepts, provider: by_domain };
         };
-        check.check(domain).await
+        let (verdict, hosts) = check.check_with_hosts(domain).await;
+        MailCheck { verdict, provider: by_domain.or_else(|| Provider::by_mx(&hosts)) }
     }
 
     /// Re-reads the blocked domains file and swaps it in. Returns the number of domains now

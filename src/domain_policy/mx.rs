@@ -119,29 +119,34 @@ impl MailDomainCheck {
     /// Whether `domain` (lowercase punycode, as an address's domain) can receive mail; see the
     /// module documentation for what counts.
     pub async fn check(&self, domain: &str) -> Verdict {
+        self.check_with_hosts(domain).await.0
+    }
+
+    /// [`Self::check`], with the MX records it found (preference, host), for finding the
+    /// domain's webmail provider without asking again; none when the verdict did not come from
+    /// an MX answer.
+    pub async fn check_with_hosts(&self, domain: &str) -> (Verdict, Vec<(u16, String)>) {
         match tokio::time::timeout(CHECK_DEADLINE, self.ask(domain)).await {
-            Ok(verdict) => verdict,
+            Ok(checked) => checked,
             Err(_) => {
                 tracing::debug!(domain, "MX check: no answer in time; address accepted");
-                Verdict::Accepts
+                (Verdict::Accepts, Vec::new())
             }
         }
     }
 
-    async fn ask(&self, domain: &str) -> Verdict {
-        // Fully qualified, so the resolver's search list never turns `example.com` into
-        // `example.com.corp.internal`.
-        let Ok(name) = Name::from_ascii(domain).map(|mut name| {
-            name.set_fqdn(true);
-            name
-        }) else {
+    async fn ask(&self, domain: &str) -> (Verdict, Vec<(u16, String)>) {
+        let Ok(name) = fully_qualified(domain) else {
             tracing::debug!(domain, "MX check: not a DNS name; address accepted");
-            return Verdict::Accepts;
+            return (Verdict::Accepts, Vec::new());
         };
-        let mx = answer(self.resolver.lookup(name.clone(), RecordType::MX).await, RecordType::MX, domain);
+        let lookup = self.resolver.lookup(name.clone(), RecordType::MX).await;
+        let hosts = lookup.as_ref().map(exchanges).unwrap_or_default();
+        let mx = answer(lookup, RecordType::MX, domain);
         let (a, aaaa) = match mx {
-            Answer::Found | Answer::Unknown => return Verdict::Accepts,
-            Answer::NullMx | Answer::NoDomain => return Verdict::NoMail,
+            Answer::Found => return (Verdict::Accepts, hosts),
+            Answer::Unknown => return (Verdict::Accepts, Vec::new()),
+            Answer::NullMx | Answer::NoDomain => return (Verdict::NoMail, Vec::new()),
             Answer::NoRecords => tokio::join!(
                 self.resolver.lookup(name.clone(), RecordType::A),
                 self.resolver.lookup(name, RecordType::AAAA)
@@ -149,8 +154,29 @@ impl MailDomainCheck {
         };
         let a = answer(a, RecordType::A, domain);
         let aaaa = answer(aaaa, RecordType::AAAA, domain);
-        verdict_without_mx(a, aaaa)
+        (verdict_without_mx(a, aaaa), Vec::new())
     }
+}
+
+/// An MX answer's mail hosts (preference, host), without the null MX.
+fn exchanges(lookup: &hickory_resolver::lookup::Lookup) -> Vec<(u16, String)> {
+    lookup
+        .answers()
+        .iter()
+        .filter_map(|record| match &record.data {
+            RData::MX(mx) if !mx.exchange.is_root() => Some((mx.preference, mx.exchange.to_ascii())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `domain` as a fully qualified name, so the resolver's search list never turns `example.com`
+/// into `example.com.corp.internal`.
+fn fully_qualified(domain: &str) -> Result<Name, hickory_resolver::proto::ProtoError> {
+    Name::from_ascii(domain).map(|mut name| {
+        name.set_fqdn(true);
+        name
+    })
 }
 
 /// RFC 5321 §5.1: without an MX, the domain's own address records are where mail goes.

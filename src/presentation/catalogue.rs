@@ -312,6 +312,8 @@ pub struct CheckInboxTexts {
     pub sent: Text,
     pub sent_for: Text,
     pub nothing_arrived: Text,
+    /// The "open your inbox" link: `{provider}` is its name ("Open Gmail").
+    pub open_inbox: Text,
 }
 
 /// Surge mode's page: the site is seeing unusual traffic; press to send.

@@ -4,6 +4,7 @@
 //!
 //! - `signup.rs`: the form (`GET /`, `GET /signup`), `POST /api/signup` with its CORS preflight,
 //!   and `GET /check-inbox`; refusals are a `Refusal`.
+//! - `inbox.rs`: the "open your inbox" link of the check-inbox and surge pages.
 //! - `send.rs`: surge mode's page with the button (`GET /check-inbox?…&send=TOKEN`) and `POST
 //!   /api/send`.
 //! - `confirm.rs`: `GET /confirm`, `POST /api/confirm` and `GET /confirmed`; failures are a
@@ -26,6 +27,7 @@ mod error_pages;
 #[doc(hidden)]
 pub mod form;
 mod health;
+mod inbox;
 mod manage;
 mod privacy;
 mod relay;

@@ -15,7 +15,10 @@
 //! press ends on; a `return_to` given to the signup travels in the page's URL and form and is
 //! checked again against that list's `allowed_origins`; the body may be a form or JSON
 //! (`{"send": TOKEN}`), with `Accept: application/json` or a JSON body for a JSON answer; the
-//! same CORS rules as `POST /api/signup`.
+//! same CORS rules as `POST /api/signup`. The "open your inbox" link is not on this page but on
+//! the check-inbox page the press ends on (the page carries the provider's id along): before the
+//! press no mail is on its way, and a link away from the button would take people to an empty
+//! inbox.
 
 use actix_web::http::StatusCode;
 use actix_web::http::header;
@@ -24,10 +27,12 @@ use askama::Template;
 use url::Url;
 
 use crate::config::{Config, ListConfig};
+use crate::domain_policy::Provider;
 use crate::frame::{Chrome, href};
 use crate::middleware::csp_with_form_targets;
 use crate::routes::error_pages;
 use crate::routes::form::{self, BodyKind};
+use crate::routes::inbox;
 use crate::routes::render::html;
 use crate::routes::signup::{allowed_return_to, cors_origin, request_origin, with_query};
 use crate::state::AppState;
@@ -39,6 +44,8 @@ struct SurgePage<'a> {
     chrome: Chrome<'a>,
     token: &'a str,
     return_to: Option<&'a str>,
+    /// The visitor's webmail provider, which the press carries on to the check-inbox page.
+    inbox: Option<&'static str>,
 }
 
 /// `GET /check-inbox?list=ID&send=TOKEN`: the page with the button, for a token that is one;
@@ -52,6 +59,7 @@ pub fn surge_page(req: &HttpRequest, state: &AppState) -> Option<HttpResponse> {
         chrome: Chrome::for_list(&state.config, list),
         token: &token,
         return_to: return_to.as_ref().map(Url::as_str),
+        inbox: inbox::requested(req).map(|provider| provider.id),
     };
     let mut response = html(StatusCode::OK, &page);
     if let Some(url) = &return_to {
@@ -95,7 +103,8 @@ pub async fn send(req: HttpRequest, payload: web::Payload, state: web::Data<AppS
             }
         }
     }
-    answer(config, list, form::field(&fields, "return_to"), json, cors)
+    let provider = form::field(&fields, "inbox").and_then(Provider::by_id);
+    answer(config, list, form::field(&fields, "return_to"), provider, json, cors)
 }
 
 /// The one answer of a press, whatever the token named: go and check your inbox.
@@ -103,6 +112,7 @@ fn answer(
     config: &Config,
     list: &ListConfig,
     return_to: Option<&str>,
+    provider: Option<&'static Provider>,
     json: bool,
     cors: Option<String>,
 ) -> HttpResponse {
@@ -114,9 +124,16 @@ fn answer(
     if json {
         return builder.json(serde_json::json!({"ok": true, "next": "confirm_email"}));
     }
+    let inbox: Vec<(&str, &str)> = provider.map(|provider| ("inbox", provider.id)).into_iter().collect();
     let location = match allowed_return_to(list, return_to) {
-        Some(url) => with_query(&url, &[("signup", "check-inbox")]),
-        None => href(config, &format!("/check-inbox?list={}", list.id)),
+        Some(url) => with_query(&url, &[[("signup", "check-inbox")].as_slice(), &inbox].concat()),
+        None => {
+            let query = url::form_urlencoded::Serializer::new(String::new())
+                .append_pair("list", list.id.as_ref())
+                .extend_pairs(inbox)
+                .finish();
+            href(config, &format!("/check-inbox?{query}"))
+        }
     };
     builder.insert_header((header::LOCATION, location)).finish()
 }

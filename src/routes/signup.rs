@@ -49,11 +49,12 @@ use url::Url;
 
 use crate::config::{Config, ListConfig};
 use crate::domain::{EmailAddress, Source, Tag};
-use crate::domain_policy::Verdict;
+use crate::domain_policy::{Provider, Verdict};
 use crate::frame::Chrome;
 use crate::presentation::{Language, Messages, Text};
 use crate::routes::error_pages;
 use crate::routes::form::{self as body, BodyError, BodyKind};
+use crate::routes::inbox::{self, InboxLink};
 use crate::routes::render::html;
 use crate::signup::{IntakeOutcome, ListSignup, SignupRequest};
 use crate::state::AppState;
@@ -118,6 +119,7 @@ struct ListsPage<'a> {
 struct CheckInboxPage<'a> {
     chrome: Chrome<'a>,
     list_name: Option<&'a str>,
+    inbox: Option<InboxLink>,
 }
 
 /// Every way a signup can be refused.
@@ -222,6 +224,8 @@ struct Answer<'a> {
     offered: Vec<&'a ListConfig>,
     return_to: Option<Url>,
     cors_origin: Option<String>,
+    /// The webmail of the address's domain, for the "open your inbox" link of a success.
+    inbox: Option<&'static Provider>,
 }
 
 impl<'a> Answer<'a> {
@@ -272,13 +276,14 @@ impl<'a> Answer<'a> {
     /// the page with the button (carrying a valid `return_to` along, for after the press).
     fn press_to_send(&self, token: &str) -> HttpResponse {
         if self.json {
-            let body = serde_json::json!({"ok": true, "next": "send_confirmation", "send": token});
+            let body = self.with_inbox(serde_json::json!({"ok": true, "next": "send_confirmation", "send": token}));
             return self.builder(StatusCode::ACCEPTED).json(body);
         }
         let mut pairs = vec![("list", self.list().map_or("", |list| list.id.as_ref())), ("send", token)];
         if let Some(url) = &self.return_to {
             pairs.push(("return_to", url.as_str()));
         }
+        pairs.extend(self.inbox_pair());
         let query = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(pairs).finish();
         let location = crate::frame::href(self.config, &format!("/check-inbox?{query}"));
         self.builder(StatusCode::SEE_OTHER).insert_header((header::LOCATION, location)).finish()
@@ -286,16 +291,36 @@ impl<'a> Answer<'a> {
 
     fn success_answer(&self) -> HttpResponse {
         if self.json {
-            return self.builder(StatusCode::ACCEPTED).json(serde_json::json!({"ok": true, "next": "confirm_email"}));
+            let body = self.with_inbox(serde_json::json!({"ok": true, "next": "confirm_email"}));
+            return self.builder(StatusCode::ACCEPTED).json(body);
         }
         let location = match &self.return_to {
-            Some(url) => with_query(url, &[("signup", "check-inbox")]),
-            None => match self.list() {
-                Some(list) => crate::frame::href(self.config, &format!("/check-inbox?list={}", list.id)),
-                None => crate::frame::href(self.config, "/check-inbox"),
-            },
+            Some(url) => {
+                with_query(url, &[[("signup", "check-inbox")].as_slice(), self.inbox_pair().as_slice()].concat())
+            }
+            None => {
+                let mut pairs: Vec<(&str, &str)> =
+                    self.list().map(|list| ("list", list.id.as_ref())).into_iter().collect();
+                pairs.extend(self.inbox_pair());
+                let query = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(pairs).finish();
+                let path = if query.is_empty() { "/check-inbox".to_owned() } else { format!("/check-inbox?{query}") };
+                crate::frame::href(self.config, &path)
+            }
         };
         self.builder(StatusCode::SEE_OTHER).insert_header((header::LOCATION, location)).finish()
+    }
+
+    /// `inbox=ID` for the page a browser is sent to, when the visitor's provider is known.
+    fn inbox_pair(&self) -> Option<(&'static str, &'static str)> {
+        self.inbox.map(|provider| ("inbox", provider.id))
+    }
+
+    /// A JSON success answer with its `inbox` member, when the visitor's provider is known.
+    fn with_inbox(&self, mut body: serde_json::Value) -> serde_json::Value {
+        if let (Some(provider), Some(list), Some(object)) = (self.inbox, self.list(), body.as_object_mut()) {
+            object.insert("inbox".to_owned(), inbox::json(provider, list));
+        }
+        body
     }
 
     fn refuse(&self, refusal: Refusal, typed_email: &str) -> HttpResponse {
@@ -439,6 +464,7 @@ pub async fn signup(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
         offered: Vec::new(),
         return_to: None,
         cors_origin: cors_origin(config, origin.as_ref()),
+        inbox: None,
     };
 
     // 1. Content type and size.
@@ -476,6 +502,10 @@ pub async fn signup(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
     // 3. The honeypot: a bot gets what a person would get, and nothing is saved.
     if fields.website.as_deref().is_some_and(|value| !value.is_empty()) {
         tracing::debug!("honeypot filled; answered as success, nothing saved");
+        // The link a person at that domain would get: the answer must not tell the two apart.
+        if let Ok(email) = EmailAddress::parse(typed_email) {
+            answer.inbox = state.domains.mail_check(email.domain()).await.provider;
+        }
         let now = state.clock.now();
         let in_surge = answer.lists.iter().any(|list| state.surge.in_surge(list.id.as_ref(), now));
         let send = match (in_surge, answer.list()) {
@@ -519,9 +549,12 @@ pub async fn signup(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
     if state.domains.is_blocked(email.domain()) {
         return answer.refuse(Refusal::DomainNotAllowed, typed_email);
     }
-    if state.domains.mail_verdict(email.domain()).await == Verdict::NoMail {
+    let mail = state.domains.mail_check(email.domain()).await;
+    if mail.verdict == Verdict::NoMail {
         return answer.refuse(Refusal::InvalidEmail, typed_email);
     }
+    // Like the checks above, it depends on the domain alone, never on the address's state.
+    answer.inbox = mail.provider;
 
     // 5. and 6. Rate limit and durable record, in one group commit; answer after it.
     let (client, network) = body::client_of(&req, config);
@@ -572,6 +605,7 @@ pub async fn method_not_allowed(req: HttpRequest, state: web::Data<AppState>) ->
         offered: Vec::new(),
         return_to: None,
         cors_origin: None,
+        inbox: None,
     };
     answer.refuse(Refusal::MethodNotAllowed, "")
 }
@@ -584,5 +618,6 @@ pub async fn check_inbox(req: HttpRequest, state: web::Data<AppState>) -> HttpRe
     }
     let list = body::list_param(&req).and_then(|id| state.config.list(&id));
     let chrome = Chrome::for_optional(&state.config, list);
-    html(StatusCode::OK, &CheckInboxPage { chrome, list_name: list.map(|list| list.name.as_str()) })
+    let inbox = inbox::requested(&req).and_then(|provider| inbox::link(&state.config, list, provider, chrome.t));
+    html(StatusCode::OK, &CheckInboxPage { chrome, list_name: list.map(|list| list.name.as_str()), inbox })
 }

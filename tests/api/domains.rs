@@ -40,6 +40,8 @@ enum Zone {
     Missing,
     /// Never answers.
     Silent,
+    /// These MX records (preference, host); no address records.
+    Hosted(&'static [(u16, &'static str)]),
 }
 
 /// A UDP name server on 127.0.0.1 port 0, answering per [`Zone`]; a name it does not know is
@@ -111,6 +113,12 @@ fn answer(zones: &HashMap<String, Zone>, request: &Message, log: &Mutex<Vec<(Str
         reply.metadata.response_code = ResponseCode::ServFail;
         return Some(reply);
     };
+    if let (Zone::Hosted(hosts), RecordType::MX) = (zone, kind) {
+        for (preference, host) in *hosts {
+            reply.add_answer(Record::from_rdata(owner.clone(), 300, RData::MX(MX::new(*preference, name(host)))));
+        }
+        return Some(reply);
+    }
     let record = match (zone, kind) {
         (Zone::Silent, _) => return None,
         (Zone::Missing, _) => {
@@ -171,6 +179,33 @@ async fn a_domain_with_an_mx_record_is_accepted() {
     assert_eq!(strings(&app, "SELECT email FROM intake"), [format!("jane@{WITH_MX}")]);
     assert_eq!(dns.asked(WITH_MX, RecordType::MX), 1, "the MX was asked");
     assert_eq!(dns.asked(WITH_MX, RecordType::A), 0, "an MX is enough; no address lookup");
+}
+
+#[actix_web::test]
+async fn with_check_mx_a_domain_of_its_own_gets_the_inbox_link_of_the_provider_its_mx_names() {
+    const WORKSPACE: &str = "workspace.example";
+    const SPLIT: &str = "split.example";
+    let dns = NameServer::start(&[
+        (WORKSPACE, Zone::Hosted(&[(1, "aspmx.l.google.com."), (5, "alt1.aspmx.l.google.com.")])),
+        (SPLIT, Zone::Hosted(&[(10, "aspmx.l.google.com."), (10, "mx.split.example.")])),
+        (WITH_MX, Zone::Mx),
+        ("gmail.com", Zone::Hosted(&[(5, "gmail-smtp-in.l.google.com.")])),
+    ])
+    .await;
+    let app = app_asking(&dns).await;
+
+    let workspace = post_form(&app, &valid(&format!("jane@{WORKSPACE}"))).await;
+    let location = workspace.headers().get("location").unwrap().to_str().unwrap().to_owned();
+    assert_eq!(location, "/check-inbox?list=news&inbox=gmail", "Google Workspace's MX hosts are Gmail's");
+    assert_eq!(dns.asked(WORKSPACE, RecordType::MX), 1, "the provider comes from the check's own answer");
+    let split = post_json(&app, valid_json(&format!("jane@{SPLIT}"))).await;
+    assert_json_accepted(split, "a known and an unknown host at one preference: no link").await;
+    let own = post_json(&app, valid_json(&format!("jane@{WITH_MX}"))).await;
+    assert_json_accepted(own, "a mail host of its own: no link").await;
+    let known = post_json(&app, valid_json("jane@gmail.com")).await;
+    let known: serde_json::Value = known.json().await.unwrap();
+    assert_eq!(known["inbox"]["name"], "Gmail", "{known}");
+    assert_eq!(dns.asked("gmail.com", RecordType::MX), 1, "a known domain is still checked, once");
 }
 
 #[actix_web::test]

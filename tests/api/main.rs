@@ -22,6 +22,7 @@ mod health;
 mod healthcheck;
 mod helpers;
 mod import;
+mod inbox_link;
 mod ingest_mail;
 mod loader;
 mod lookup;

@@ -325,6 +325,35 @@ async fn the_browser_press_ends_on_check_inbox_or_the_signups_return_to() {
 }
 
 #[actix_web::test]
+async fn in_surge_the_provider_travels_through_the_button_page_to_the_check_inbox_link() {
+    // Arrange
+    let app = spawn_app_with(SURGE).await;
+    fill_the_window(&app).await;
+
+    // Act: a browser signup at a known provider, in surge
+    let surge = form_signup(&app, "203.0.113.1", &valid("visitor@gmail.com")).await;
+    let page_url = location(&surge);
+    let html = app.client.get(app.url(&page_url)).send().await.unwrap().text().await.unwrap();
+    let token = html.split("name=\"send\" value=\"").nth(1).unwrap().split('"').next().unwrap().to_owned();
+    let pressed = post_fields(&app, "/api/send", &[("send", &token), ("inbox", "gmail")]).await;
+    let made_up = post_fields(&app, "/api/send", &[("send", &token), ("inbox", "evil")]).await;
+    let json_answer: Value = json_signup(&app, "203.0.113.2", "other@gmail.com").await.json().await.unwrap();
+
+    // Assert: the page with the button carries the id and has no link (no mail is on its way
+    // yet); the press ends on the page with the link; a JSON client gets it with its token
+    assert!(page_url.starts_with("/check-inbox?list=news&send=") && page_url.ends_with("&inbox=gmail"), "{page_url}");
+    assert!(!page_url.contains("visitor"), "{page_url}");
+    assert!(html.contains("<input type=\"hidden\" name=\"inbox\" value=\"gmail\">"), "{html}");
+    assert!(!html.contains("Open Gmail"), "{html}");
+    assert_eq!(location(&pressed), "/check-inbox?list=news&inbox=gmail");
+    assert_eq!(location(&made_up), "/check-inbox?list=news", "an id signupd does not know is dropped");
+    let link = app.client.get(app.url(&location(&pressed))).send().await.unwrap().text().await.unwrap();
+    assert!(link.contains(">Open Gmail</a>"), "{link}");
+    assert_eq!(json_answer["next"], "send_confirmation", "{json_answer}");
+    assert_eq!(json_answer["inbox"]["name"], "Gmail", "{json_answer}");
+}
+
+#[actix_web::test]
 async fn api_send_refuses_other_methods_media_types_and_large_bodies() {
     let app = spawn_app_with(SURGE).await;
     let get = app.client.get(app.url("/api/send")).send().await.unwrap();
