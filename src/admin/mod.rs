@@ -157,14 +157,19 @@ fn signed_in(req: &HttpRequest, state: &AppState, limits: &Limits) -> Result<Arc
 
 /// Whether a POST came from the page itself: `Sec-Fetch-Site`, where the browser sends it, says
 /// so, and an `Origin` (browsers send one with every form POST) names the host the request was
-/// sent to. A client that sends neither (curl) still needs the form token.
+/// sent to. The page's `Referrer-Policy: no-referrer` makes Chromium send `Origin: null` with its
+/// own forms, so `null` passes only where `Sec-Fetch-Site` vouches for the page (a sandboxed
+/// frame elsewhere also sends `null`, and is cross-site). A client that sends neither (curl)
+/// still needs the form token.
 fn from_the_page(req: &HttpRequest) -> bool {
     let header = |name: header::HeaderName| req.headers().get(name).and_then(|value| value.to_str().ok());
-    if header(header::HeaderName::from_static("sec-fetch-site")).is_some_and(|site| site != "same-origin") {
+    let site = header(header::HeaderName::from_static("sec-fetch-site"));
+    if site.is_some_and(|site| site != "same-origin") {
         return false;
     }
     match (header(header::ORIGIN), header(header::HOST)) {
         (None, _) => true,
+        (Some("null"), _) => site == Some("same-origin"),
         (Some(origin), Some(host)) => {
             origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://")) == Some(host)
         }

@@ -5,7 +5,8 @@
 // (signup-lists*, confirm-lists) comes from a server with the MULTI_LISTS of multilist.mjs.
 // The manage link opens the preference page (preferences*): every list of A11Y_LISTS (they
 // share one sender), the address confirmed on one and pending on another; saved* is where
-// saving it ends.
+// saving it ends. check-inbox-link* is the check-inbox page with the "open your inbox" link of a
+// Gmail address (the link named in the list's language, to Gmail, reached with Tab).
 // The four theme × width combinations run side by side, each in its own browser context.
 
 import fs from 'node:fs';
@@ -14,7 +15,7 @@ import path from 'node:path';
 import { describeViolations, runAxe } from './lib/axe.mjs';
 import { CheckFailed, check, ok } from './lib/checks.mjs';
 import { waitForMailLink } from './lib/mail.mjs';
-import { navigateBy } from './lib/page.mjs';
+import { focused, navigateBy, startFromTop } from './lib/page.mjs';
 import { MULTI_FORM_PATH, MULTI_LISTS } from './multilist.mjs';
 
 export const THEMES = ['light', 'dark'];
@@ -56,6 +57,7 @@ const WORDS = {
     emailLabel: 'Email address',
     signup: (list) => `Sign up for ${list}`,
     checkInbox: 'Check your inbox',
+    openGmail: 'Open Gmail',
     confirm: 'Confirm your signup',
     confirmed: 'You are signed up',
     preferences: 'Your email preferences',
@@ -68,6 +70,7 @@ const WORDS = {
     emailLabel: 'E-Mail-Adresse',
     signup: (list) => `Anmeldung für ${list}`,
     checkInbox: 'Sehen Sie in Ihr Postfach',
+    openGmail: 'Gmail öffnen',
     confirm: 'Anmeldung bestätigen',
     confirmed: 'Sie sind angemeldet',
     preferences: 'Ihre E-Mail-Einstellungen',
@@ -142,6 +145,24 @@ const tickedAndPending = (ticked, pending) => async (page, where) => {
   );
 };
 
+// The "open your inbox" link: one link named `label`, to Gmail's search, reached with Tab.
+function opensGmail(label) {
+  return async (page, where) => {
+    const link = page.getByRole('link', { name: label, exact: true });
+    check((await link.count()) === 1, `${where}: one link "${label}"`);
+    const href = await link.getAttribute('href');
+    check(href.startsWith('https://mail.google.com/mail/u/0/#search/from%3A('), `${where}: it opens Gmail's search for the sender`, href);
+    await startFromTop(page);
+    let reached = false;
+    for (let n = 0; n < 12 && !reached; n += 1) {
+      await page.keyboard.press('Tab');
+      reached = (await focused(page))?.href === href;
+    }
+    check(reached, `${where}: the link is reached with Tab`);
+    await startFromTop(page);
+  };
+}
+
 async function showsAlert(page, where) {
   check(await page.getByRole('alert').isVisible(), `${where}: shows the error`);
 }
@@ -184,6 +205,9 @@ function brandedSpecs(L, { suffix, list }, links) {
       checks: [brand, showsAlert],
     }),
     spec('check-inbox', `${L}/check-inbox?list=${list.id}`, 200, w.checkInbox),
+    spec('check-inbox-link', `${L}/check-inbox?list=${list.id}&inbox=gmail`, 200, w.checkInbox, {
+      checks: [brand, opensGmail(w.openGmail)],
+    }),
     spec('confirm', links.confirm, 200, w.confirm),
     spec('confirmed', `${L}/confirmed?list=${list.id}`, 200, w.confirmed),
     spec('preferences', links.manage, 200, w.preferences, { checks: [brand, tickedAndPending(list.id, 'news')] }),
@@ -252,6 +276,13 @@ export async function pageSpecs(flowBase, server, multi) {
       checks: [showsAlert],
     },
     { name: 'check-inbox', url: `${L}/check-inbox?list=news`, status: 200, heading: 'Check your inbox' },
+    {
+      name: 'check-inbox-link',
+      url: `${L}/check-inbox?list=news&inbox=gmail`,
+      status: 200,
+      heading: 'Check your inbox',
+      checks: [opensGmail('Open Gmail')],
+    },
     { name: 'confirm', url: links.confirm, status: 200, heading: 'Confirm your signup' },
     { name: 'confirm-retype', url: retype, status: 200, heading: 'Confirm your signup' },
     {

@@ -16,7 +16,9 @@
 // surge_alert, the hosted form by keyboard with JavaScript off to the page with "Send my
 // confirmation email", the press by keyboard to check-inbox and the mail it releases, no mail
 // for signups never pressed, and axe on the page in both schemes at both widths, screenshots
-// surge-*.png. No mocks (a control in confirmed-url.mjs
+// surge-*.png. Then the admin page (admin.mjs): signed in through the browser's Basic prompt
+// with JavaScript off, search, re-send and removal, a forged post from another origin refused,
+// axe in both schemes at both widths, screenshots admin-*.png. No mocks (a control in confirmed-url.mjs
 // rewrites one header to show its check can fail), no fixed sleeps.
 // Run by .ci/browser (it installs Chromium, runs npm ci and builds the binary). Prints one line
 // per check and exits 1 at the first failed check (the axe matrix lists all its violations
@@ -36,6 +38,7 @@ import { checkDocScreenshot } from './lib/doc-screenshot.mjs';
 import { waitForMailLink } from './lib/mail.mjs';
 import { checkPage, describe, focused, navigateBy, startFromTop } from './lib/page.mjs';
 import { servers, startServer } from './lib/server.mjs';
+import { adminFlow } from './admin.mjs';
 import { confirmedUrlFlow } from './confirmed-url.mjs';
 import { MULTI_LISTS, multiListFlow } from './multilist.mjs';
 import { preferencesFlow } from './preferences.mjs';
@@ -324,6 +327,9 @@ async function main() {
 
   // ---- surge mode: the press-to-send page, JavaScript off, and axe on it
   await surgeFlow(browser, binary, tmp, shotDir);
+
+  // ---- the admin page on the metrics listener: JavaScript off, a forged post, and axe on it
+  await adminFlow(browser, binary, tmp, shotDir);
 
   await browser.close();
   browser = undefined;

@@ -33,8 +33,10 @@ function listToml(list) {
 // Starts `binary serve` for `lists` (objects of [[lists]] keys) under `dir`, waits for
 // GET /readyz 200, and returns { name, base, metricsBase, mailDir, log, stop() }.
 // `signup` is extra TOML for the [signup] table (the a11y run signs up more than the default
-// rate limit allows from one client); `metrics` opens the metrics listener (metricsBase).
-export async function startServer(binary, dir, name, lists, { signup = [], metrics = false } = {}) {
+// rate limit allows from one client); `metrics` opens the metrics listener (metricsBase);
+// `extra` is lines of TOML appended after the [[lists]] tables, for other top-level tables
+// such as [[api_tokens]] (anything after a table header belongs to it, so they go last).
+export async function startServer(binary, dir, name, lists, { signup = [], metrics = false, extra = [] } = {}) {
   fs.mkdirSync(dir, { recursive: true });
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
@@ -56,6 +58,7 @@ export async function startServer(binary, dir, name, lists, { signup = [], metri
       `file_dir = ${JSON.stringify(mailDir)}`,
       ...(signup.length ? ['[signup]', ...signup] : []),
       ...lists.flatMap(listToml),
+      ...extra,
       '',
     ].join('\n'),
   );
