@@ -22,7 +22,7 @@
 //! webhook deliveries) are also added to [`tally::TALLY`], which the rollup worker
 //! (`crate::status`) stores by the hour; that one counts with or without a listener.
 
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use anyhow::Context;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
@@ -52,6 +52,9 @@ pub const SURGE_ALERTS: &str = "signupd_surge_alerts_total";
 pub const RELAY_EVENTS_TOTAL: &str = "signupd_relay_events_total";
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+/// Held while the recorder is installed, so two servers starting at once (the tests start many)
+/// install it once: the second waits and takes the first one's handle.
+static INSTALLING: Mutex<()> = Mutex::new(());
 
 pub fn signup(list: String, outcome: &'static str) {
     debug_assert!(SIGNUP_OUTCOMES.contains(&outcome), "{outcome} is not in metrics::series::SIGNUP_OUTCOMES");
@@ -130,6 +133,10 @@ fn install() -> anyhow::Result<PrometheusHandle> {
     if let Some(handle) = HANDLE.get() {
         return Ok(handle.clone());
     }
+    let _installing = INSTALLING.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(handle) = HANDLE.get() {
+        return Ok(handle.clone());
+    }
     let builder = PrometheusBuilder::new()
         .set_buckets_for_metric(
             Matcher::Full(HTTP_DURATION.into()),
@@ -144,13 +151,31 @@ fn install() -> anyhow::Result<PrometheusHandle> {
             Matcher::Full(TIME_TO_CONFIRM.into()),
             &[1.0, 5.0, 15.0, 60.0, 300.0, 900.0, 3600.0, 6.0 * 3600.0, 86_400.0, 172_800.0],
         )?;
-    let handle = match builder.install_recorder() {
-        Ok(handle) => {
-            series::describe();
-            handle
-        }
-        // Another thread installed one first: use it.
-        Err(_) => HANDLE.get().cloned().context("cannot install the metrics recorder")?,
-    };
+    let handle = builder.install_recorder().context("cannot install the metrics recorder")?;
+    series::describe();
     Ok(HANDLE.get_or_init(|| handle).clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Barrier};
+
+    #[test]
+    fn servers_starting_at_once_share_one_recorder() {
+        // Sixteen threads released together, as the test suite's servers start side by side:
+        // each must get the recorder, none the error of losing the race to install it.
+        let start = Arc::new(Barrier::new(16));
+        let threads: Vec<_> = (0..16)
+            .map(|_| {
+                let start = start.clone();
+                std::thread::spawn(move || {
+                    start.wait();
+                    super::recorder(&["news".to_owned()], &[], &[]).map(|_| ()).map_err(|error| error.to_string())
+                })
+            })
+            .collect();
+        for thread in threads {
+            assert_eq!(thread.join().unwrap(), Ok(()));
+        }
+    }
 }
