@@ -34,12 +34,13 @@ use lettre::message::Mailbox;
 use url::Url;
 
 use crate::domain::TrustedProxies;
+use crate::domain::fields::{self, FieldKind, FieldName, FieldSpec};
 use crate::domain::{ListId, Tag};
 use crate::presentation::{Language, Rgb};
 pub use api_tokens::{ApiTokenConfig, Scope};
 pub use destinations::{DestinationConfig, DestinationKind, MAX_SINKS};
 pub use raw::RawConfig;
-use raw::RawList;
+use raw::{RawField, RawList};
 pub use relays::{RelayConfig, RelayKind};
 
 /// The checked configuration. Built once at start and shared read-only through `AppState`.
@@ -295,6 +296,8 @@ pub struct ListConfig {
     /// Where the confirm POST sends the visitor (with `signup=confirmed`); `None`: the hosted
     /// `/confirmed` page. Its origin is one of `allowed_origins` or `site_url`'s.
     pub confirmed_url: Option<Url>,
+    /// What the form asks beyond the address, in the order the form shows it.
+    pub fields: Vec<FieldSpec>,
 }
 
 impl ListConfig {
@@ -728,6 +731,7 @@ fn check_lists(
             let accent = problems.check(&key("accent_color"), parse::optional(&list.accent_color, Rgb::parse));
             let language = problems.check(&key("language"), parse::language(&list.language));
             let tags = list_tags(&list.tags, &key("tags"), problems);
+            let fields = list_fields(&list.fields, &key("fields"), problems);
             let confirmed_url = problems.check(
                 &key("confirmed_url"),
                 parse::optional(&list.confirmed_url, parse::http_url).and_then(|url| {
@@ -756,6 +760,7 @@ fn check_lists(
                 language: language?,
                 tags,
                 confirmed_url: confirmed_url?,
+                fields,
             })
         })
         .collect()
@@ -775,6 +780,88 @@ fn list_tags(raw: &[String], key: &str, problems: &mut parse::Problems) -> Vec<T
         }
     }
     tags
+}
+
+/// A list's `[[lists.fields]]`: each rule valid for its kind, no name twice, at most
+/// [`fields::MAX_FIELDS`].
+fn list_fields(raw: &[RawField], key: &str, problems: &mut parse::Problems) -> Vec<FieldSpec> {
+    if raw.len() > fields::MAX_FIELDS {
+        problems.push(key, format!("at most {} fields per list", fields::MAX_FIELDS));
+    }
+    let mut specs: Vec<FieldSpec> = Vec::with_capacity(raw.len());
+    for (j, field) in raw.iter().enumerate() {
+        let key = |part: &str| format!("{key}[{j}].{part}");
+        let Some(spec) = field_spec(field, &key, problems) else { continue };
+        if specs.iter().any(|seen| seen.name == spec.name) {
+            problems.push(key("name"), format!("duplicate field name {:?}", spec.name.as_ref()));
+        } else {
+            specs.push(spec);
+        }
+    }
+    specs
+}
+
+fn field_spec(field: &RawField, key: &dyn Fn(&str) -> String, problems: &mut parse::Problems) -> Option<FieldSpec> {
+    let name = problems.check(&key("name"), FieldName::parse(&field.name));
+    let label = problems.check(&key("label"), parse::display_text(&field.label));
+    let length = |problems: &mut parse::Problems| {
+        let max_length = field.max_length.unwrap_or(fields::DEFAULT_MAX_LENGTH);
+        if (1..=fields::MAX_LENGTH_CEILING).contains(&max_length) {
+            Some(max_length)
+        } else {
+            problems.push(key("max_length"), format!("must be 1 to {}", fields::MAX_LENGTH_CEILING));
+            None
+        }
+    };
+    let kind = match field.kind.as_str() {
+        "text" | "hidden" => {
+            if !field.options.is_empty() {
+                problems.push(key("options"), "only a select field has options");
+            }
+            let max_length = length(problems)?;
+            Some(if field.kind == "text" { FieldKind::Text { max_length } } else { FieldKind::Hidden { max_length } })
+        }
+        "select" => {
+            if field.max_length.is_some() {
+                problems.push(key("max_length"), "a select field has options, not a max_length");
+            }
+            select_options(&field.options, &key("options"), problems).map(|options| FieldKind::Select { options })
+        }
+        other => {
+            problems.push(key("kind"), format!("{other:?} is not text, select or hidden"));
+            None
+        }
+    };
+    Some(FieldSpec { name: name?, label: label?, kind: kind?, required: field.required })
+}
+
+/// A select's options: at least one, each a short line of text, none twice.
+fn select_options(raw: &[String], key: &str, problems: &mut parse::Problems) -> Option<Vec<String>> {
+    if raw.is_empty() {
+        problems.push(key, "a select field needs at least one option");
+        return None;
+    }
+    let mut options: Vec<String> = Vec::with_capacity(raw.len());
+    let mut valid = true;
+    for (j, option) in raw.iter().enumerate() {
+        let key = format!("{key}[{j}]");
+        let checked = parse::display_text(option).and_then(|option| {
+            if option.trim() != option || option.chars().count() > fields::DEFAULT_MAX_LENGTH {
+                Err(format!("must be at most {} characters without spaces around it", fields::DEFAULT_MAX_LENGTH))
+            } else {
+                Ok(option)
+            }
+        });
+        match problems.check(&key, checked) {
+            Some(option) if options.contains(&option) => {
+                problems.push(key, format!("duplicate option {option:?}"));
+                valid = false;
+            }
+            Some(option) => options.push(option),
+            None => valid = false,
+        }
+    }
+    valid.then_some(options)
 }
 
 /// `confirmed_url` may lead only to the operator's own sites: an origin in `allowed_origins`,

@@ -323,6 +323,35 @@ pub struct RawList {
     pub tags: Vec<String>,
     /// Empty: the hosted `/confirmed` page.
     pub confirmed_url: String,
+    /// `[[lists.fields]]`: what the form asks beyond the address.
+    pub fields: Vec<RawField>,
+}
+
+/// One `[[lists.fields]]` table.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawField {
+    pub name: String,
+    pub label: String,
+    pub kind: String,
+    pub required: bool,
+    /// `None`: the default for a text or hidden field; refused on a select.
+    pub max_length: Option<usize>,
+    /// A select's options; refused on the other kinds.
+    pub options: Vec<String>,
+}
+
+impl Default for RawField {
+    fn default() -> Self {
+        Self {
+            name: String::new(),
+            label: String::new(),
+            kind: "text".into(),
+            required: false,
+            max_length: None,
+            options: Vec::new(),
+        }
+    }
 }
 
 impl RawList {
@@ -353,6 +382,7 @@ impl Default for RawList {
             language: "en".into(),
             tags: Vec::new(),
             confirmed_url: String::new(),
+            fields: Vec::new(),
         }
     }
 }

@@ -18,6 +18,7 @@ const MIGRATION_SLICE: &[M<'_>] = &[
     M::up(include_str!("migrations/0010_bounces_and_complaints.sql")),
     M::up(include_str!("migrations/0011_relay_events.sql")),
     M::up(include_str!("migrations/0012_audit_log.sql")),
+    M::up(include_str!("migrations/0013_fields.sql")),
 ];
 
 pub const MIGRATIONS: Migrations<'_> = Migrations::from_slice(MIGRATION_SLICE);
