@@ -42,7 +42,7 @@ use std::cell::Cell;
 
 use crate::clock::UnixSeconds;
 use crate::config::{Config, ListConfig};
-use crate::domain::ListId;
+use crate::domain::{FieldValues, ListId};
 use crate::storage::preferences::{self as rows, ListRow, NewConfirmed};
 use crate::storage::subscribers::{self, Removable, Status};
 use crate::storage::suppressions::{self, Reason};
@@ -79,6 +79,10 @@ pub enum ListState {
 pub struct Choice<'c> {
     pub list: &'c ListConfig,
     pub state: ListState,
+    /// What the address's row keeps of the list's fields, as (label, value) in the list's
+    /// declared order; shown read-only. A value of a field the list no longer declares is
+    /// labelled with its name.
+    pub fields: Vec<(String, String)>,
 }
 
 impl Choice<'_> {
@@ -173,12 +177,14 @@ impl<'a> Preferences<'a> {
         let choices = sender_lists(self.config(), list)
             .into_iter()
             .map(|list| {
-                let state = match rows.iter().find(|row| row.list_id == list.id.as_ref()).map(|row| row.status) {
+                let row = rows.iter().find(|row| row.list_id == list.id.as_ref());
+                let state = match row.map(|row| row.status) {
                     Some(Status::Confirmed) => ListState::Confirmed,
                     Some(Status::Pending) => ListState::Pending,
                     None => ListState::Absent,
                 };
-                Choice { list, state }
+                let fields = row.map(|row| kept_fields(list, row.fields.as_deref())).unwrap_or_default();
+                Choice { list, state, fields }
             })
             .collect();
         Ok(Some(View { list, choices }))
@@ -284,6 +290,7 @@ impl<'a> Preferences<'a> {
                 consent_version: &list.consent_version,
                 source: existing.and_then(|row| row.source.as_deref()),
                 tags: existing.and_then(|row| row.tags.as_deref()),
+                fields: existing.and_then(|row| row.fields.as_deref()),
                 now,
             },
             Some(&list.consent_text),
@@ -408,6 +415,23 @@ impl Command for SavePreferences {
         }
         Ok((confirmed, removed))
     }
+}
+
+/// The row's field values as the page shows them: labelled by the list's fields, in their order,
+/// then any value of a field the list no longer declares, under its name.
+fn kept_fields(list: &ListConfig, column: Option<&str>) -> Vec<(String, String)> {
+    let values = FieldValues::from_column(column);
+    let mut shown: Vec<(String, String)> = list
+        .fields
+        .iter()
+        .filter_map(|spec| values.get(spec.name.as_ref()).map(|value| (spec.label.clone(), value.to_owned())))
+        .collect();
+    for (name, value) in values.iter() {
+        if !list.fields.iter().any(|spec| spec.name.as_ref() == name) {
+            shown.push((name.to_owned(), value.to_owned()));
+        }
+    }
+    shown
 }
 
 #[cfg(test)]

@@ -177,6 +177,7 @@ impl Subscriptions<'_> {
                 consent_version: &row.consent_version,
                 source: row.source.as_deref(),
                 tags: row.tags.as_deref(),
+                fields: row.fields.as_deref(),
                 now,
             };
             prepared.push(PreparedConfirm {

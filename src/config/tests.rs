@@ -171,6 +171,66 @@ fn list_problems_name_the_list_index() {
         ("tag with a space", "[[lists]]\nid = \"a\"\ntags = [\"ok\", \"not ok\"]", "lists[0].tags[1]"),
         ("tag twice", "[[lists]]\nid = \"a\"\ntags = [\"beta\", \"beta\"]", "lists[0].tags[1]: duplicate tag"),
         (
+            "field name pattern",
+            "[[lists]]\nid = \"a\"\n[[lists.fields]]\nname = \"First\"\nlabel = \"x\"",
+            "lists[0].fields[0].name",
+        ),
+        (
+            "field name reserved",
+            "[[lists]]\nid = \"a\"\n[[lists.fields]]\nname = \"email\"\nlabel = \"x\"",
+            "lists[0].fields[0].name: \"email\" is a name",
+        ),
+        (
+            "field without label",
+            "[[lists]]\nid = \"a\"\n[[lists.fields]]\nname = \"a\"",
+            "lists[0].fields[0].label: must not be empty",
+        ),
+        (
+            "field kind",
+            "[[lists]]\nid = \"a\"\n[[lists.fields]]\nname = \"a\"\nlabel = \"A\"\nkind = \"number\"",
+            "lists[0].fields[0].kind",
+        ),
+        (
+            "field zero length",
+            "[[lists]]\nid = \"a\"\n[[lists.fields]]\nname = \"a\"\nlabel = \"A\"\nmax_length = 0",
+            "lists[0].fields[0].max_length",
+        ),
+        (
+            "field long length",
+            "[[lists]]\nid = \"a\"\n[[lists.fields]]\nname = \"a\"\nlabel = \"A\"\nmax_length = 1001",
+            "lists[0].fields[0].max_length",
+        ),
+        (
+            "text with options",
+            "[[lists]]\nid = \"a\"\n[[lists.fields]]\nname = \"a\"\nlabel = \"A\"\noptions = [\"x\"]",
+            "lists[0].fields[0].options",
+        ),
+        (
+            "select without options",
+            "[[lists]]\nid = \"a\"\n[[lists.fields]]\nname = \"a\"\nlabel = \"A\"\nkind = \"select\"",
+            "lists[0].fields[0].options",
+        ),
+        (
+            "select with a length",
+            "[[lists]]\nid = \"a\"\n[[lists.fields]]\nname = \"a\"\nlabel = \"A\"\nkind = \"select\"\noptions = [\"x\"]\nmax_length = 3",
+            "lists[0].fields[0].max_length",
+        ),
+        (
+            "option twice",
+            "[[lists]]\nid = \"a\"\n[[lists.fields]]\nname = \"a\"\nlabel = \"A\"\nkind = \"select\"\noptions = [\"x\", \"x\"]",
+            "lists[0].fields[0].options[1]: duplicate option",
+        ),
+        (
+            "field twice",
+            "[[lists]]\nid = \"a\"\n[[lists.fields]]\nname = \"a\"\nlabel = \"A\"\n[[lists.fields]]\nname = \"a\"\nlabel = \"B\"",
+            "lists[0].fields[1].name: duplicate field name",
+        ),
+        (
+            "unknown field key",
+            "[[lists]]\nid = \"a\"\n[[lists.fields]]\nname = \"a\"\nlabel = \"A\"\nwidth = 3",
+            "lists[0].fields[0].width: unknown key",
+        ),
+        (
             "confirmed_url on a foreign origin",
             "[[lists]]\nid = \"a\"\nallowed_origins = [\"https://shop.test\"]\nconfirmed_url = \"https://evil.test/x\"",
             "lists[0].confirmed_url: the origin https://evil.test must be in",
@@ -323,4 +383,27 @@ fn a_confirmed_url_may_lead_to_an_allowed_origin_or_to_the_site() {
     assert_eq!(config.lists[1].confirmed_url.as_ref().unwrap().as_str(), "https://bakery.test/danke");
     let tags: Vec<&str> = config.lists[0].tags.iter().map(AsRef::as_ref).collect();
     assert_eq!(tags, ["beta", "v1.2_x"]);
+}
+
+#[test]
+fn fields_are_read_in_order_with_their_defaults_and_a_list_holds_at_most_twenty() {
+    let config = Config::from_toml(
+        "[[lists]]\nid = \"a\"\n\
+         [[lists.fields]]\nname = \"first_name\"\nlabel = \"First name\"\nrequired = true\n\
+         [[lists.fields]]\nname = \"topic\"\nlabel = \"Topic\"\nkind = \"select\"\noptions = [\"Rust\", \"Go\"]\n\
+         [[lists.fields]]\nname = \"campaign\"\nlabel = \"Campaign\"\nkind = \"hidden\"\nmax_length = 20\n",
+    )
+    .unwrap();
+    let fields = &config.lists[0].fields;
+    let names: Vec<&str> = fields.iter().map(|field| field.name.as_ref()).collect();
+    assert_eq!(names, ["first_name", "topic", "campaign"]);
+    assert_eq!(fields[0].kind, FieldKind::Text { max_length: fields::DEFAULT_MAX_LENGTH });
+    assert!(fields[0].required && !fields[1].required);
+    assert_eq!(fields[1].kind, FieldKind::Select { options: vec!["Rust".into(), "Go".into()] });
+    assert_eq!(fields[2].kind, FieldKind::Hidden { max_length: 20 });
+
+    let many: String =
+        (0..21).map(|i| format!("[[lists.fields]]\nname = \"f{i}\"\nlabel = \"F{i}\"\n")).collect::<Vec<_>>().concat();
+    let problems = problems_of(&format!("[[lists]]\nid = \"a\"\n{many}"));
+    assert!(problems.iter().any(|p| p.starts_with("lists[0].fields: at most 20")), "{problems:?}");
 }

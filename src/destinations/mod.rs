@@ -38,6 +38,7 @@ use url::Url;
 
 use crate::config::{Config, DestinationConfig, DestinationKind};
 use crate::delivery::{DeliveryFailure, Failed, Retry};
+use crate::domain::FieldValues;
 
 /// What is percent-encoded in a path segment: everything but RFC 3986's unreserved characters.
 const PATH_SEGMENT: &percent_encoding::AsciiSet =
@@ -205,13 +206,18 @@ pub struct Subscriber {
     pub source: Option<String>,
     #[serde(default)]
     pub tags: Vec<String>,
+    /// The values of the list's `[[lists.fields]]`; `subscriber.confirmed` only.
+    #[serde(default)]
+    pub fields: FieldValues,
 }
 
 impl Subscriber {
     /// The consent evidence and attribution signupd holds, as flat JSON fields for a kind that
-    /// keeps free-form data on a subscriber (listmonk `attribs`, Buttondown `metadata`).
+    /// keeps free-form data on a subscriber (listmonk `attribs`, Buttondown `metadata`), and
+    /// each form field under its own name (`first_name`), where it does not clash with one of
+    /// the evidence's names (the evidence wins).
     pub fn evidence(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut evidence = serde_json::json!({
             "signupd_list": self.list,
             "signed_up_at": self.created_at,
             "confirmed_at": self.confirmed_at,
@@ -220,7 +226,13 @@ impl Subscriber {
             "consent_text": self.consent_text,
             "signup_source": self.source,
             "signup_tags": self.tags.join(","),
-        })
+        });
+        if let Some(object) = evidence.as_object_mut() {
+            for (name, value) in self.fields.iter() {
+                object.entry(name).or_insert_with(|| value.into());
+            }
+        }
+        evidence
     }
 }
 

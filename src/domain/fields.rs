@@ -17,9 +17,29 @@
 
 use std::fmt;
 
-/// The form's own names: no field may take one of them.
-pub const RESERVED_NAMES: &[&str] =
-    &["email", "email_confirm", "consent", "list", "source", "tags", "return_to", "website", "inbox", "token"];
+/// The form's own names and the columns of an export (which `import` reads back): no field may
+/// take one of them.
+pub const RESERVED_NAMES: &[&str] = &[
+    "email",
+    "consent",
+    "list",
+    "offered",
+    "source",
+    "tags",
+    "return_to",
+    "website",
+    "inbox",
+    "send",
+    "token",
+    "fields",
+    "status",
+    "created_at",
+    "confirmed_at",
+    "confirm_method",
+    "consent_version",
+    "consent_text",
+    "unsubscribe_url",
+];
 
 /// The most fields one list may declare: a form, not a survey.
 pub const MAX_FIELDS: usize = 20;
@@ -103,6 +123,10 @@ pub enum FieldProblem {
     TooLong,
     #[error("holds a control character")]
     ControlCharacter,
+    /// U+FFFD: bytes that were not UTF-8, or (from a JSON body) a number, object or array
+    /// where text belongs.
+    #[error("is not text")]
+    NotText,
     #[error("is not one of its options")]
     NotAnOption,
 }
@@ -112,6 +136,8 @@ pub enum FieldProblem {
 #[error("field {name} {problem}")]
 pub struct InvalidField {
     pub name: String,
+    /// Where the field is in the slice of specs that was checked.
+    pub index: usize,
     pub problem: FieldProblem,
 }
 
@@ -128,6 +154,8 @@ impl FieldSpec {
                     Err(FieldProblem::TooLong)
                 } else if value.chars().any(char::is_control) {
                     Err(FieldProblem::ControlCharacter)
+                } else if value.contains(char::REPLACEMENT_CHARACTER) {
+                    Err(FieldProblem::NotText)
                 } else {
                     Ok(Some(value.to_owned()))
                 }
@@ -152,11 +180,11 @@ impl FieldValues {
     /// refused field, in declared order, is the error.
     pub fn collect<'a>(specs: &[FieldSpec], sent: impl Fn(&str) -> Option<&'a str>) -> Result<Self, InvalidField> {
         let mut values = Vec::new();
-        for spec in specs {
+        for (index, spec) in specs.iter().enumerate() {
             match spec.accept(sent(spec.name.as_ref())) {
                 Ok(Some(value)) => values.push((spec.name.as_ref().to_owned(), value)),
                 Ok(None) => {}
-                Err(problem) => return Err(InvalidField { name: spec.name.as_ref().to_owned(), problem }),
+                Err(problem) => return Err(InvalidField { name: spec.name.as_ref().to_owned(), index, problem }),
             }
         }
         Ok(Self(values))
@@ -260,6 +288,7 @@ mod tests {
         assert_eq!(spec.accept(Some("Zoë ü")), Ok(Some("Zoë ü".to_owned())), "characters, not bytes");
         assert_eq!(spec.accept(Some("Annabel")), Err(FieldProblem::TooLong));
         assert_eq!(spec.accept(Some("A\nB")), Err(FieldProblem::ControlCharacter));
+        assert_eq!(spec.accept(Some("\u{FFFD}12")), Err(FieldProblem::NotText), "a JSON number");
         assert_eq!(spec.accept(Some("   ")), Ok(None), "blank is no value");
         assert_eq!(spec.accept(None), Ok(None));
         assert_eq!(text("first_name", 5, true).accept(Some(" ")), Err(FieldProblem::Missing));

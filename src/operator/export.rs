@@ -9,6 +9,9 @@
 //! (as the first signup of the row stored them; a repeat never changes them). Times are RFC 3339
 //! UTC; absent values are empty (CSV) or `null` (JSON).
 //!
+//! Last, `fields`: the values of the list's `[[lists.fields]]` the row stored, as a JSON object
+//! (in CSV, one cell holding that object, empty when none; `import` reads it back).
+//!
 //! The attribution columns come last, so a consumer that reads the columns by position keeps
 //! working. In JSON, `source` is a string or `null` and `tags` an array of strings (empty when
 //! none). In CSV, `source` is a cell (empty when none) and `tags` one cell with the tags
@@ -34,7 +37,7 @@ use serde::Serialize;
 
 use super::Beside;
 use crate::clock::{Clock, SystemClock, UnixSeconds, rfc3339};
-use crate::domain::Tag;
+use crate::domain::{FieldValues, Tag};
 use crate::mail::message::Links;
 use crate::storage::subscribers::{self, ExportFilter, Status};
 use crate::tokens::Keyring;
@@ -79,10 +82,12 @@ pub struct Record {
     pub source: Option<String>,
     /// Sorted, each once.
     pub tags: Vec<String>,
+    /// The list's field values, in the order the row stored them (an empty object when none).
+    pub fields: FieldValues,
 }
 
 /// The CSV header; new columns only ever go at the end.
-const COLUMNS: [&str; 11] = [
+const COLUMNS: [&str; 12] = [
     "email",
     "list",
     "status",
@@ -94,6 +99,7 @@ const COLUMNS: [&str; 11] = [
     "unsubscribe_url",
     "source",
     "tags",
+    "fields",
 ];
 
 /// Between the tags of one CSV cell.
@@ -200,6 +206,7 @@ pub fn write_records(
             unsubscribe_url,
             source: row.source,
             tags: Tag::split(row.tags.as_deref()),
+            fields: FieldValues::from_column(row.fields.as_deref()),
         })?;
         count += 1;
         Ok(())
@@ -235,6 +242,7 @@ impl<'a> Sink<'a> {
         match self {
             Sink::Csv(writer) => {
                 let tags = record.tags.join(CSV_TAG_SEPARATOR);
+                let fields = record.fields.to_column();
                 let cells = [
                     Some(record.email.as_str()),
                     Some(record.list.as_str()),
@@ -247,6 +255,7 @@ impl<'a> Sink<'a> {
                     record.unsubscribe_url.as_deref(),
                     record.source.as_deref(),
                     Some(tags.as_str()),
+                    fields.as_deref(),
                 ];
                 writer.write_record(cells.iter().map(|cell| neutralise(cell.unwrap_or("")).into_owned()))?;
             }

@@ -7,7 +7,9 @@
 //! apart (`imported`) and never among signups, confirmations, rates or sources. Nothing is
 //! mailed, no webhook event is queued, and the rows are otherwise like a signup's: a fresh
 //! time-ordered UUID, the removal hash a signup's row gets (so the unsubscribe link in `export`
-//! and the manage page work for them), `source` and `tags`.
+//! and the manage page work for them), `source`, `tags` and the list's `fields` (each value
+//! checked by its field's rule; a required field may be missing, since `required` is the form's
+//! rule for a visitor and a record from another tool may not have the value).
 //!
 //! **Times.** `created_at` is when signupd recorded the row (the import's time);
 //! `confirmed_at` is the file's value (RFC 3339, not in the future), else the import's time.
@@ -84,7 +86,7 @@ use super::import_file::{ImportFormat, Item, RawRow, Rows};
 use super::{Beside, UsageError};
 use crate::clock::{Clock, SystemClock, UnixSeconds};
 use crate::config::ListConfig;
-use crate::domain::{EmailAddress, Source, Tag};
+use crate::domain::{EmailAddress, FieldSpec, FieldValues, Source, Tag};
 use crate::secrets::Secret;
 use crate::storage::intake::{self, ConsentText};
 use crate::storage::subscribers::{self, NewImported};
@@ -204,6 +206,8 @@ pub struct Prepared {
     every_list_hash: String,
     source: Option<String>,
     tags: Option<String>,
+    /// The list's field values, stored form.
+    fields: Option<String>,
 }
 
 impl Prepared {
@@ -254,6 +258,7 @@ impl Command for ImportRows {
                     removal_hash: &row.removal_hash,
                     source: row.source.as_deref(),
                     tags: row.tags.as_deref(),
+                    fields: row.fields.as_deref(),
                 },
             )? {
                 used[row.consent] = true;
@@ -434,6 +439,9 @@ struct Refusal {
 struct Checker {
     list_id: String,
     list_tags: Vec<Tag>,
+    /// The list's fields, none required: `required` is the form's rule for a visitor, and a
+    /// record brought over from another tool may simply not have the value.
+    list_fields: Vec<FieldSpec>,
     default_text: Option<String>,
     default_version: Option<String>,
     hash_key: Secret,
@@ -459,6 +467,7 @@ impl Checker {
         Ok(Self {
             list_id: list.id.as_ref().to_owned(),
             list_tags: list.tags.clone(),
+            list_fields: list.fields.iter().cloned().map(|spec| FieldSpec { required: false, ..spec }).collect(),
             default_text: defaults.consent_text.clone(),
             default_version: defaults.consent_version.clone(),
             hash_key,
@@ -535,6 +544,7 @@ impl Checker {
                 .ok_or_else(|| refuse(masked(), &format!("a tag is not one of the tags of list {}", self.list_id)))?;
             tags.push(tag);
         }
+        let fields = self.fields_of(row).map_err(|reason| refuse(masked(), &reason))?;
         let consent = match batch.texts.iter().position(|known| known.version == version) {
             Some(at) => at,
             None => {
@@ -554,8 +564,14 @@ impl Checker {
             confirmed_at,
             source: source.map(|source| source.as_ref().to_owned()),
             tags: Tag::join(&tags),
+            fields: fields.to_column(),
         });
         Ok(())
+    }
+
+    /// The record's values of the list's fields, each checked by its rule.
+    fn fields_of(&self, row: &RawRow) -> Result<FieldValues, String> {
+        FieldValues::collect(&self.list_fields, |name| row.field(name)).map_err(|invalid| invalid.to_string())
     }
 
     /// The text `version` names for this list: the one recorded in force at `now`, else the

@@ -4,9 +4,11 @@
 //! checks a value (that is [`super::import`]'s job): a record comes out as the file gives it,
 //! with the number of the line it starts on.
 //!
-//! The fields: `email`, `confirmed_at`, `consent_text`, `consent_version`, `source`, `tags`. Any
-//! other column or field is ignored, so an export of another tool can be fed as it is once its
-//! columns carry these names. CSV header names are matched without regard to case or
+//! The fields: `email`, `confirmed_at`, `consent_text`, `consent_version`, `source`, `tags`, and
+//! the values of the list's `[[lists.fields]]`: a `fields` object of strings (in CSV, a cell
+//! holding that JSON object, as `export` writes it), or a column (a JSON member) named like the
+//! field — `first_name` — which is what another tool's export has. Any other column or field is
+//! ignored, so an export of another tool can be fed as it is once its columns carry these names. CSV header names are matched without regard to case or
 //! surrounding spaces; an empty cell is an absent value. In CSV, `tags` is one cell of words
 //! separated by spaces or commas; in JSON, an array of strings or one such string. In JSON, a
 //! `null` is an absent value and every field but `tags` is a string.
@@ -57,6 +59,32 @@ pub struct RawRow {
     pub source: Option<String>,
     /// The words of `tags`, as given (empty when none).
     pub tags: Vec<String>,
+    /// Every other value of the record that may be a field's: the members of `fields`, then the
+    /// other columns (JSON string members), each name once (the first wins), names lowercased
+    /// in CSV. Which of them count is the list's to say ([`super::import`]).
+    pub fields: Vec<(String, String)>,
+}
+
+impl RawRow {
+    /// The value given for the field `name`, if any.
+    pub fn field(&self, name: &str) -> Option<&str> {
+        self.fields.iter().find(|(seen, _)| seen == name).map(|(_, value)| value.as_str())
+    }
+
+    fn add_field(&mut self, name: String, value: String) {
+        if !value.trim().is_empty() && !self.fields.iter().any(|(seen, _)| *seen == name) {
+            self.fields.push((name, value));
+        }
+    }
+
+    /// Adds the members of a `fields` object (its string members; the rest is no value).
+    fn add_fields_object(&mut self, object: &serde_json::Map<String, serde_json::Value>) {
+        for (name, value) in object {
+            if let serde_json::Value::String(value) = value {
+                self.add_field(name.clone(), value.clone());
+            }
+        }
+    }
 }
 
 /// What the next record of the file is.
@@ -77,7 +105,7 @@ pub struct Rows<R: Read> {
 }
 
 enum Inner<R: Read> {
-    Csv { reader: csv::Reader<R>, columns: Columns, record: csv::StringRecord },
+    Csv { reader: csv::Reader<R>, columns: Columns, others: Vec<(usize, String)>, record: csv::StringRecord },
     Jsonl { reader: BufReader<R>, line: u64, buffer: Vec<u8> },
 }
 
@@ -90,7 +118,12 @@ struct Columns {
     consent_version: Option<usize>,
     source: Option<usize>,
     tags: Option<usize>,
+    fields: Option<usize>,
 }
+
+/// The columns a field's value may be in: every one [`Columns`] does not name.
+const NAMED_COLUMNS: &[&str] =
+    &["email", "confirmed_at", "consent_text", "consent_version", "source", "tags", "fields"];
 
 impl<R: Read> Rows<R> {
     /// Starts reading; for CSV, reads the header row and fails without an `email` column.
@@ -112,8 +145,15 @@ impl<R: Read> Rows<R> {
                     consent_version: find("consent_version"),
                     source: find("source"),
                     tags: find("tags"),
+                    fields: find("fields"),
                 };
-                Inner::Csv { reader, columns, record: csv::StringRecord::new() }
+                let others = header
+                    .iter()
+                    .enumerate()
+                    .map(|(at, name)| (at, name.trim().to_ascii_lowercase()))
+                    .filter(|(_, name)| !NAMED_COLUMNS.contains(&name.as_str()))
+                    .collect();
+                Inner::Csv { reader, columns, others, record: csv::StringRecord::new() }
             }
             ImportFormat::Jsonl => Inner::Jsonl { reader: BufReader::new(input), line: 0, buffer: Vec::new() },
         };
@@ -132,7 +172,7 @@ impl<R: Read> Rows<R> {
     /// The next record; `None` at the end of the file.
     pub fn next_item(&mut self) -> anyhow::Result<Option<Item>> {
         match &mut self.inner {
-            Inner::Csv { reader, columns, record } => next_csv(reader, *columns, record),
+            Inner::Csv { reader, columns, others, record } => next_csv(reader, *columns, others, record),
             Inner::Jsonl { reader, line, buffer } => next_json(reader, line, buffer),
         }
     }
@@ -141,6 +181,7 @@ impl<R: Read> Rows<R> {
 fn next_csv<R: Read>(
     reader: &mut csv::Reader<R>,
     columns: Columns,
+    others: &[(usize, String)],
     record: &mut csv::StringRecord,
 ) -> anyhow::Result<Option<Item>> {
     match reader.read_record(record) {
@@ -150,7 +191,7 @@ fn next_csv<R: Read>(
             let cell = |at: Option<usize>| {
                 at.and_then(|at| record.get(at)).map(str::trim).filter(|cell| !cell.is_empty()).map(str::to_owned)
             };
-            Ok(Some(Item::Row(RawRow {
+            let mut row = RawRow {
                 line,
                 email: cell(Some(columns.email)),
                 confirmed_at: cell(columns.confirmed_at),
@@ -158,7 +199,20 @@ fn next_csv<R: Read>(
                 consent_version: cell(columns.consent_version),
                 source: cell(columns.source),
                 tags: cell(columns.tags).map(|tags| words(&tags)).unwrap_or_default(),
-            })))
+                fields: Vec::new(),
+            };
+            if let Some(cell) = cell(columns.fields) {
+                match serde_json::from_str::<serde_json::Value>(&cell) {
+                    Ok(serde_json::Value::Object(object)) => row.add_fields_object(&object),
+                    _ => return Ok(Some(Item::Unreadable { line, reason: "the fields cell is not a JSON object" })),
+                }
+            }
+            for (at, name) in others {
+                if let Some(value) = cell(Some(*at)) {
+                    row.add_field(name.clone(), value);
+                }
+            }
+            Ok(Some(Item::Row(row)))
         }
         // The reader has moved past such a record: the next call reads the one after it.
         Err(error) if matches!(error.kind(), csv::ErrorKind::Utf8 { .. }) => {
@@ -178,6 +232,10 @@ struct JsonRow {
     consent_version: Option<String>,
     source: Option<String>,
     tags: Option<JsonTags>,
+    fields: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Every other member: a string one may be a field's value.
+    #[serde(flatten)]
+    others: serde_json::Map<String, serde_json::Value>,
 }
 
 #[derive(serde::Deserialize)]
@@ -207,7 +265,7 @@ fn next_json<R: Read>(reader: &mut BufReader<R>, line: &mut u64, buffer: &mut Ve
             Ok(row) => row,
             Err(error) => {
                 let reason = if error.is_data() {
-                    "not an object of the import's fields (each a string; tags a string or an array of strings)"
+                    "not an object of the import's fields (each a string; tags a string or an array of strings; fields an object)"
                 } else {
                     "not valid JSON (one object per line)"
                 };
@@ -220,7 +278,7 @@ fn next_json<R: Read>(reader: &mut BufReader<R>, line: &mut u64, buffer: &mut Ve
             Some(JsonTags::One(tags)) => words(&tags),
             Some(JsonTags::Many(tags)) => tags.iter().flat_map(|tag| words(tag)).collect(),
         };
-        return Ok(Some(Item::Row(RawRow {
+        let mut raw = RawRow {
             line: *line,
             email: present(row.email),
             confirmed_at: present(row.confirmed_at),
@@ -228,7 +286,13 @@ fn next_json<R: Read>(reader: &mut BufReader<R>, line: &mut u64, buffer: &mut Ve
             consent_version: present(row.consent_version),
             source: present(row.source),
             tags,
-        })));
+            fields: Vec::new(),
+        };
+        if let Some(fields) = &row.fields {
+            raw.add_fields_object(fields);
+        }
+        raw.add_fields_object(&row.others);
+        return Ok(Some(Item::Row(raw)));
     }
 }
 

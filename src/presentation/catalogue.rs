@@ -291,6 +291,14 @@ pub struct SignupTexts {
     pub lists_legend: Text,
     pub several_consent: Text,
     pub no_list_ticked: Text,
+    /// After a form field's label, when the field may be left empty.
+    pub optional: Text,
+    /// A select field's first, empty option.
+    pub choose_option: Text,
+    /// A required form field left empty: `{field}` is its label.
+    pub field_missing: Text,
+    /// A form field whose value its rule refuses: `{field}` is its label.
+    pub field_invalid: Text,
     pub unreadable: Text,
     pub unsupported: Text,
     pub too_large: Text,
@@ -368,6 +376,8 @@ pub struct PreferencesTexts {
     pub intro: Text,
     pub legend: Text,
     pub pending: Text,
+    /// Before the form fields a list's row keeps, shown read-only.
+    pub kept: Text,
     pub save: Text,
     pub remove_all_heading: Text,
     pub remove_all_intro: Text,
@@ -387,6 +397,8 @@ pub struct PrivacyTexts {
     pub intro: Text,
     pub stored_heading: Text,
     pub stored: Text,
+    /// The list's form fields: `{fields}` are their labels.
+    pub fields: Text,
     pub no_ip: Text,
     pub neighbourhood: Text,
     pub mail_heading: Text,

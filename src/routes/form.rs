@@ -84,6 +84,10 @@ pub struct SignupFields {
     pub offered: Vec<String>,
     pub website: Option<String>,
     pub return_to: Option<String>,
+    /// Every other field, the first of each name: the values a list's `[[lists.fields]]` may
+    /// ask for ([`Self::field`]); names no list declares are never read. At most
+    /// [`MAX_FIELDS`], like the body.
+    others: Vec<(String, String)>,
     /// Whether a `consent` field was seen: later ones are ignored.
     consent_seen: bool,
 }
@@ -104,11 +108,21 @@ impl SignupFields {
                 self.set_consent(says_yes(&value));
                 return;
             }
-            _ => return,
+            _ => {
+                if !self.others.iter().any(|(seen, _)| seen == name) {
+                    self.others.push((name.to_owned(), value));
+                }
+                return;
+            }
         };
         if slot.is_none() {
             *slot = Some(value);
         }
+    }
+
+    /// The value sent for the field `name`, if any (the first one sent).
+    pub fn field(&self, name: &str) -> Option<&str> {
+        self.others.iter().find(|(seen, _)| seen == name).map(|(_, value)| value.as_str())
     }
 
     fn set_consent(&mut self, yes: bool) {

@@ -34,6 +34,7 @@ mod relay;
 mod render;
 mod send;
 mod signup;
+mod signup_fields;
 mod stylesheets;
 
 /// The `Retry-After` of every answer that the database could not give (the operator API's too).

@@ -20,6 +20,8 @@ struct PrivacyPage<'a> {
     list: &'a ListConfig,
     intro: String,
     stored: String,
+    /// `None`: the list declares no form fields.
+    fields: Option<String>,
     no_ip: String,
     /// `None`: no neighbourhood limits are configured.
     neighbourhood: Option<String>,
@@ -62,6 +64,10 @@ impl<'a> PrivacyPage<'a> {
         Self {
             intro: p.intro.with(&list.name),
             stored: p.stored.with(&list.consent_version),
+            fields: (!list.fields.is_empty()).then(|| {
+                let labels: Vec<String> = list.fields.iter().map(|spec| spec.label.clone()).collect();
+                p.fields.with(&t.and_list(&labels))
+            }),
             no_ip: p
                 .no_ip
                 .fill(&[("limits", &t.and_list(&per(&signup.rate_limits))), ("duration", &t.duration(longest_window))]),

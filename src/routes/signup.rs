@@ -56,6 +56,7 @@ use crate::routes::error_pages;
 use crate::routes::form::{self as body, BodyError, BodyKind};
 use crate::routes::inbox::{self, InboxLink};
 use crate::routes::render::html;
+use crate::routes::signup_fields::{self, FormField, Refused};
 use crate::signup::{IntakeOutcome, ListSignup, SignupRequest};
 use crate::state::AppState;
 
@@ -74,6 +75,10 @@ struct SignupPage<'a> {
     /// The error is about the choice of lists (none ticked), not the address: the message
     /// describes the fieldset instead of the email field.
     error_on_lists: bool,
+    /// The error is about one of `fields` (marked `invalid`), not the address.
+    error_on_field: bool,
+    /// The offered lists' `[[lists.fields]]`, each name once.
+    fields: Vec<FormField<'a>>,
 }
 
 struct Choice<'a> {
@@ -97,6 +102,8 @@ impl<'a> SignupPage<'a> {
             email: "",
             error: None,
             error_on_lists: false,
+            error_on_field: false,
+            fields: signup_fields::form_fields(offered, |_| None),
         })
     }
 }
@@ -138,6 +145,8 @@ enum Refusal {
     NoListTicked,
     InvalidSource,
     UnknownTag,
+    /// A `[[lists.fields]]` value missing or refused (`Answer::refused_field` says which).
+    InvalidField,
     DomainNotAllowed,
     RateLimited {
         retry_after_secs: u64,
@@ -159,6 +168,7 @@ impl Refusal {
             | Self::NoListTicked
             | Self::InvalidSource
             | Self::UnknownTag
+            | Self::InvalidField
             | Self::DomainNotAllowed => StatusCode::BAD_REQUEST,
             Self::OriginNotAllowed => StatusCode::FORBIDDEN,
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
@@ -179,6 +189,7 @@ impl Refusal {
             Self::UnknownList | Self::NoListTicked => "unknown_list",
             Self::InvalidSource => "invalid_source",
             Self::UnknownTag => "unknown_tag",
+            Self::InvalidField => "invalid_field",
             Self::DomainNotAllowed => "domain_not_allowed",
             Self::RateLimited { .. } => "rate_limited",
             Self::StorageUnavailable => "storage_unavailable",
@@ -199,6 +210,8 @@ impl Refusal {
             Self::NoListTicked => &s.no_list_ticked,
             Self::InvalidSource => &s.invalid_source,
             Self::UnknownTag => &s.unknown_tag,
+            // `Refused::message` names the field; this is its general form.
+            Self::InvalidField => &s.field_invalid,
             Self::DomainNotAllowed => &s.domain_not_allowed,
             Self::RateLimited { .. } => &s.rate_limited,
             Self::StorageUnavailable => &s.storage_unavailable,
@@ -226,6 +239,10 @@ struct Answer<'a> {
     cors_origin: Option<String>,
     /// The webmail of the address's domain, for the "open your inbox" link of a success.
     inbox: Option<&'static Provider>,
+    /// What the visitor sent for the offered lists' fields, to show again after an error.
+    typed_fields: Vec<(String, String)>,
+    /// The field an `invalid_field` refusal is about.
+    refused_field: Option<Refused<'a>>,
 }
 
 impl<'a> Answer<'a> {
@@ -332,11 +349,18 @@ impl<'a> Answer<'a> {
         if refusal == Refusal::MethodNotAllowed {
             builder.insert_header((header::ALLOW, "POST, OPTIONS"));
         }
+        let field = self.refused_field.filter(|_| refusal == Refusal::InvalidField).map(|refused| refused.spec);
         if self.json {
-            return builder.json(serde_json::json!({"ok": false, "error": refusal.code()}));
+            let mut body = serde_json::json!({"ok": false, "error": refusal.code()});
+            if let (Some(spec), Some(object)) = (field, body.as_object_mut()) {
+                object.insert("field".to_owned(), spec.name.as_ref().into());
+            }
+            return builder.json(body);
         }
         if let Some(url) = &self.return_to {
-            let location = with_query(url, &[("signup", "error"), ("reason", refusal.code())]);
+            let mut pairs = vec![("signup", "error"), ("reason", refusal.code())];
+            pairs.extend(field.map(|spec| ("field", spec.name.as_ref())));
+            let location = with_query(url, &pairs);
             let mut redirect = self.builder(StatusCode::SEE_OTHER);
             return redirect.insert_header((header::LOCATION, location)).finish();
         }
@@ -347,16 +371,29 @@ impl<'a> Answer<'a> {
             let english = Language::english().messages();
             return builder.content_type("text/plain; charset=utf-8").body(refusal.message(english).to_string());
         };
-        let message = refusal.message(page.chrome.t).to_string();
+        let message = match self.refused_field {
+            Some(refused) if refusal == Refusal::InvalidField => refused.message(page.chrome.t),
+            _ => refusal.message(page.chrome.t).to_string(),
+        };
         page.email = typed_email;
         page.error = Some(&message);
         page.error_on_lists = refusal == Refusal::NoListTicked && !page.choices.is_empty();
+        for form_field in &mut page.fields {
+            form_field.value = typed_value(&self.typed_fields, form_field.spec.name.as_ref()).unwrap_or_default();
+            form_field.invalid = field.is_some_and(|spec| spec.name == form_field.spec.name);
+        }
+        page.error_on_field = field.is_some();
         let page = html(refusal.status(), &page);
         // Keep the status, Retry-After, Allow and CORS headers decided above.
         let mut response = builder.content_type("text/html; charset=utf-8").body(page.into_body());
         response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         response
     }
+}
+
+/// What the visitor sent for the field `name`, if anything.
+fn typed_value(typed: &[(String, String)], name: &str) -> Option<String> {
+    typed.iter().find(|(seen, _)| seen == name).map(|(_, value)| value.clone())
 }
 
 /// `url` with `pairs` appended to its query, keeping what it had.
@@ -412,12 +449,18 @@ fn named_lists<'a>(config: &'a Config, ids: &[String]) -> Option<Vec<&'a ListCon
     Some(lists)
 }
 
-/// The empty form for `lists` (one, or a choice of several, none ticked).
-fn empty_form(config: &Config, lists: &[&ListConfig]) -> HttpResponse {
-    match SignupPage::new(config, lists, &[]) {
-        Some(page) => html(StatusCode::OK, &page),
-        None => error_pages::not_found(config),
+/// The empty form for `lists` (one, or a choice of several, none ticked), its hidden fields set
+/// from the query string of `req`, if given.
+fn empty_form(config: &Config, lists: &[&ListConfig], req: Option<&HttpRequest>) -> HttpResponse {
+    let Some(mut page) = SignupPage::new(config, lists, &[]) else {
+        return error_pages::not_found(config);
+    };
+    if let Some(req) = req {
+        for field in page.fields.iter_mut().filter(|field| field.is_hidden()) {
+            field.value = body::query_param(req, field.spec.name.as_ref()).unwrap_or_default();
+        }
     }
+    html(StatusCode::OK, &page)
 }
 
 /// The tags of a signup, checked: each a valid word in the `tags` of at least one named list.
@@ -436,7 +479,7 @@ fn checked_tags(values: &[String], lists: &[&ListConfig]) -> Result<Vec<Tag>, ()
 pub async fn index(state: web::Data<AppState>) -> HttpResponse {
     let config = &state.config;
     match config.default_list() {
-        Some(list) => empty_form(config, &[list]),
+        Some(list) => empty_form(config, &[list], None),
         None => html(StatusCode::OK, &ListsPage { chrome: Chrome::general(config), lists: &config.lists }),
     }
 }
@@ -448,7 +491,7 @@ pub async fn signup_form(req: HttpRequest, state: web::Data<AppState>) -> HttpRe
         return index(state).await;
     }
     match named_lists(&state.config, &ids) {
-        Some(lists) => empty_form(&state.config, &lists),
+        Some(lists) => empty_form(&state.config, &lists, Some(&req)),
         None => error_pages::not_found(&state.config),
     }
 }
@@ -465,6 +508,8 @@ pub async fn signup(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
         return_to: None,
         cors_origin: cors_origin(config, origin.as_ref()),
         inbox: None,
+        typed_fields: Vec::new(),
+        refused_field: None,
     };
 
     // 1. Content type and size.
@@ -490,6 +535,13 @@ pub async fn signup(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
     answer.lists = named.clone().unwrap_or_default();
     answer.offered = named_lists(config, &fields.offered).unwrap_or_default();
     answer.return_to = answer.list().and_then(|list| allowed_return_to(list, fields.return_to.as_deref()));
+    let shown = if answer.offered.len() > 1 { &answer.offered } else { &answer.lists };
+    answer.typed_fields = signup_fields::declared(shown)
+        .into_iter()
+        .filter_map(|spec| {
+            fields.field(spec.name.as_ref()).map(|value| (spec.name.as_ref().to_owned(), value.to_owned()))
+        })
+        .collect();
 
     // 2. Origin: it must suit every list named.
     if let Some(origin) = &origin
@@ -544,6 +596,14 @@ pub async fn signup(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
         tracing::warn!(list = %lists[0].id, "the signup form sends a tag that none of its lists has in `tags`");
         return answer.refuse(Refusal::UnknownTag, typed_email);
     };
+    // The values are the visitor's own, never logged: only the code is counted.
+    let field_values = match signup_fields::check(&lists, |name| fields.field(name)) {
+        Ok(values) => values,
+        Err(refused) => {
+            answer.refused_field = Some(refused);
+            return answer.refuse(Refusal::InvalidField, typed_email);
+        }
+    };
     // The domain last: the DNS is the slowest check of the step, and none of it depends on
     // what the database knows about the address.
     if state.domains.is_blocked(email.domain()) {
@@ -560,9 +620,10 @@ pub async fn signup(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
     let (client, network) = body::client_of(&req, config);
     let signups = lists
         .iter()
-        .map(|list| {
+        .zip(field_values)
+        .map(|(list, fields)| {
             let allowed: Vec<Tag> = tags.iter().filter(|tag| list.tags.contains(tag)).cloned().collect();
-            ListSignup { list_id: list.id.clone(), tags: Tag::join(&allowed) }
+            ListSignup { list_id: list.id.clone(), tags: Tag::join(&allowed), fields }
         })
         .collect();
     let request = SignupRequest { lists: signups, source, email, client, network };
@@ -606,6 +667,8 @@ pub async fn method_not_allowed(req: HttpRequest, state: web::Data<AppState>) ->
         return_to: None,
         cors_origin: None,
         inbox: None,
+        typed_fields: Vec::new(),
+        refused_field: None,
     };
     answer.refuse(Refusal::MethodNotAllowed, "")
 }

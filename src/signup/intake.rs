@@ -39,6 +39,8 @@ pub struct ListSignup {
     pub list_id: ListId,
     /// Comma-joined (`Tag::join`); `None`: no tags.
     pub tags: Option<String>,
+    /// The values of the list's `fields`, stored form (`FieldValues::to_column`); `None`: none.
+    pub fields: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,6 +79,7 @@ pub async fn record(state: &AppState, request: SignupRequest) -> Result<IntakeOu
             list_id: signup.list_id,
             consent_version: list.consent_version.clone(),
             tags: signup.tags,
+            fields: signup.fields,
         });
     }
     let now = state.clock.now();
@@ -134,6 +137,7 @@ struct ListItem {
     list_id: ListId,
     consent_version: String,
     tags: Option<String>,
+    fields: Option<String>,
 }
 
 struct Recorded {
@@ -181,6 +185,7 @@ impl Command for RecordSignup {
                 network: &self.network_tag,
                 source: self.source.as_ref().map(AsRef::as_ref),
                 tags: list.tags.as_deref(),
+                fields: list.fields.as_deref(),
                 send_id,
             })
             .collect();

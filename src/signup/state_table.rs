@@ -140,6 +140,7 @@ fn apply(
                     removal_hash: &prepared.new_removal_hash,
                     source: item.source.as_deref(),
                     tags: item.tags.as_deref(),
+                    fields: item.fields.as_deref(),
                 },
             )?;
             subscribers::queue_confirmation(conn, &prepared.new_id, item.network.as_deref(), now, press)?;

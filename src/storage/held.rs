@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::intake;
 use crate::clock::UnixSeconds;
+use crate::domain::FieldValues;
 
 /// What [`read`] found. No `Debug`: it holds the address's rows.
 #[allow(missing_debug_implementations)]
@@ -51,6 +52,8 @@ pub struct Row {
     pub source: Option<String>,
     /// Comma-joined, as stored.
     pub tags: Option<String>,
+    /// The list's field values the row stored, in its order.
+    pub fields: FieldValues,
 }
 
 /// A signup accepted but not yet applied to the rows.
@@ -60,6 +63,7 @@ pub struct WaitingSignup {
     pub received_at: UnixSeconds,
     pub source: Option<String>,
     pub tags: Option<String>,
+    pub fields: FieldValues,
 }
 
 /// A mail queued for one of the address's rows.
@@ -109,7 +113,7 @@ pub fn read(
     let mut rows: Vec<Row> = conn
         .prepare(
             "SELECT id, list_id, status, created_at, confirmation_sent_at, confirmed_at, confirm_method,
-                    consent_version, source, tags
+                    consent_version, source, tags, fields
              FROM subscribers WHERE email = ?1 ORDER BY list_id",
         )?
         .query_map([email], |row| {
@@ -125,6 +129,7 @@ pub fn read(
                 consent_text: None,
                 source: row.get(8)?,
                 tags: row.get(9)?,
+                fields: FieldValues::from_column(row.get::<_, Option<String>>(10)?.as_deref()),
             })
         })?
         .collect::<rusqlite::Result<_>>()?;
@@ -132,9 +137,15 @@ pub fn read(
         row.consent_text = intake::consent_text_agreed(conn, &row.list, &row.consent_version, row.created_at)?;
     }
     let signups_waiting = conn
-        .prepare("SELECT list_id, received_at, source, tags FROM intake WHERE email = ?1 ORDER BY id")?
+        .prepare("SELECT list_id, received_at, source, tags, fields FROM intake WHERE email = ?1 ORDER BY id")?
         .query_map([email], |row| {
-            Ok(WaitingSignup { list: row.get(0)?, received_at: row.get(1)?, source: row.get(2)?, tags: row.get(3)? })
+            Ok(WaitingSignup {
+                list: row.get(0)?,
+                received_at: row.get(1)?,
+                source: row.get(2)?,
+                tags: row.get(3)?,
+                fields: FieldValues::from_column(row.get::<_, Option<String>>(4)?.as_deref()),
+            })
         })?
         .collect::<rusqlite::Result<_>>()?;
     let mut queued_mail = Vec::new();

@@ -20,6 +20,8 @@ pub struct IntakeItem {
     pub source: Option<String>,
     /// Comma-joined.
     pub tags: Option<String>,
+    /// The list's field values, a JSON object (`FieldValues::to_column`).
+    pub fields: Option<String>,
     /// Recorded while its list was in surge: the id its send token names; mailed only once the
     /// visitor presses.
     pub send_id: Option<i64>,
@@ -35,13 +37,15 @@ pub struct NewItem<'a> {
     pub source: Option<&'a str>,
     /// Comma-joined.
     pub tags: Option<&'a str>,
+    /// See [`IntakeItem::fields`].
+    pub fields: Option<&'a str>,
     /// See [`IntakeItem::send_id`].
     pub send_id: Option<i64>,
 }
 
 /// Appends `items` (a request's lists) in one statement, so they are all there or none is.
 pub fn append(conn: &Connection, items: &[NewItem<'_>], now: UnixSeconds) -> rusqlite::Result<()> {
-    const COLUMNS: usize = 8;
+    const COLUMNS: usize = 9;
     let rows: Vec<String> = (0..items.len())
         .map(|i| {
             let first = i * COLUMNS + 1;
@@ -50,7 +54,8 @@ pub fn append(conn: &Connection, items: &[NewItem<'_>], now: UnixSeconds) -> rus
         })
         .collect();
     let sql = format!(
-        "INSERT INTO intake (list_id, email, consent_version, received_at, network, source, tags, send_id) VALUES {}",
+        "INSERT INTO intake (list_id, email, consent_version, received_at, network, source, tags, fields, send_id) \
+         VALUES {}",
         rows.join(", ")
     );
     let mut values: Vec<&dyn rusqlite::ToSql> = Vec::with_capacity(items.len() * COLUMNS);
@@ -63,6 +68,7 @@ pub fn append(conn: &Connection, items: &[NewItem<'_>], now: UnixSeconds) -> rus
             &item.network,
             &item.source,
             &item.tags,
+            &item.fields,
             &item.send_id,
         ]);
     }
@@ -80,8 +86,8 @@ pub fn press(conn: &Connection, send_id: i64) -> rusqlite::Result<usize> {
 pub fn oldest(conn: &Connection, after: i64, limit: usize) -> rusqlite::Result<Vec<IntakeItem>> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     conn.prepare_cached(
-        "SELECT id, list_id, email, consent_version, received_at, network, source, tags, send_id FROM intake
-         WHERE id > ?1 ORDER BY id LIMIT ?2",
+        "SELECT id, list_id, email, consent_version, received_at, network, source, tags, send_id, fields
+         FROM intake WHERE id > ?1 ORDER BY id LIMIT ?2",
     )?
     .query_map([after, limit], |row| {
         Ok(IntakeItem {
@@ -94,6 +100,7 @@ pub fn oldest(conn: &Connection, after: i64, limit: usize) -> rusqlite::Result<V
             source: row.get(6)?,
             tags: row.get(7)?,
             send_id: row.get(8)?,
+            fields: row.get(9)?,
         })
     })?
     .collect()

@@ -19,6 +19,8 @@ pub struct ListRow {
     pub source: Option<String>,
     /// Comma-joined.
     pub tags: Option<String>,
+    /// The field values, a JSON object, as stored; shown read-only on the page.
+    pub fields: Option<String>,
 }
 
 /// The rows `email` has on `lists` (at most one per list: `UNIQUE (list_id, email)`), in the
@@ -26,7 +28,7 @@ pub struct ListRow {
 /// per list, so the address needs no index of its own (which every signup would pay for).
 pub fn rows_of_address(conn: &Connection, email: &str, lists: &[&str]) -> rusqlite::Result<Vec<ListRow>> {
     let mut statement = conn.prepare_cached(
-        "SELECT id, list_id, status, created_at, source, tags FROM subscribers WHERE list_id = ?1 AND email = ?2",
+        "SELECT id, list_id, status, created_at, source, tags, fields FROM subscribers WHERE list_id = ?1 AND email = ?2",
     )?;
     let mut rows = Vec::new();
     for list_id in lists {
@@ -39,6 +41,7 @@ pub fn rows_of_address(conn: &Connection, email: &str, lists: &[&str]) -> rusqli
                     created_at: row.get(3)?,
                     source: row.get(4)?,
                     tags: row.get(5)?,
+                    fields: row.get(6)?,
                 })
             })
             .optional()?;

@@ -60,12 +60,15 @@ pub struct NewPending<'a> {
     pub source: Option<&'a str>,
     /// Comma-joined.
     pub tags: Option<&'a str>,
+    /// The field values, a JSON object (`FieldValues::to_column`).
+    pub fields: Option<&'a str>,
 }
 
 pub fn insert_pending(conn: &Connection, row: &NewPending<'_>) -> rusqlite::Result<()> {
     conn.prepare_cached(
-        "INSERT INTO subscribers (id, list_id, email, status, consent_version, created_at, removal_hash, source, tags)
-         VALUES (?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?7, ?8)",
+        "INSERT INTO subscribers (id, list_id, email, status, consent_version, created_at, removal_hash, source, tags,
+                                  fields)
+         VALUES (?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?7, ?8, ?9)",
     )?
     .execute(params![
         row.id,
@@ -75,7 +78,8 @@ pub fn insert_pending(conn: &Connection, row: &NewPending<'_>) -> rusqlite::Resu
         row.created_at,
         row.removal_hash,
         row.source,
-        row.tags
+        row.tags,
+        row.fields
     ])?;
     Ok(())
 }
@@ -97,6 +101,8 @@ pub struct NewImported<'a> {
     pub source: Option<&'a str>,
     /// Comma-joined.
     pub tags: Option<&'a str>,
+    /// The field values, a JSON object (`FieldValues::to_column`).
+    pub fields: Option<&'a str>,
 }
 
 /// Inserts an imported row unless the list already has a row for the address (whatever its
@@ -107,8 +113,8 @@ pub fn insert_imported(conn: &Connection, row: &NewImported<'_>) -> rusqlite::Re
     let inserted = conn
         .prepare_cached(
             "INSERT INTO subscribers (id, list_id, email, status, consent_version, created_at, confirmed_at,
-                                      confirm_method, removal_hash, source, tags)
-             VALUES (?1, ?2, ?3, 'confirmed', ?4, ?5, ?6, 'import', ?7, ?8, ?9)
+                                      confirm_method, removal_hash, source, tags, fields)
+             VALUES (?1, ?2, ?3, 'confirmed', ?4, ?5, ?6, 'import', ?7, ?8, ?9, ?10)
              ON CONFLICT (list_id, email) DO NOTHING",
         )?
         .execute(params![
@@ -120,7 +126,8 @@ pub fn insert_imported(conn: &Connection, row: &NewImported<'_>) -> rusqlite::Re
             row.confirmed_at,
             row.removal_hash,
             row.source,
-            row.tags
+            row.tags,
+            row.fields
         ])?;
     Ok(inserted == 1)
 }
@@ -325,13 +332,15 @@ pub struct ConfirmCandidate {
     pub source: Option<String>,
     /// Comma-joined, as stored (`Tag::split` reads it).
     pub tags: Option<String>,
+    /// The field values, a JSON object, as stored.
+    pub fields: Option<String>,
 }
 
 /// The pending rows whose confirm hash is `hash`, live or not (the confirmation checks that),
 /// in the order of their ids.
 pub fn pending_by_confirm_hash(conn: &Connection, hash: &str) -> rusqlite::Result<Vec<ConfirmCandidate>> {
     conn.prepare_cached(
-        "SELECT id, list_id, email, created_at, consent_version, source, tags FROM subscribers
+        "SELECT id, list_id, email, created_at, consent_version, source, tags, fields FROM subscribers
          WHERE confirm_hash = ?1 AND status = 'pending' ORDER BY id",
     )?
     .query_map([hash], |row| {
@@ -343,6 +352,7 @@ pub fn pending_by_confirm_hash(conn: &Connection, hash: &str) -> rusqlite::Resul
             consent_version: row.get(4)?,
             source: row.get(5)?,
             tags: row.get(6)?,
+            fields: row.get(7)?,
         })
     })?
     .collect()
@@ -497,6 +507,8 @@ pub struct Exported {
     pub source: Option<String>,
     /// Comma-joined, as stored (`Tag::split` reads it).
     pub tags: Option<String>,
+    /// The field values, a JSON object (`FieldValues::from_column` reads it).
+    pub fields: Option<String>,
 }
 
 /// Calls `each` with every row `filter` selects, in the order they were created. Run it inside
@@ -507,7 +519,8 @@ pub fn for_each_exported(
     mut each: impl FnMut(Exported) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let mut statement = conn.prepare(
-        "SELECT id, email, list_id, status, created_at, confirmed_at, confirm_method, consent_version, source, tags
+        "SELECT id, email, list_id, status, created_at, confirmed_at, confirm_method, consent_version, source, tags,
+                fields
          FROM subscribers
          WHERE (?1 IS NULL OR list_id = ?1) AND (?2 IS NULL OR status = ?2) AND (?3 IS NULL OR created_at >= ?3)
          ORDER BY rowid",
@@ -530,6 +543,7 @@ pub fn for_each_exported(
             consent_text,
             source: row.get(8)?,
             tags: row.get(9)?,
+            fields: row.get(10)?,
         })?;
     }
     Ok(())

@@ -9,7 +9,9 @@
 //!   transaction, so the event commits with the change it reports or not at all. A
 //!   pending address that is removed or expires produces nothing: the receiver never knew it.
 //! - **Attributed.** `subscriber.confirmed` carries the row's `source` (a string, or `null` when
-//!   the form sent none) and `tags` (an array, empty when none), as the first signup stored them.
+//!   the form sent none), `tags` (an array, empty when none) and `fields` (the values of the
+//!   list's `[[lists.fields]]`, an object of strings, empty when none), as the first signup
+//!   stored them.
 //! - **Signed** per Standard Webhooks: `webhook-id` (the event id, the same on every retry),
 //!   `webhook-timestamp` (Unix seconds of the attempt) and `webhook-signature: v1,<base64 of
 //!   HMAC-SHA256(secret, id + "." + timestamp + "." + body)>`, where the secret is the base64
@@ -39,7 +41,7 @@ use serde::Serialize;
 use crate::clock::{UnixSeconds, rfc3339};
 use crate::config::{Config, WebhookConfig, WebhookEvent};
 use crate::destinations::Destination;
-use crate::domain::Tag;
+use crate::domain::{FieldValues, Tag};
 use crate::mail::message::Links;
 use crate::storage::subscribers;
 use crate::storage::webhooks::{self, NewDelivery};
@@ -229,6 +231,7 @@ impl Webhooks {
             source: confirmed.source,
             subscriber_id: confirmed.subscriber_id,
             tags: Tag::split(confirmed.tags),
+            fields: FieldValues::from_column(confirmed.fields),
             unsubscribe_url,
         };
         self.prepare(WebhookEvent::Confirmed, confirmed.list, confirmed.subscriber_id, data, confirmed.now).map(Some)
@@ -309,6 +312,7 @@ struct ConfirmedData<'a> {
     source: Option<&'a str>,
     subscriber_id: &'a str,
     tags: Vec<String>,
+    fields: FieldValues,
     #[serde(skip_serializing_if = "Option::is_none")]
     unsubscribe_url: Option<String>,
 }
@@ -410,6 +414,8 @@ pub struct ConfirmedEvent<'a> {
     pub source: Option<&'a str>,
     /// The stored, comma-joined column; an array in the payload (empty when none).
     pub tags: Option<&'a str>,
+    /// The stored field values (a JSON object); an object in the payload (empty when none).
+    pub fields: Option<&'a str>,
     pub now: UnixSeconds,
 }
 
