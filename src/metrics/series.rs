@@ -35,6 +35,7 @@ pub const SIGNUP_OUTCOMES: &[&str] = &[
     "domain_not_allowed",
     "invalid_source",
     "unknown_tag",
+    "invalid_field",
     "rate_limited",
     "storage_unavailable",
     "invalid_request",

@@ -193,6 +193,36 @@ mod tests {
     }
 
     #[test]
+    fn version_13_adds_fields_to_rows_and_waiting_signups_of_version_12_as_none() {
+        // Arrange: at version 12, a confirmed row and a signup still in the intake queue
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = Connection::open(dir.path().join("db.sqlite3")).unwrap();
+        MIGRATIONS.to_version(&mut conn, 12).unwrap();
+        conn.execute_batch(
+            "INSERT INTO subscribers (id, list_id, email, status, consent_version, created_at, removal_hash, source)
+             VALUES ('a', 'news', 'ann@example.com', 'confirmed', 'v1', 5, 'r', 'footer');
+             INSERT INTO intake (list_id, email, consent_version, received_at, network)
+             VALUES ('news', 'bob@example.com', 'v1', 6, 'n');",
+        )
+        .unwrap();
+        let refused = conn.execute("UPDATE subscribers SET fields = '{}'", []);
+        assert!(refused.is_err(), "version 12 has no fields");
+
+        // Act
+        assert_eq!(migrate(&mut conn).unwrap(), LATEST_VERSION - 12);
+
+        // Assert: both keep everything and have no fields; new rows may have them
+        let row: (String, Option<String>) = conn
+            .query_row("SELECT source, fields FROM subscribers WHERE id = 'a'", [], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap();
+        assert_eq!(row, ("footer".into(), None));
+        let waiting: (String, Option<String>) =
+            conn.query_row("SELECT email, fields FROM intake", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+        assert_eq!(waiting, ("bob@example.com".into(), None));
+        conn.execute("UPDATE subscribers SET fields = '{\"first_name\":\"Ann\"}' WHERE id = 'a'", []).unwrap();
+    }
+
+    #[test]
     fn events_queued_before_version_8_keep_their_order_without_the_order_index() {
         // Arrange: at version 7, a subscriber confirmed and left while two endpoints were down;
         // another's confirmed event waits alone.

@@ -16,6 +16,7 @@ mod dkim;
 mod docs;
 mod domains;
 mod edges;
+mod fields;
 mod flood;
 mod grafana;
 mod health;

@@ -25,7 +25,7 @@ const LISTS: &str = "[[lists]]\nid = \"news\"\nconsent_text = \"News, now and th
 const NEWS_CONSENT: &str = "News, now and then.";
 
 /// The CSV header, in the documented order.
-pub const COLUMNS: [&str; 11] = [
+pub const COLUMNS: [&str; 12] = [
     "email",
     "list",
     "status",
@@ -37,6 +37,7 @@ pub const COLUMNS: [&str; 11] = [
     "unsubscribe_url",
     "source",
     "tags",
+    "fields",
 ];
 
 /// A config with both lists, the file transport, no rate limit to speak of, the given mail budget
@@ -207,7 +208,8 @@ fn mode(path: &Path) -> u32 {
 // export
 
 /// One exported record, as strings: a JSON `null` becomes `None`, the `tags` array its tags
-/// joined by a space, as the CSV cell holds them.
+/// joined by a space, as the CSV cell holds them, and the `fields` object its JSON text (`None`
+/// when empty, as the CSV cell is).
 pub type Record = BTreeMap<String, Option<String>>;
 
 pub fn json_record(value: &Value) -> Record {
@@ -224,9 +226,10 @@ pub fn json_record(value: &Value) -> Record {
                         .collect::<Vec<_>>()
                         .join(" "),
                 ),
-                Value::Null if key != "tags" => None,
-                Value::String(text) if key != "tags" => Some(text.clone()),
-                other => panic!("{key}: not a string or null (tags: an array of strings): {other}"),
+                Value::Object(fields) if key == "fields" => (!fields.is_empty()).then(|| value.to_string()),
+                Value::Null if key != "tags" && key != "fields" => None,
+                Value::String(text) if key != "tags" && key != "fields" => Some(text.clone()),
+                other => panic!("{key}: not a string or null (tags: an array of strings; fields an object): {other}"),
             };
             (key.clone(), value)
         })
