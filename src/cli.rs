@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 use crate::operator::export::{Format, StatusFilter};
 use crate::operator::import_file::ImportFormat;
 use crate::operator::remove::ReasonArg;
+use crate::snippet::Generator;
 
 /// Where credentials are looked for, in `--help`.
 const CREDENTIALS_HELP: &str = "\
@@ -46,6 +47,25 @@ pub enum Command {
     Migrate,
     /// Print a new random secret (for token_secret_file or hash_key_file).
     GenSecret,
+    /// Print a ready signup form for your own site, made from the configuration: the lists'
+    /// fields, consent text, honeypot and return_to, as plain HTML without JavaScript or in a
+    /// static site generator's syntax. Reads the configuration only; writes nothing.
+    ///
+    /// With several lists, a checkbox per list, and each field name once, as the first list that
+    /// declares it describes it. A hidden field's value is the embedding page's: a parameter of
+    /// the partial, include, component or macro (in plain HTML, an empty value to fill in).
+    Snippet {
+        /// The list the form signs up for; repeat it to offer a choice of several.
+        #[arg(long = "list", value_name = "ID", required = true)]
+        lists: Vec<String>,
+        /// The syntax to print the form in.
+        #[arg(long = "for", value_enum, value_name = "GENERATOR", default_value_t = Generator::Html)]
+        generator: Generator,
+        /// Where the browser goes after the signup (with signup=check-inbox added): an absolute
+        /// http(s) URL whose origin is in the allowed_origins of every list named.
+        #[arg(long, value_name = "URL")]
+        return_to: Option<String>,
+    },
     /// Write subscribers out (streamed, one consistent snapshot), while `serve` keeps running.
     ///
     /// One record per subscriber: email, list, status, created_at, confirmed_at, confirm_method,

@@ -97,6 +97,19 @@ pub fn gen_secret() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `signupd snippet --list ID…`: the embeddable form, from the configuration alone (no
+/// database, no secret, nothing written); warnings about fields the lists declare differently go
+/// to stderr, so stdout is the form alone. A refusal prints nothing on stdout.
+pub fn snippet(config_path: Option<&Path>, request: &crate::snippet::SnippetRequest) -> anyhow::Result<()> {
+    let config = load_config(config_path)?;
+    let snippet = crate::snippet::render(&config, request)?;
+    for warning in &snippet.warnings {
+        writeln!(std::io::stderr(), "signupd: warning: {warning}")?;
+    }
+    std::io::stdout().write_all(snippet.text.as_bytes())?;
+    Ok(())
+}
+
 /// Opens the database beside a (possibly) running server, then runs `work` off the async
 /// executor: the operator commands' one way in.
 async fn beside<T: Send + 'static>(

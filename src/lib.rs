@@ -60,6 +60,7 @@
 //!   tally in memory, stored by a worker on a tick), their ranges and the inline SVG charts.
 //! - [`signup`]: recording signup requests, and the intake worker that applies the state table
 //!   on a jittered tick.
+//! - [`snippet`]: `signupd snippet`, a list's signup form to embed, printed from the configuration.
 //! - [`subscription`]: confirming and removing, prepared off the writer thread and checked in
 //!   it; shared by the routes and the command line.
 //! - [`surge`]: which lists are in surge mode (a person presses to send), as the writer's counts
@@ -125,6 +126,7 @@ pub mod routes;
 pub mod scheduler;
 pub mod secrets;
 pub mod signup;
+pub mod snippet;
 pub mod state;
 pub mod status;
 pub mod storage;

@@ -39,6 +39,9 @@ async fn main() -> ExitCode {
         Command::CheckConfig => commands::check_config(config),
         Command::Migrate => commands::migrate(config).await,
         Command::GenSecret => commands::gen_secret(),
+        Command::Snippet { lists, generator, return_to } => {
+            commands::snippet(config, &signupd::snippet::SnippetRequest { lists, generator, return_to })
+        }
         Command::SendTestMail { to, list } => commands::send_test_mail(config, &to, list.as_deref()).await,
         Command::Export { list, status, format, since, output } => {
             commands::export(config, list, status, format, since.as_deref(), output).await

@@ -306,6 +306,12 @@ impl ListConfig {
         self.site_name.as_deref().unwrap_or(&self.name)
     }
 
+    /// Whether a signup may send the browser back to `url` (`return_to`): an http(s) URL whose
+    /// origin is one of `allowed_origins`. `POST /api/signup` and `signupd snippet` both ask.
+    pub fn allows_return_to(&self, url: &Url) -> bool {
+        matches!(url.scheme(), "http" | "https") && self.allowed_origins.contains(&url.origin().ascii_serialization())
+    }
+
     pub fn confirm_subject(&self) -> String {
         self.confirm_subject.clone().unwrap_or_else(|| self.language.messages().mail.confirm_subject.to_string())
     }

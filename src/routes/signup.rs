@@ -427,10 +427,7 @@ pub(super) fn cors_origin(config: &Config, origin: Option<&String>) -> Option<St
 /// `//host`, `javascript:` and other origins are all ignored.
 pub(super) fn allowed_return_to(list: &ListConfig, return_to: Option<&str>) -> Option<Url> {
     let url = Url::parse(return_to?).ok()?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return None;
-    }
-    list.allowed_origins.contains(&url.origin().ascii_serialization()).then_some(url)
+    list.allows_return_to(&url).then_some(url)
 }
 
 /// The lists a signup names, each once, in order; `None` if one of them is not configured. A

@@ -44,6 +44,7 @@ mod signup;
 mod signup_abuse;
 mod signup_input;
 mod smtp_server;
+mod snippet;
 mod startup;
 mod status;
 mod surge;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The operator API's guides, run as written: every command block of "Operator API" in
-docs/http-api.md and of "Answering the people on the list" and "Automation tools" in
-docs/operations.md, in order, against a real signupd on 127.0.0.1, and what each prints must be
+docs/http-api.md and of "Answering the people on the list", "Automation tools" and "A form from
+the configuration" in docs/operations.md, in order, against a real signupd on 127.0.0.1, and what each prints must be
 what the guide shows.
 
 Run by .ci/openapi after tests/openapi/check.py (which builds signupd first); by hand:
@@ -39,6 +39,9 @@ its own signupd as systemd would.
    imported with `signupd import` first. `sudo` and `signupd` on the blocks' PATH are the test's:
    a `sudo` that runs its command as the calling user (everything it touches is the test's) and
    the built binary.
+3. docs/operations.md#a-form-from-the-configuration on the same machine: `signupd snippet`
+   prints the list's form, its `--return-to` on the site the list allows
+   (`https://www.example.com` through the table; tests/api/snippet.rs checks what it prints).
 
 Python 3 standard library only. Prints one line per check; exits 1 at the first that fails, with
 what the block printed.
@@ -68,6 +71,8 @@ HTTP_API = ROOT / "docs" / "http-api.md"
 OPERATIONS = ROOT / "docs" / "operations.md"
 # What a block may take before it counts as hung.
 BLOCK_TIMEOUT = 120.0
+# The site the miniature machine's list allows (allowed_origins), for a form's return_to.
+SITE = "https://www.signupd.test"
 # The `show` blocks the test does instead of showing: the body, and what the test does.
 RESTART = "sudo systemctl restart signupd"
 
@@ -378,7 +383,7 @@ def packaged_machine(signupd: str, work: Path) -> None:
     etc = root / "etc" / "signupd"
     credentials = etc / "credentials"
     cwd, bin_dir = root / "operator", root / "bin"
-    for directory in (credentials / "api_token", cwd, bin_dir, logs / "answering", logs / "automation"):
+    for directory in (credentials / "api_token", cwd, bin_dir, logs / "answering", logs / "automation", logs / "snippet"):
         directory.mkdir(parents=True)
     for directory in (credentials, credentials / "api_token"):
         directory.chmod(0o700)
@@ -405,6 +410,7 @@ file_dir = "{root / 'mail'}"
 id = "news"
 name = "News"
 consent_text = "Email me the news. I can unsubscribe at any time."
+allowed_origins = ["{SITE}"]
 """
     )
     # The blocks' sudo and signupd: see the module's doc.
@@ -461,6 +467,20 @@ consent_text = "Email me the news. I can unsubscribe at any time."
     background = run_section(blocks, cwd, env, logs / "automation", restart=service.restart)
     check(not background, "the section starts no server of its own")
     check(service.starts == 4, f"the test restarted signupd where the guide says to, twice more ({service.starts - 2})")
+
+    say("docs/operations.md#a-form-from-the-configuration: the list's form, printed from the configuration")
+    substitutions = [
+        ("/etc/signupd/", f"{etc}/"),
+        ("https://www.example.com", SITE),
+    ]
+    blocks = section_blocks(OPERATIONS, "a-form-from-the-configuration", substitutions)
+    background = run_section(blocks, cwd, env, logs / "snippet")
+    check(not background, "the section starts no server of its own")
+    printed = (logs / "snippet" / "01.out").read_text()
+    check(
+        f'action="http://127.0.0.1:{port}/api/signup"' in printed and f'name="return_to" value="{SITE}/thanks"' in printed,
+        "the printed form posts to the service's public URL and returns to the site",
+    )
     service.stop()
 
 
