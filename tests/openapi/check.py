@@ -14,7 +14,8 @@ What it does, in order:
    Schema 2020-12, every operation with an operationId and the scope it needs as the role of
    its bearer requirement, only the statuses the API can give, every object an answer carries
    closed (`additionalProperties: false`) with every field required (the server always writes
-   every field, `null` when absent), and `x-not-exercised` only on a 408, 429 or 503, with a
+   every field, `null` when absent) — or a map (a list's form fields by name) whose keys and
+   values have their own rules (`propertyNames`, `additionalProperties` a schema) — and `x-not-exercised` only on a 408, 429 or 503, with a
    reason.
 2. Starts signupd with four tokens (`reader`: read, `writer`: write, `n8n`: read and write,
    `ops`: admin), the lists `news` and `other`, a webhook endpoint on a closed loopback port
@@ -289,7 +290,9 @@ def lint(spec: Spec) -> None:
                 walk(spec.at(target), target)
         if schema.get("type") == "object" or ("properties" in schema and "$ref" not in schema):
             properties = schema.get("properties", {})
-            if schema.get("additionalProperties") is not False:
+            # A map (the form fields by name) is closed by its key and value rules instead.
+            is_map = not properties and isinstance(schema.get("additionalProperties"), dict) and "propertyNames" in schema
+            if schema.get("additionalProperties") is not False and not is_map:
                 open_objects.append(f"{pointer}: not additionalProperties: false")
             missing = sorted(set(properties) - set(schema.get("required", [])))
             if missing:
@@ -540,6 +543,10 @@ consent_version = "v1"
 consent_text = "Email me the news. I can unsubscribe at any time."
 tags = ["beta", "pricing"]
 welcome_mail = false
+[[lists.fields]]
+name = "first_name"
+label = "First name"
+kind = "text"
 [[lists]]
 id = "other"
 name = "Other"
@@ -637,7 +644,7 @@ def one(conn: sqlite3.Connection, sql: str, *args):
 def seed(server: Server) -> None:
     """Step 2: a confirmed row with a queued event, a mailed pending row, a queued mail."""
     check = report.check
-    check(signup(server, "ann@example.com", ["news"], source="homepage", tags="beta") == 303, "POST /api/signup: ann@example.com to news (source, tag) is accepted (303)")
+    check(signup(server, "ann@example.com", ["news"], source="homepage", tags="beta", first_name="Ann") == 303, "POST /api/signup: ann@example.com to news (source, tag, a field) is accepted (303)")
     wait_for(lambda: confirm_token(server.mail_dir, "ann@example.com") is not None, "the confirmation mail to ann@example.com is in the mail directory")
     token = confirm_token(server.mail_dir, "ann@example.com")
     status = server.send("POST", "/api/confirm", body=urllib.parse.urlencode({"token": token}).encode(), content_type="application/x-www-form-urlencoded").status
@@ -750,9 +757,9 @@ def successes(spec: Spec, server: Server) -> None:
     if ann is not None:
         row = ann["rows"][0] if ann["rows"] else {}
         check(
-            (len(ann["rows"]), row.get("status"), row.get("confirm_method"), row.get("source"), row.get("tags"), len(ann["queued_events"]) >= 1)
-            == (1, "confirmed", "button", "homepage", "beta", True),
-            f"ann: one confirmed row (button, source homepage, tag beta) and a queued event ({ann['rows']}, {len(ann['queued_events'])} events)",
+            (len(ann["rows"]), row.get("status"), row.get("confirm_method"), row.get("source"), row.get("tags"), row.get("fields"), len(ann["queued_events"]) >= 1)
+            == (1, "confirmed", "button", "homepage", "beta", {"first_name": "Ann"}, True),
+            f"ann: one confirmed row (button, source homepage, tag beta, its field) and a queued event ({ann['rows']}, {len(ann['queued_events'])} events)",
         )
     ann_other = ok("ann, list=other, as ops (admin)", SUBSCRIBERS, "get", call(server, SUBSCRIBERS, "get", "ops", query={"email": "ann@example.com", "list": "other"}))
     if ann_other is not None:
