@@ -11,10 +11,13 @@
 # and times the page in each range with wrk over one connection (one request after another, so
 # the figures are render times, not queueing): requests, median, p99. Then one more request of
 # each range with curl, for its size.
-# Knobs: SECONDS_EACH=10, and bench/common.sh's BUILD, BENCH_SIGNUPD, BENCH_REVISION, KEEP_TMP.
+# With SOURCES=1 (the default) it also fills `source_rollups` at its bound: every hour of the 31
+# days kept, 102 rows a list (100 sources by name, none, other); SOURCES=0 leaves it empty.
+# Knobs: SECONDS_EACH=10, SOURCES=1, and bench/common.sh's BUILD, BENCH_SIGNUPD, BENCH_REVISION, KEEP_TMP.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 SECONDS_EACH=${SECONDS_EACH:-10}
+SOURCES=${SOURCES:-1}
 PORT=18094
 METRICS_PORT=18095
 require_tools wrk sqlite3 curl
@@ -52,14 +55,26 @@ fill() { # LIST SERIES MODULUS
         queue.mail.oldest_secs:900 queue.webhook.depth:20 queue.webhook.oldest_secs:60; do
         fill "" "${series%%:*}" "${series##*:}"
     done
+    # The table by source at its bound in every hour it keeps (31 days): per list 100 sources by
+    # name, signups without a source and the sources past the bound, each with its confirmations.
+    if [ "$SOURCES" = 1 ]; then
+        for list in news offers club; do
+            echo "INSERT INTO source_rollups (hour, list, source, signups, confirmations)
+                  WITH RECURSIVE h(hour) AS (SELECT $((now_hour - 31 * 24 + 1)) UNION ALL SELECT hour + 1 FROM h WHERE hour < $now_hour),
+                       s(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM s WHERE n < 101)
+                  SELECT hour, '$list', CASE n WHEN 100 THEN '' WHEN 101 THEN '(other)' ELSE printf('campaign-%03d', n) END,
+                         1 + (hour * 31 + n) % 7, (hour * 31 + n) % 4 FROM h, s;"
+        done
+    fi
     echo "COMMIT;"
 } | sqlite3 -cmd '.timeout 30000' "$dir/signupd.sqlite3"
 rows=$(sql "$dir/signupd.sqlite3" "SELECT count(*) FROM rollups")
+source_rows=$(sql "$dir/signupd.sqlite3" "SELECT count(*) FROM source_rollups")
 hours=$(sql "$dir/signupd.sqlite3" "SELECT count(DISTINCT hour) FROM rollups")
 bytes=$(stat -c %s "$dir/signupd.sqlite3")
 
 echo "== status page: commit $REVISION (binary built $BUILT_AT, $SIGNUPD), $(machine), $(date -u +%FT%TZ)"
-echo "rollups: $rows rows over $hours hours (400 days), database $((bytes / 1024 / 1024)) MiB"
+echo "rollups: $rows rows over $hours hours (400 days), source_rollups: $source_rows rows, database $((bytes / 1024 / 1024)) MiB"
 serve_start "$dir"
 wait_for "$PID" answers "http://127.0.0.1:$METRICS_PORT/status"
 for range in 48h 30d; do

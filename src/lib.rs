@@ -56,8 +56,9 @@
 //! - [`ratelimit`]: who the client is (behind trusted proxies) and the persistent per-network
 //!   counters.
 //! - [`scheduler`]: the hourly cleanup (tokio-cron-scheduler), also run once at start.
-//! - [`status`]: the status page on the metrics listener — hourly rollups of the counts (a
-//!   tally in memory, stored by a worker on a tick), their ranges and the inline SVG charts.
+//! - [`status`]: the status page on the metrics listener — hourly rollups of the counts and of
+//!   each source's signups and confirmations (a tally in memory, stored by a worker on a tick),
+//!   their ranges, the inline SVG charts and the table by source.
 //! - [`signup`]: recording signup requests, and the intake worker that applies the state table
 //!   on a jittered tick.
 //! - [`snippet`]: `signupd snippet`, a list's signup form to embed, printed from the configuration.

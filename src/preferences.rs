@@ -109,8 +109,8 @@ pub struct View<'c> {
 pub struct Saved {
     /// The token's list, for the page that says it was saved.
     pub list_id: String,
-    /// The lists confirmed from the page.
-    pub confirmed: Vec<String>,
+    /// The lists confirmed from the page, each with its row's source (a new row has none).
+    pub confirmed: Vec<(String, Option<String>)>,
     /// The lists removed from the page.
     pub removed: Vec<Removed>,
 }
@@ -303,6 +303,7 @@ impl<'a> Preferences<'a> {
             welcome_mail: list.welcome_mail,
             suppression_hash: suppressions::hash(hash_key, list_id, email),
             event,
+            source: existing.and_then(|row| row.source.clone()),
         })
     }
 
@@ -342,6 +343,8 @@ struct PreparedConfirmation {
     suppression_hash: String,
     /// `subscriber.confirmed`, if an endpoint wants it.
     event: Option<PreparedEvent>,
+    /// The pending row's source; a new row has none.
+    source: Option<String>,
 }
 
 /// One save of the preference page, all of it in one transaction: each list confirmed or
@@ -369,8 +372,8 @@ impl std::fmt::Debug for SavePreferences {
 }
 
 impl Command for SavePreferences {
-    /// The lists confirmed, and what was removed.
-    type Output = (Vec<String>, Vec<Removed>);
+    /// The lists confirmed with their rows' sources, and what was removed.
+    type Output = (Vec<(String, Option<String>)>, Vec<Removed>);
 
     fn execute(self, batch: &mut Batch<'_>) -> anyhow::Result<Self::Output> {
         let conn = batch.conn();
@@ -405,7 +408,7 @@ impl Command for SavePreferences {
             if let Some(event) = &confirm.event {
                 event.queue(conn)?;
             }
-            confirmed.push(list_id.to_owned());
+            confirmed.push((list_id.to_owned(), confirm.source.clone()));
         }
         let mut removed = Vec::with_capacity(self.remove.len());
         for (row, prepared) in &self.remove {

@@ -11,7 +11,8 @@
 //!   repeated confirm POST is idempotent);
 //! - expired rate-limit counters, mail-budget buckets and surge and network counts, and the
 //!   per-address mail counts older than a day;
-//! - the status page's hourly rollups older than [`rollups::RETENTION_DAYS`] (400 days).
+//! - the status page's hourly rollups older than [`rollups::RETENTION_DAYS`] (400 days), and
+//!   its rollups by source older than [`rollups::SOURCE_RETENTION_DAYS`] (31 days).
 //!
 //! Intake and outbox items are deleted by their workers when done, and go with their row when
 //! it is deleted. Each run logs what it removed (counts only).
@@ -97,7 +98,8 @@ fn cleanup(
         cleared_confirm_hashes: subscribers::clear_spent_confirm_hashes(conn, now)?,
         expired_counters: counters::delete_expired(conn, now)?,
         expired_address_mails: address_mails::delete_expired(conn, now)?,
-        expired_rollups: rollups::delete_before(conn, rollups::hour_of(now) - rollups::RETENTION_DAYS * 24)?,
+        expired_rollups: rollups::delete_before(conn, rollups::hour_of(now) - rollups::RETENTION_DAYS * 24)?
+            + rollups::delete_sources_before(conn, rollups::hour_of(now) - rollups::SOURCE_RETENTION_DAYS * 24)?,
         expired_network_records: networks::delete_expired(conn, now, reputation_days)?,
         expired_relay_records: relay_events::delete_expired(conn, now)?,
         expired_audit_entries: audit::delete_before(conn, now - i64::from(audit_days) * 86_400)?,
@@ -200,7 +202,7 @@ mod tests {
     }
 
     #[test]
-    fn cleanup_prunes_status_rollups_older_than_400_days_and_keeps_the_rest() {
+    fn cleanup_prunes_status_rollups_older_than_400_days_those_by_source_after_31_and_keeps_the_rest() {
         // Arrange: an injected "now" and rollups of the hour just past 400 days, of the first
         // hour kept, and of the current hour
         let dir = tempfile::tempdir().unwrap();
@@ -211,13 +213,21 @@ mod tests {
         for hour in [oldest_kept - 1, oldest_kept, rollups::hour_of(now)] {
             rollups::add(&conn, hour, "news", "signups.accepted", 1).unwrap();
         }
+        let oldest_source_kept = rollups::hour_of(now) - 31 * 24;
+        let signup = crate::metrics::tally::SourceFigures { signups: 1, confirmations: 0 };
+        for hour in [oldest_source_kept - 1, oldest_source_kept] {
+            rollups::add_source(&conn, hour, "news", "footer", signup).unwrap();
+        }
 
         // Act
         let report = cleanup(&conn, now, 48 * 3600, 90, 400).unwrap();
 
         // Assert
-        assert_eq!(report.expired_rollups, 1);
+        assert_eq!(report.expired_rollups, 2, "one of each");
         let hours: Vec<i64> = rollups::between(&conn, 0, i64::MAX).unwrap().iter().map(|row| row.hour).collect();
         assert_eq!(hours, [oldest_kept, rollups::hour_of(now)]);
+        let mut by_source = 0;
+        rollups::visit_sources_between(&conn, 0, i64::MAX, |_, _, figures| by_source += figures.signups).unwrap();
+        assert_eq!(by_source, 1, "the hour of 31 days ago is kept");
     }
 }

@@ -394,6 +394,8 @@ pub struct Confirmed {
     pub list_id: String,
     /// Seconds from the confirmation mail to the click (a scanner clicks within seconds).
     pub delay_secs: Option<i64>,
+    /// The first signup's attribution.
+    pub source: Option<String>,
 }
 
 impl Command for Confirm {
@@ -423,7 +425,7 @@ impl Command for Confirm {
             if let Some(event) = &prepared.event {
                 event.queue(conn)?;
             }
-            confirmed.push(Confirmed { list_id: row.list_id, delay_secs: row.delay_secs });
+            confirmed.push(Confirmed { list_id: row.list_id, delay_secs: row.delay_secs, source: row.source });
         }
         if let Some(network) = &self.network {
             networks::record_confirmation(conn, network, self.now)?;

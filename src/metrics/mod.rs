@@ -6,7 +6,7 @@
 //! a route pattern — never an address, a subscriber's domain, an IP, a token or a raw path.
 //! Nor a signup's `source` or `tags`: a source is whatever the form sent, so as a label it would
 //! let any visitor create time series without bound; the per-source figures are in `signupd
-//! stats`, which bounds them.
+//! stats` and on the status page ([`tally`]), which bound them.
 //! Gauges that need a query (subscribers per list and status, queue depth and age) are read at
 //! scrape time, through a reader, not on any request path: the listener and that refresh live
 //! beside the assembly (`app::metrics_server`); this module only names and records.
@@ -34,7 +34,7 @@ use series::{
     CONFIRM_METHODS, DESTINATION_RESULTS, MAIL_KINDS, MAIL_RESULTS, RELAY_EVENTS, REMOVAL_REASONS, REMOVAL_VIAS,
     SIGNUP_OUTCOMES, WEBHOOK_RESULTS,
 };
-use tally::{SERVICE, TALLY, family};
+use tally::{SERVICE, SourceFigures, TALLY, family};
 
 pub const SIGNUPS: &str = "signupd_signups_total";
 pub const CONFIRMATIONS: &str = "signupd_confirmations_total";
@@ -62,9 +62,17 @@ pub fn signup(list: String, outcome: &'static str) {
     metrics::counter!(SIGNUPS, "list" => list, "outcome" => outcome).increment(1);
 }
 
-pub fn confirmation(list: &str, method: &'static str, delay_secs: Option<i64>) {
+/// The `source` of an accepted signup to `list`: for the status page's table by source only,
+/// never a Prometheus label (see the module documentation).
+pub fn accepted_source(list: &str, source: Option<&str>) {
+    TALLY.add_source(list, source, SourceFigures { signups: 1, confirmations: 0 });
+}
+
+/// A confirmation of a row of `list` whose first signup carried `source`.
+pub fn confirmation(list: &str, method: &'static str, delay_secs: Option<i64>, source: Option<&str>) {
     debug_assert!(CONFIRM_METHODS.contains(&method), "{method} is not in metrics::series::CONFIRM_METHODS");
     TALLY.bump(list, family::CONFIRMATIONS, "");
+    TALLY.add_source(list, source, SourceFigures { signups: 0, confirmations: 1 });
     metrics::counter!(CONFIRMATIONS, "list" => list.to_owned(), "method" => method).increment(1);
     if let Some(delay) = delay_secs {
         #[allow(clippy::cast_precision_loss, reason = "seconds far below 2^52")]

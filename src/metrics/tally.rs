@@ -7,6 +7,12 @@
 //! Keys are bounded by construction: a configured list id (or `none`), a family and a fixed
 //! word. Nothing here knows about time; the worker files what it takes under the hour in which
 //! it takes it.
+//!
+//! Beside them, per list, the accepted signups and the confirmations by `source` (the status
+//! page's table of confirmation rates by source). A source is whatever the form sent, so these
+//! keys are bounded by a rule rather than by construction: at most [`SOURCES_PER_HOUR`] sources
+//! of a list by name, the rest summed under [`OTHER_SOURCES`] (the rollups apply the same rule
+//! to each hour, `storage::rollups::add_source`).
 
 use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
@@ -28,6 +34,42 @@ pub mod family {
     pub const WEBHOOKS: &str = "webhooks";
 }
 
+/// The source key of signups that carried no source.
+pub const NO_SOURCE: &str = "";
+/// The source key that sums the sources past [`SOURCES_PER_HOUR`]. Never a source's name: a
+/// source has no parentheses.
+pub const OTHER_SOURCES: &str = "(other)";
+/// The most sources of one list held by name, in the tally and in each hour's rollups.
+pub const SOURCES_PER_HOUR: usize = 100;
+
+/// Whether `key` names a source, rather than [`NO_SOURCE`] or [`OTHER_SOURCES`].
+pub fn is_named_source(key: &str) -> bool {
+    key != NO_SOURCE && key != OTHER_SOURCES
+}
+
+/// Accepted signups and confirmations of one source (or of several, summed).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SourceFigures {
+    pub signups: i64,
+    pub confirmations: i64,
+}
+
+impl SourceFigures {
+    pub fn add(&mut self, other: Self) {
+        self.signups += other.signups;
+        self.confirmations += other.confirmations;
+    }
+}
+
+/// One source's figures taken from the tally.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceCount {
+    pub list: String,
+    /// A source, [`NO_SOURCE`] or [`OTHER_SOURCES`].
+    pub source: String,
+    pub figures: SourceFigures,
+}
+
 /// One count taken from the tally.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Count {
@@ -42,6 +84,8 @@ pub struct Count {
 #[derive(Debug, Default)]
 pub struct Tally {
     counts: Mutex<BTreeMap<(String, String), i64>>,
+    /// Per list, per source key.
+    sources: Mutex<BTreeMap<String, BTreeMap<String, SourceFigures>>>,
 }
 
 /// The process's tally, which [`super`]'s record functions add to.
@@ -49,7 +93,7 @@ pub static TALLY: Tally = Tally::new();
 
 impl Tally {
     pub const fn new() -> Self {
-        Self { counts: Mutex::new(BTreeMap::new()) }
+        Self { counts: Mutex::new(BTreeMap::new()), sources: Mutex::new(BTreeMap::new()) }
     }
 
     /// Adds one to `family.label` of `list` (`label` empty: the series is `family`).
@@ -72,11 +116,103 @@ impl Tally {
             *counts.entry((list, series)).or_default() += value;
         }
     }
+
+    /// Adds `figures` to `source` of `list` (`None`: the signup carried none); past
+    /// [`SOURCES_PER_HOUR`] named sources of the list, to [`OTHER_SOURCES`].
+    pub fn add_source(&self, list: &str, source: Option<&str>, figures: SourceFigures) {
+        let mut sources = self.sources.lock().unwrap_or_else(PoisonError::into_inner);
+        if !sources.contains_key(list) {
+            sources.insert(list.to_owned(), BTreeMap::new());
+        }
+        let Some(of_list) = sources.get_mut(list) else { return };
+        add_bounded(of_list, source.unwrap_or(NO_SOURCE), figures);
+    }
+
+    /// Takes every source's figures, leaving them empty.
+    pub fn take_sources(&self) -> Vec<SourceCount> {
+        let sources = std::mem::take(&mut *self.sources.lock().unwrap_or_else(PoisonError::into_inner));
+        sources
+            .into_iter()
+            .flat_map(|(list, of_list)| {
+                of_list.into_iter().map(move |(source, figures)| SourceCount { list: list.clone(), source, figures })
+            })
+            .collect()
+    }
+
+    /// Puts back figures that could not be stored, under the same bound.
+    pub fn give_back_sources(&self, taken: Vec<SourceCount>) {
+        let mut sources = self.sources.lock().unwrap_or_else(PoisonError::into_inner);
+        for SourceCount { list, source, figures } in taken {
+            add_bounded(sources.entry(list).or_default(), &source, figures);
+        }
+    }
+}
+
+/// Adds `figures` under `key`, or under [`OTHER_SOURCES`] when `key` is a source not held yet
+/// and [`SOURCES_PER_HOUR`] are. Two map lookups: the named count is the map's size less the
+/// two keys that are not sources.
+fn add_bounded(of_list: &mut BTreeMap<String, SourceFigures>, key: &str, figures: SourceFigures) {
+    if let Some(held) = of_list.get_mut(key) {
+        held.add(figures);
+        return;
+    }
+    let unnamed = usize::from(of_list.contains_key(NO_SOURCE)) + usize::from(of_list.contains_key(OTHER_SOURCES));
+    let key = if is_named_source(key) && of_list.len() - unnamed >= SOURCES_PER_HOUR { OTHER_SOURCES } else { key };
+    of_list.entry(key.to_owned()).or_default().add(figures);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const SIGNUP: SourceFigures = SourceFigures { signups: 1, confirmations: 0 };
+    const CONFIRMATION: SourceFigures = SourceFigures { signups: 0, confirmations: 1 };
+
+    #[test]
+    fn sources_past_the_bound_are_summed_as_other_and_none_is_apart() {
+        // Arrange: the bound's sources on news, then more; signups without a source
+        let tally = Tally::new();
+        for n in 0..SOURCES_PER_HOUR {
+            tally.add_source("news", Some(&format!("s{n:03}")), SIGNUP);
+        }
+        tally.add_source("news", None, SIGNUP);
+        tally.add_source("news", None, CONFIRMATION);
+
+        // Act: 50 new sources, and one that is held already; another list's own
+        for n in 0..50 {
+            tally.add_source("news", Some(&format!("late{n}")), SIGNUP);
+        }
+        tally.add_source("news", Some("s007"), CONFIRMATION);
+        tally.add_source("other", Some("late1"), SIGNUP);
+        let taken = tally.take_sources();
+
+        // Assert
+        let news: Vec<&SourceCount> = taken.iter().filter(|count| count.list == "news").collect();
+        assert_eq!(news.len(), SOURCES_PER_HOUR + 2, "the named sources, none and other");
+        let find = |list: &str, source: &str| {
+            taken.iter().find(|count| count.list == list && count.source == source).map(|count| count.figures)
+        };
+        assert_eq!(find("news", OTHER_SOURCES), Some(SourceFigures { signups: 50, confirmations: 0 }));
+        assert_eq!(find("news", NO_SOURCE), Some(SourceFigures { signups: 1, confirmations: 1 }));
+        assert_eq!(find("news", "s007"), Some(SourceFigures { signups: 1, confirmations: 1 }));
+        assert_eq!(find("news", "late1"), None);
+        assert_eq!(find("other", "late1"), Some(SIGNUP), "each list has its own bound");
+        assert!(tally.take_sources().is_empty());
+
+        // Act + Assert: what is given back keeps the bound, and adds to what came since
+        tally.add_source("news", Some("new"), SIGNUP);
+        tally.give_back_sources(taken);
+        let again = tally.take_sources();
+        assert_eq!(again.iter().filter(|count| count.list == "news").count(), SOURCES_PER_HOUR + 2);
+        let other: i64 = again
+            .iter()
+            .filter(|count| count.list == "news" && count.source == OTHER_SOURCES)
+            .map(|count| count.figures.signups)
+            .sum();
+        assert_eq!(other, 50 + 1, "the source that came first now holds a place, s099 did not fit");
+        let total: i64 = again.iter().map(|count| count.figures.signups).sum();
+        assert_eq!(total, i64::try_from(SOURCES_PER_HOUR).unwrap() + 1 + 50 + 1 + 1, "nothing lost");
+    }
 
     #[test]
     fn counts_add_up_by_list_and_series_and_a_take_empties_the_tally() {

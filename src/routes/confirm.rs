@@ -255,7 +255,7 @@ async fn try_confirm<'a>(
     let confirmed = state.subscriptions().confirm(&hash, method, retyped.as_ref(), network, now).await?;
     for row in &confirmed {
         tracing::info!(list = %row.list_id, method = method.as_str(), "signup confirmed");
-        crate::metrics::confirmation(&row.list_id, method.as_str(), row.delay_secs);
+        crate::metrics::confirmation(&row.list_id, method.as_str(), row.delay_secs, row.source.as_deref());
     }
     if !confirmed.is_empty() {
         return Ok(confirmed_redirect(config, lists.first));

@@ -190,9 +190,9 @@ async fn save(state: &AppState, form: &TokenForm, fields: &[(String, String)]) -
         return Ok(removed_path(claimed_list));
     };
     let method = ConfirmMethod::Preferences.as_str();
-    for list in &saved.confirmed {
+    for (list, source) in &saved.confirmed {
         tracing::info!(list = %list, method, "signup confirmed");
-        crate::metrics::confirmation(list, method, None);
+        crate::metrics::confirmation(list, method, None, source.as_deref());
     }
     for removed in &saved.removed {
         record_removal(removed, RemovalChannel::Manage);

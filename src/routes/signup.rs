@@ -270,9 +270,13 @@ impl<'a> Answer<'a> {
     }
 
     /// The one success answer, identical for every state of the address: "check your inbox",
-    /// or in surge mode a request to press to send (`send`: the signed send token).
-    fn success(&self, send: Option<String>) -> HttpResponse {
+    /// or in surge mode a request to press to send (`send`: the signed send token). Counts the
+    /// signup's `source` for the status page too.
+    fn success(&self, send: Option<String>, source: Option<&Source>) -> HttpResponse {
         self.count("accepted");
+        for list in &self.lists {
+            crate::metrics::accepted_source(list.id.as_ref(), source.map(AsRef::as_ref));
+        }
         match send {
             Some(token) => self.press_to_send(&token),
             None => self.success_answer(),
@@ -623,12 +627,11 @@ pub async fn signup(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
             ListSignup { list_id: list.id.clone(), tags: Tag::join(&allowed), fields }
         })
         .collect();
-    let request = SignupRequest { lists: signups, source, email, client, network };
+    let request = SignupRequest { lists: signups, source: source.clone(), email, client, network };
     match crate::signup::record(&state, request).await {
-        Ok(IntakeOutcome::Accepted) => answer.success(None),
-        Ok(IntakeOutcome::Held { send_id }) => {
-            answer.success(Some(state.keyring.sign_send(lists[0].id.as_ref(), send_id, state.clock.now())))
-        }
+        Ok(IntakeOutcome::Accepted) => answer.success(None, source.as_ref()),
+        Ok(IntakeOutcome::Held { send_id }) => answer
+            .success(Some(state.keyring.sign_send(lists[0].id.as_ref(), send_id, state.clock.now())), source.as_ref()),
         Ok(IntakeOutcome::RateLimited { retry_after_secs }) => {
             answer.refuse(Refusal::RateLimited { retry_after_secs }, typed_email)
         }

@@ -3,7 +3,8 @@
 //! 48 hours by hour or the last 30 days by day.
 //!
 //! Its data are hourly rollups in SQLite (`storage::rollups`), counts only, so the charts
-//! survive restarts. They are written on a tick, never per request: the record functions of
+//! survive restarts; beside them, per list and source, the accepted signups and confirmations
+//! that the table by source sums (bounded to 100 sources an hour by name, kept 31 days). They are written on a tick, never per request: the record functions of
 //! [`crate::metrics`] add each event to an in-memory tally, and the rollup worker
 //! ([`recorder`]) stores the tally and a sample of the queues every few seconds in one
 //! background command of the writer; one last round runs at a clean stop. The hourly cleanup

@@ -1,14 +1,15 @@
 //! `GET /status` on the metrics listener: the page, built from one range read of the rollups.
-//! Per list: signups by outcome, confirmations and the confirmation rate; service-wide: mails
-//! against the hourly budget, the queues, webhook deliveries. Each chart is followed by a table
-//! of the same numbers, the accessible source of truth.
+//! Per list: signups by outcome, confirmations and the confirmation rate, and the confirmation
+//! rate by source over the range (a table only: the sources are words, not a time series);
+//! service-wide: mails against the hourly budget, the queues, webhook deliveries. Each chart is
+//! followed by a table of the same numbers, the accessible source of truth.
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 
 use super::chart::{self, Chart, Frame, Series, Unit};
-use super::view::{Aggregate, Range, rate};
+use super::view::{Aggregate, Range, SourceTable, rate};
 use crate::clock::UnixSeconds;
 use crate::metrics::tally::SERVICE;
 use crate::state::AppState;
@@ -19,6 +20,8 @@ const QUEUES: [&str; 3] = ["intake", "mail", "webhook"];
 /// Mail results, sent first (the one the budget counts).
 const MAIL_RESULTS: [&str; 4] = ["sent", "retry", "failed", "capped"];
 const WEBHOOK_RESULTS: [&str; 3] = ["delivered", "retry", "dropped"];
+/// The sources a list's table names, as `signupd stats` does; the rest are summed.
+pub const TOP_SOURCES: usize = 20;
 
 #[derive(Debug, Template)]
 #[template(path = "pages/status.html")]
@@ -29,6 +32,9 @@ struct StatusPage {
     range_text: &'static str,
     lists: Vec<ListSection>,
     service: ServiceSection,
+    top_sources: usize,
+    sources_per_hour: usize,
+    source_days: i64,
 }
 
 /// A table of numbers: a header row, one row per bucket, a totals row.
@@ -60,6 +66,28 @@ struct ListSection {
     confirmations_chart: Chart,
     rate_chart: Chart,
     confirmations_table: Table,
+    sources: SourcesTable,
+}
+
+/// A list's confirmation rate by source over the range: one row per named source, then the
+/// other sources summed and the signups without a source.
+#[derive(Debug)]
+struct SourcesTable {
+    caption: String,
+    rows: Vec<SourceRow>,
+    /// The sum of every row: accepted signups, confirmations, rate.
+    totals: [String; 3],
+}
+
+#[derive(Debug)]
+struct SourceRow {
+    /// The source, `(other)` or `(none)`: the row's `data-source`, for tests and scripts.
+    key: String,
+    /// What the row's header says.
+    label: String,
+    signups: i64,
+    confirmations: i64,
+    rate: String,
 }
 
 #[derive(Debug)]
@@ -101,6 +129,9 @@ pub async fn status_page(
         .run(move |conn| {
             let mut data = Aggregate::new(range, now);
             rollups::visit_between(conn, first, last, |hour, list, series, value| data.add(hour, list, series, value))?;
+            rollups::visit_sources_between(conn, first, last, |list, source, figures| {
+                data.add_source(list, source, figures)
+            })?;
             Ok::<_, anyhow::Error>(data)
         })
         .await;
@@ -146,6 +177,9 @@ fn build(state: &AppState, data: &Aggregate, now: UnixSeconds) -> StatusPage {
         },
         lists: lists.into_iter().enumerate().map(|(n, (id, name))| list_section(data, &labels, n, id, name)).collect(),
         service: service_section(state, data, &labels),
+        top_sources: TOP_SOURCES,
+        sources_per_hour: crate::metrics::tally::SOURCES_PER_HOUR,
+        source_days: rollups::SOURCE_RETENTION_DAYS,
     }
 }
 
@@ -306,7 +340,9 @@ fn list_section(data: &Aggregate, labels: &Labels, index: usize, id: String, nam
         &columns,
         Some(totals),
     );
+    let sources = sources_table(&id, &data.sources(&id, TOP_SOURCES));
     ListSection {
+        sources,
         id,
         name,
         accepted,
@@ -321,6 +357,37 @@ fn list_section(data: &Aggregate, labels: &Labels, index: usize, id: String, nam
         confirmations_chart,
         rate_chart,
         confirmations_table,
+    }
+}
+
+fn sources_table(id: &str, table: &SourceTable) -> SourcesTable {
+    let row = |key: &str, label: String, figures: crate::metrics::tally::SourceFigures| SourceRow {
+        key: key.to_owned(),
+        label,
+        signups: figures.signups,
+        confirmations: figures.confirmations,
+        rate: percent(rate(figures.confirmations, figures.signups)),
+    };
+    let mut rows: Vec<SourceRow> =
+        table.named.iter().map(|(source, figures)| row(source, source.clone(), *figures)).collect();
+    if let Some(other) = &table.other {
+        let label = match (other.named, other.beyond_the_bound) {
+            (0, _) => "Other sources (past the hourly bound)".to_owned(),
+            (1, false) => "1 other source".to_owned(),
+            (n, false) => format!("{n} other sources"),
+            (n, true) => format!("{n} other sources, and those past the hourly bound"),
+        };
+        rows.push(row("(other)", label, other.figures));
+    }
+    if let Some(none) = table.none {
+        rows.push(row("(none)", "No source".to_owned(), none));
+    }
+    let signups: i64 = rows.iter().map(|row| row.signups).sum();
+    let confirmations: i64 = rows.iter().map(|row| row.confirmations).sum();
+    SourcesTable {
+        caption: format!("Confirmation rate of {id} by source, summed over the range"),
+        rows,
+        totals: [signups.to_string(), confirmations.to_string(), percent(rate(confirmations, signups))],
     }
 }
 

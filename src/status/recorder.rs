@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use crate::background::{Round, Shutdown, Worker};
 use crate::clock::Clock;
-use crate::metrics::tally::{Count, SERVICE, TALLY, Tally};
+use crate::metrics::tally::{Count, SERVICE, SourceCount, TALLY, Tally};
 use crate::state::AppState;
 use crate::storage::{Batch, Command, Db, Writer, figures, rollups};
 
@@ -67,12 +67,14 @@ impl Recorder {
             .filter(|(series, value)| *value > self.stored.1.get(series).copied().unwrap_or(0))
             .collect();
         let counts = self.tally.take();
-        if counts.is_empty() && gauges.is_empty() {
+        let sources = self.tally.take_sources();
+        if counts.is_empty() && sources.is_empty() && gauges.is_empty() {
             return Ok(false);
         }
-        let command = StoreRollups { hour, counts: counts.clone(), gauges: gauges.clone() };
+        let command = StoreRollups { hour, counts: counts.clone(), sources: sources.clone(), gauges: gauges.clone() };
         if let Err(error) = self.writer.execute(command).await {
             self.tally.give_back(counts);
+            self.tally.give_back_sources(sources);
             return Err(anyhow::Error::new(error).context("cannot store the status page's rollups"));
         }
         self.stored.1.extend(gauges);
@@ -99,6 +101,8 @@ impl Worker for Recorder {
 struct StoreRollups {
     hour: i64,
     counts: Vec<Count>,
+    /// Accepted signups and confirmations by source.
+    sources: Vec<SourceCount>,
     /// Service-wide gauges, each above what the hour holds.
     gauges: Vec<(String, i64)>,
 }
@@ -113,6 +117,9 @@ impl Command for StoreRollups {
         for count in &self.counts {
             rollups::add(conn, self.hour, &count.list, &count.series, count.value)?;
         }
+        for count in &self.sources {
+            rollups::add_source(conn, self.hour, &count.list, &count.source, count.figures)?;
+        }
         for (series, value) in &self.gauges {
             rollups::raise(conn, self.hour, SERVICE, series, *value)?;
         }
@@ -124,7 +131,7 @@ impl Command for StoreRollups {
 mod tests {
     use super::*;
     use crate::clock::ManualClock;
-    use crate::metrics::tally::family;
+    use crate::metrics::tally::{SourceFigures, family};
 
     /// 2026-12-02T09:20:00Z.
     const NOW: i64 = 1_796_203_200;
@@ -178,6 +185,17 @@ mod tests {
             (hour, "news".to_owned(), "signups.accepted".to_owned(), 2),
         ];
         assert_eq!(stored(&path), expected);
+
+        // Act + Assert: a source's figures alone are a round's write, under the hour
+        OWN.add_source("news", Some("footer"), SourceFigures { signups: 1, confirmations: 0 });
+        assert!(recorder.record().await.unwrap());
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let mut sources = Vec::new();
+        rollups::visit_sources_between(&conn, hour, hour, |list, source, figures| {
+            sources.push((list.to_owned(), source.to_owned(), figures.signups))
+        })
+        .unwrap();
+        assert_eq!(sources, [("news".to_owned(), "footer".to_owned(), 1)]);
 
         // Act + Assert: the same depth again is not written; the older item raises its gauge
         clock.advance(Duration::from_secs(30));

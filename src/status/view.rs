@@ -1,10 +1,12 @@
 //! What the status page shows, before any drawing: the range asked for, its buckets (hours or
 //! days, UTC), and every stored series summed into them — counts added up, gauges (the
-//! `queue.*` series) as their largest hour.
+//! `queue.*` series) as their largest hour. And per list, each source's accepted signups and
+//! confirmations summed over the whole range, for the table by source ([`SourceTable`]).
 
 use std::collections::BTreeMap;
 
 use crate::clock::UnixSeconds;
+use crate::metrics::tally::{NO_SOURCE, OTHER_SOURCES, SourceFigures, is_named_source};
 use crate::storage::rollups::{GAUGE_PREFIX, HOUR, Rollup, hour_of};
 
 /// The two views of the page.
@@ -71,6 +73,31 @@ pub struct Aggregate {
     last: i64,
     /// Per list (`""`: service-wide), per series, one value per bucket.
     series: BTreeMap<String, BTreeMap<String, Vec<i64>>>,
+    /// Per list, per source key, over the whole range.
+    sources: BTreeMap<String, BTreeMap<String, SourceFigures>>,
+}
+
+/// A list's sources over a range, as the page shows them: like `signupd stats`, the largest
+/// by name, the rest summed, the signups without a source apart.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SourceTable {
+    /// At most the `top` asked for, most accepted signups first (ties by name).
+    pub named: Vec<(String, SourceFigures)>,
+    /// The named sources past `top`, and those the hours summed as [`OTHER_SOURCES`] (past
+    /// their bound); `None` when there are none.
+    pub other: Option<OtherSources>,
+    /// Signups without a source, and confirmations of rows without one.
+    pub none: Option<SourceFigures>,
+}
+
+/// What a [`SourceTable`] sums as other sources.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OtherSources {
+    /// How many sources by name are summed here.
+    pub named: usize,
+    /// Whether some hours summed sources past their bound too, which have no name left.
+    pub beyond_the_bound: bool,
+    pub figures: SourceFigures,
 }
 
 /// Whether a series is a gauge (its hour holds the largest sample, and a day its largest hour)
@@ -93,7 +120,42 @@ impl Aggregate {
     pub fn new(range: Range, now: UnixSeconds) -> Self {
         let first = range.first_hour(now);
         let starts = (0..range.buckets()).map(|index| first + index * range.bucket_hours()).collect();
-        Self { range, starts, last: hour_of(now), series: BTreeMap::new() }
+        Self { range, starts, last: hour_of(now), series: BTreeMap::new(), sources: BTreeMap::new() }
+    }
+
+    /// Adds one stored hour of a source of `list`; the caller reads only the range's hours.
+    pub fn add_source(&mut self, list: &str, source: &str, figures: SourceFigures) {
+        if !self.sources.contains_key(list) {
+            self.sources.insert(list.to_owned(), BTreeMap::new());
+        }
+        let Some(of_list) = self.sources.get_mut(list) else { return };
+        match of_list.get_mut(source) {
+            Some(held) => held.add(figures),
+            None => {
+                of_list.insert(source.to_owned(), figures);
+            }
+        }
+    }
+
+    /// The sources of `list` over the range: the `top` largest by name, the rest summed.
+    pub fn sources(&self, list: &str, top: usize) -> SourceTable {
+        let Some(of_list) = self.sources.get(list) else { return SourceTable::default() };
+        let mut named: Vec<(String, SourceFigures)> = of_list
+            .iter()
+            .filter(|(source, _)| is_named_source(source))
+            .map(|(source, figures)| (source.clone(), *figures))
+            .collect();
+        named.sort_by(|(a, x), (b, y)| y.signups.cmp(&x.signups).then_with(|| a.cmp(b)));
+        let rest = named.split_off(top.min(named.len()));
+        let beyond = of_list.get(OTHER_SOURCES).copied();
+        let other = (!rest.is_empty() || beyond.is_some()).then(|| {
+            let mut figures = beyond.unwrap_or_default();
+            for (_, each) in &rest {
+                figures.add(*each);
+            }
+            OtherSources { named: rest.len(), beyond_the_bound: beyond.is_some(), figures }
+        });
+        SourceTable { named, other, none: of_list.get(NO_SOURCE).copied() }
     }
 
     /// Adds one stored hour: a count to its bucket's sum, a gauge to its bucket's maximum. An
@@ -211,6 +273,32 @@ mod tests {
         assert_eq!(hours.starts[47], hour_of(NOW));
         assert_eq!(hours.values("news", "confirmations").iter().sum::<i64>(), 1);
         assert_eq!(Range::Hours48.hours(NOW), (hour_of(NOW) - 47, hour_of(NOW)));
+    }
+
+    #[test]
+    fn sources_are_summed_over_the_range_the_largest_first_the_rest_as_other() {
+        // Arrange: hours of news by source, with an hour past its bound and signups without one
+        let mut data = Aggregate::new(Range::Days30, NOW);
+        let figures = |signups, confirmations| SourceFigures { signups, confirmations };
+        for (source, signups, confirmations) in
+            [("footer", 4, 2), ("blog", 4, 1), ("footer", 1, 1), ("ads", 9, 0), ("zine", 1, 0), ("", 2, 1)]
+        {
+            data.add_source("news", source, figures(signups, confirmations));
+        }
+        data.add_source("news", OTHER_SOURCES, figures(3, 1));
+
+        // Act
+        let table = data.sources("news", 2);
+
+        // Assert: by signups, a tie by name; blog and zine summed with the unnamed overflow
+        assert_eq!(table.named, [("ads".to_owned(), figures(9, 0)), ("footer".to_owned(), figures(5, 3))]);
+        assert_eq!(table.other, Some(OtherSources { named: 2, beyond_the_bound: true, figures: figures(8, 2) }));
+        assert_eq!(table.none, Some(figures(2, 1)));
+        let all = data.sources("news", 20);
+        assert_eq!(all.named.len(), 4);
+        assert_eq!(all.named[1].0, "footer", "5 signups before blog's 4");
+        assert_eq!(all.other.map(|other| other.named), Some(0), "only the overflow is left over");
+        assert_eq!(data.sources("other", 20), SourceTable::default());
     }
 
     #[test]

@@ -19,6 +19,7 @@ const MIGRATION_SLICE: &[M<'_>] = &[
     M::up(include_str!("migrations/0011_relay_events.sql")),
     M::up(include_str!("migrations/0012_audit_log.sql")),
     M::up(include_str!("migrations/0013_fields.sql")),
+    M::up(include_str!("migrations/0014_source_rollups.sql")),
 ];
 
 pub const MIGRATIONS: Migrations<'_> = Migrations::from_slice(MIGRATION_SLICE);
@@ -118,6 +119,7 @@ mod tests {
                 "send_refs",
                 "service_runs",
                 "sink_leases",
+                "source_rollups",
                 "subscribers",
                 "suppressions",
                 "webhook_deliveries",
@@ -220,6 +222,28 @@ mod tests {
             conn.query_row("SELECT email, fields FROM intake", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
         assert_eq!(waiting, ("bob@example.com".into(), None));
         conn.execute("UPDATE subscribers SET fields = '{\"first_name\":\"Ann\"}' WHERE id = 'a'", []).unwrap();
+    }
+
+    #[test]
+    fn version_14_adds_the_source_rollups_beside_the_rollups_of_version_13() {
+        // Arrange: at version 13, an hour of rollups
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = Connection::open(dir.path().join("db.sqlite3")).unwrap();
+        MIGRATIONS.to_version(&mut conn, 13).unwrap();
+        conn.execute("INSERT INTO rollups (hour, list, series, value) VALUES (10, 'news', 'confirmations', 3)", [])
+            .unwrap();
+        let absent = conn.execute("INSERT INTO source_rollups VALUES (10, 'news', 'footer', 1, 0)", []);
+        assert!(absent.is_err(), "version 13 has no source rollups");
+
+        // Act
+        assert_eq!(migrate(&mut conn).unwrap(), LATEST_VERSION - 13);
+
+        // Assert: the rollups are kept; a source's hour is one row, its counts integers only
+        let kept: i64 = conn.query_row("SELECT value FROM rollups WHERE hour = 10", [], |r| r.get(0)).unwrap();
+        assert_eq!(kept, 3);
+        conn.execute("INSERT INTO source_rollups VALUES (10, 'news', 'footer', 1, 0)", []).unwrap();
+        assert!(conn.execute("INSERT INTO source_rollups VALUES (10, 'news', 'footer', 1, 0)", []).is_err());
+        assert!(conn.execute("INSERT INTO source_rollups VALUES (10, 'news', 'x', 'many', 0)", []).is_err());
     }
 
     #[test]

@@ -1,10 +1,17 @@
 //! The `rollups` table: the status page's hourly counts (`crate::status`). One row per clock
 //! hour (Unix seconds ÷ 3600), list and series; counters are added to, gauges keep the hour's
 //! maximum. Counts only: a list id (or `''` for the service-wide series) and a fixed word.
+//!
+//! Beside it, `source_rollups`: per hour, list and source, the accepted signups and the
+//! confirmations, for the page's confirmation rate by source. An hour of a list keeps at most
+//! [`SOURCES_PER_HOUR`] sources by name and sums the rest under [`OTHER_SOURCES`], so a flood of
+//! made-up sources adds at most that many rows an hour; they are kept
+//! [`SOURCE_RETENTION_DAYS`].
 
 use rusqlite::{Connection, params};
 
 use crate::clock::UnixSeconds;
+use crate::metrics::tally::{NO_SOURCE, OTHER_SOURCES, SOURCES_PER_HOUR, SourceFigures};
 
 /// Seconds in an hour: a rollup's `hour` is a Unix time divided by this.
 pub const HOUR: i64 = 3600;
@@ -90,9 +97,117 @@ pub fn delete_before(conn: &Connection, hour: i64) -> rusqlite::Result<usize> {
     conn.prepare_cached("DELETE FROM rollups WHERE hour < ?1")?.execute([hour])
 }
 
+/// How long the source rollups are kept: the page's longest range (30 days, from midnight)
+/// and a day. Shorter than [`RETENTION_DAYS`] because their rows are bounded by a rule
+/// ([`SOURCES_PER_HOUR`]), not by the configuration: at most 31 × 24 × 102 rows a list.
+pub const SOURCE_RETENTION_DAYS: i64 = 31;
+
+/// Adds `figures` to `source` of `list` in `hour` (`source`: a source, [`NO_SOURCE`] or
+/// [`OTHER_SOURCES`]). A source the hour does not hold yet goes to [`OTHER_SOURCES`] once the
+/// hour holds [`SOURCES_PER_HOUR`] of the list by name. One statement, in the writer: nothing
+/// else writes between its count and its insert.
+pub fn add_source(
+    conn: &Connection,
+    hour: i64,
+    list: &str,
+    source: &str,
+    figures: SourceFigures,
+) -> rusqlite::Result<()> {
+    let bound = i64::try_from(SOURCES_PER_HOUR).unwrap_or(i64::MAX);
+    conn.prepare_cached(
+        "INSERT INTO source_rollups (hour, list, source, signups, confirmations)
+         SELECT ?1, ?2,
+                CASE WHEN ?3 IN (?6, ?7)
+                       OR EXISTS (SELECT 1 FROM source_rollups WHERE hour = ?1 AND list = ?2 AND source = ?3)
+                       OR (SELECT count(*) FROM source_rollups
+                           WHERE hour = ?1 AND list = ?2 AND source NOT IN (?6, ?7)) < ?8
+                     THEN ?3 ELSE ?7 END,
+                ?4, ?5
+         WHERE true
+         ON CONFLICT (hour, list, source) DO UPDATE
+         SET signups = signups + excluded.signups, confirmations = confirmations + excluded.confirmations",
+    )?
+    .execute(params![
+        hour,
+        list,
+        source,
+        figures.signups,
+        figures.confirmations,
+        NO_SOURCE,
+        OTHER_SOURCES,
+        bound
+    ])?;
+    Ok(())
+}
+
+/// Calls `visit(list, source, figures)` for every source's hour from hour `first` to hour
+/// `last`, both included: a range scan of the primary key.
+pub fn visit_sources_between(
+    conn: &Connection,
+    first: i64,
+    last: i64,
+    mut visit: impl FnMut(&str, &str, SourceFigures),
+) -> rusqlite::Result<()> {
+    let mut statement = conn.prepare_cached(
+        "SELECT list, source, signups, confirmations FROM source_rollups WHERE hour >= ?1 AND hour <= ?2",
+    )?;
+    let mut rows = statement.query(params![first, last])?;
+    while let Some(row) = rows.next()? {
+        let text = |index: usize| row.get_ref(index).and_then(|value| Ok(value.as_str()?));
+        visit(text(0)?, text(1)?, SourceFigures { signups: row.get(2)?, confirmations: row.get(3)? });
+    }
+    Ok(())
+}
+
+/// Deletes the source rollups of hours before `hour`; returns how many went.
+pub fn delete_sources_before(conn: &Connection, hour: i64) -> rusqlite::Result<usize> {
+    conn.prepare_cached("DELETE FROM source_rollups WHERE hour < ?1")?.execute([hour])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_hour_keeps_the_bound_of_sources_by_name_and_sums_the_rest_as_other() {
+        // Arrange: an hour of news that holds the bound's sources by name, and none
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = Connection::open(dir.path().join("db.sqlite3")).unwrap();
+        crate::storage::migrations::migrate(&mut conn).unwrap();
+        let signup = SourceFigures { signups: 1, confirmations: 0 };
+        for n in 0..SOURCES_PER_HOUR {
+            add_source(&conn, 10, "news", &format!("s{n:03}"), signup).unwrap();
+        }
+        add_source(&conn, 10, "news", NO_SOURCE, signup).unwrap();
+
+        // Act: sources the hour does not hold, one it holds, the next hour, another list
+        for n in 0..30 {
+            add_source(&conn, 10, "news", &format!("late{n}"), signup).unwrap();
+        }
+        add_source(&conn, 10, "news", "s042", SourceFigures { signups: 2, confirmations: 1 }).unwrap();
+        add_source(&conn, 10, "news", OTHER_SOURCES, SourceFigures { signups: 5, confirmations: 0 }).unwrap();
+        add_source(&conn, 11, "news", "late0", signup).unwrap();
+        add_source(&conn, 10, "other", "late0", signup).unwrap();
+
+        // Assert
+        let mut hour = std::collections::BTreeMap::new();
+        visit_sources_between(&conn, 10, 10, |list, source, figures| {
+            hour.insert((list.to_owned(), source.to_owned()), figures);
+        })
+        .unwrap();
+        let of_news = hour.keys().filter(|(list, _)| list == "news").count();
+        assert_eq!(of_news, SOURCES_PER_HOUR + 2, "the named sources, none and other");
+        let news = |source: &str| hour.get(&("news".to_owned(), source.to_owned())).copied();
+        assert_eq!(news(OTHER_SOURCES), Some(SourceFigures { signups: 35, confirmations: 0 }));
+        assert_eq!(news("s042"), Some(SourceFigures { signups: 3, confirmations: 1 }));
+        assert_eq!(news("late0"), None, "past the bound");
+        assert_eq!(news(NO_SOURCE), Some(signup));
+        assert_eq!(hour.get(&("other".to_owned(), "late0".to_owned())), Some(&signup), "a list of its own");
+        let mut next = Vec::new();
+        visit_sources_between(&conn, 11, 11, |list, source, _| next.push(format!("{list}/{source}"))).unwrap();
+        assert_eq!(next, ["news/late0"], "a new hour, a new bound");
+        assert_eq!(delete_sources_before(&conn, 11).unwrap(), of_news + 1);
+    }
 
     #[test]
     fn counters_add_up_gauges_keep_the_maximum_and_a_range_reads_only_its_hours() {

@@ -365,6 +365,8 @@ pub struct JustConfirmed {
     pub list_id: String,
     /// Seconds from the confirmation mail to the click.
     pub delay_secs: Option<i64>,
+    /// The first signup's attribution, for the status page's rate by source.
+    pub source: Option<String>,
 }
 
 /// The one atomic transition pending → confirmed (`docs/http-api.md`) of every live row the
@@ -384,10 +386,10 @@ pub fn confirm(
              confirm_delay_secs = ?2 - confirmation_sent_at
          WHERE status = 'pending' AND confirm_hash = ?1 AND confirm_expires_at >= ?2
            AND (?4 IS NULL OR email = ?4)
-         RETURNING id, list_id, confirm_delay_secs",
+         RETURNING id, list_id, confirm_delay_secs, source",
     )?
     .query_map(params![hash, now, method, retyped_email], |row| {
-        Ok(JustConfirmed { id: row.get(0)?, list_id: row.get(1)?, delay_secs: row.get(2)? })
+        Ok(JustConfirmed { id: row.get(0)?, list_id: row.get(1)?, delay_secs: row.get(2)?, source: row.get(3)? })
     })?
     .collect::<rusqlite::Result<Vec<_>>>()
     .map(|mut rows| {

@@ -237,3 +237,136 @@ async fn status_is_only_on_the_metrics_listener_with_the_pages_csp_charts_tables
     }
     assert_eq!(app.client.get(app.url("/static/status.css")).send().await.unwrap().status(), 404, "not public");
 }
+
+// ---------------------------------------------------------------------------------------------
+// The confirmation rate by source
+
+/// The rows of a list's table by source: `data-source` → its cells (signups, confirmations,
+/// rate), with `(total)` for the totals row.
+fn source_rows(page: &str, list: &str) -> BTreeMap<String, Vec<String>> {
+    let start = page.find(&format!("id=\"list-{list}\"")).unwrap_or_else(|| panic!("no section for {list}"));
+    let section = &page[start..];
+    let section = &section[..section.find("</section>").expect("the section ends")];
+    let mut rows = BTreeMap::new();
+    for row in section.split("<tr data-source=\"").skip(1) {
+        let (key, rest) = row.split_once("\">").unwrap();
+        let rest = &rest[..rest.find("</tr>").unwrap()];
+        let cells = rest.split("<td>").skip(1).map(|cell| cell[..cell.find("</td>").unwrap()].to_owned()).collect();
+        rows.insert(key.to_owned(), cells);
+    }
+    rows
+}
+
+/// The source rollups: (hour, list, source) → (signups, confirmations).
+fn source_rollups(database: &Path) -> BTreeMap<(i64, String, String), (i64, i64)> {
+    let conn = read_only(database);
+    let mut statement = conn.prepare("SELECT hour, list, source, signups, confirmations FROM source_rollups").unwrap();
+    statement
+        .query_map([], |row| Ok(((row.get(0)?, row.get(1)?, row.get(2)?), (row.get(3)?, row.get(4)?))))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rate_by_source_counts_real_traffic_and_a_flood_of_made_up_sources_stays_bounded() {
+    // Arrange: one list behind a trusted proxy, the metrics listener, every mail sent at once
+    let dir = tempfile::tempdir().unwrap();
+    let extra = "[server]\nmetrics_listen = \"127.0.0.1:0\"\ntrusted_proxies = [\"127.0.0.1/32\"]\n\
+                 client_ip_header = \"CF-Connecting-IP\"\n[[lists]]\nid = \"news\"\n";
+    let config = config(dir.path(), 1000, extra);
+    let served = serve(&config);
+    let server = Server { dir, config, served };
+    let mail_dir = server.dir.path().join("data/mail");
+    let sign_up = |email: String, source: Option<String>, client_ip: String| {
+        let url = server.served.url("/api/signup");
+        async move {
+            let mut fields = vec![("email", email), ("consent", "yes".to_owned()), ("list", "news".to_owned())];
+            if let Some(source) = source {
+                fields.push(("source", source));
+            }
+            let response = client().post(url).header("CF-Connecting-IP", client_ip).form(&fields).send().await.unwrap();
+            response.status().as_u16()
+        }
+    };
+
+    // Act: footer three times (two confirm), blog once, once without a source (confirms)
+    let known = [("a", Some("footer")), ("b", Some("footer")), ("c", Some("footer")), ("d", Some("blog")), ("e", None)];
+    for (n, (name, source)) in known.iter().enumerate() {
+        let status = sign_up(format!("{name}@example.com"), source.map(str::to_owned), format!("198.51.100.{n}")).await;
+        assert_eq!(status, 303, "{name}");
+    }
+    for name in ["a", "b", "e"] {
+        let address = format!("{name}@example.com");
+        let token =
+            eventually("the confirmation mail", || tokens_by_recipient(&mail_dir).remove(&address)?.confirm).await;
+        let confirmed =
+            client().post(server.served.url("/api/confirm")).form(&[("token", token.as_str())]).send().await.unwrap();
+        assert_eq!(confirmed.status(), 303, "{name} confirms");
+    }
+
+    // Act: a flood of 130 made-up sources from 130 networks, 16 at a time, with the rollup
+    // worker storing on its tick while it runs
+    const FLOOD: usize = 130;
+    for wave in (0..FLOOD).collect::<Vec<_>>().chunks(16) {
+        let requests = wave.iter().map(|&n| {
+            sign_up(
+                format!("victim{n}@example.org"),
+                Some(format!("made-up-{n:03}")),
+                format!("10.{}.{}.7", n / 200, n % 200),
+            )
+        });
+        for status in futures_util::future::join_all(requests).await {
+            assert_eq!(status, 303);
+        }
+    }
+
+    // Assert: every signup and confirmation reached the rollups, nothing lost between ticks
+    let total = i64::try_from(FLOOD + known.len()).unwrap();
+    let stored = eventually("every source's figures stored", || {
+        let found = source_rollups(&server.database());
+        let signups: i64 = found.values().map(|figures| figures.0).sum();
+        let confirmations: i64 = found.values().map(|figures| figures.1).sum();
+        (signups == total && confirmations == 3).then_some(found)
+    })
+    .await;
+
+    // Assert: each hour holds at most 100 sources by name, plus none and other
+    let mut per_hour: BTreeMap<i64, usize> = BTreeMap::new();
+    for (hour, list, _) in stored.keys() {
+        assert_eq!(list, "news");
+        *per_hour.entry(*hour).or_default() += 1;
+    }
+    assert!(per_hour.values().all(|rows| *rows <= 102), "bounded per hour: {per_hour:?}");
+    let other: i64 = stored.iter().filter(|((_, _, source), _)| source == "(other)").map(|(_, f)| f.0).sum();
+    if per_hour.len() == 1 {
+        // 2 named sources of the real traffic and 130 made up: 32 past the bound of 100.
+        assert_eq!(other, 32, "{per_hour:?}");
+    }
+    assert!(
+        stored.keys().all(|(_, _, source)| !source.contains('@') && !source.contains("10.")),
+        "no address or IP in the source rollups"
+    );
+
+    // Assert: the page's table: the real sources with their rates, 20 named in all, the rest
+    // summed, no source apart, and the totals the list's accepted signups and confirmations
+    let page = status_page(server.metrics_port(), "").await;
+    let rows = source_rows(&page, "news");
+    assert_eq!(rows["footer"], ["3", "2", "67%"], "{rows:?}");
+    assert_eq!(rows["(none)"], ["1", "1", "100%"], "{rows:?}");
+    let named: Vec<&String> = rows.keys().filter(|key| !key.starts_with('(')).collect();
+    assert_eq!(named.len(), 20, "the 20 largest by name: {named:?}");
+    assert_eq!(named[0], "blog", "ties of one signup go by name, and blog sorts before made-up-…");
+    let shown: i64 = rows
+        .iter()
+        .filter(|(key, _)| key.as_str() != "(total)")
+        .map(|(_, cells)| cells[0].parse::<i64>().unwrap())
+        .sum();
+    assert_eq!(shown, total, "every signup in one row of the table");
+    // footer's 3 and 19 sources of one signup by name, 1 without a source: the rest summed.
+    assert_eq!(rows["(other)"][0], (total - 3 - 19 - 1).to_string(), "the rest, summed");
+    assert_eq!(rows["(total)"][..2], [total.to_string(), "3".to_owned()]);
+    assert_eq!(list_totals(&page, "news")["signups.accepted"], total.to_string(), "the list's own figure");
+    assert!(!page.contains("victim"), "no address on the page");
+    server.served.stop().await;
+}
