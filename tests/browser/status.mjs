@@ -43,8 +43,9 @@ function total(html, list, series) {
 // Real traffic; returns what the page must show once stored.
 async function traffic(server) {
   const { base, mailDir } = server;
-  for (const email of ['ann@example.com', 'bob@example.com', 'cat@example.com']) {
-    check((await postSignup(base, { email, consent: 'yes', list: 'news' })) === 303, `status: signup of ${email} accepted`);
+  // ann and bob from the footer form, cat without a source.
+  for (const [email, source] of [['ann@example.com', 'footer'], ['bob@example.com', 'footer'], ['cat@example.com', '']]) {
+    check((await postSignup(base, { email, consent: 'yes', list: 'news', source })) === 303, `status: signup of ${email} accepted`);
   }
   check((await postSignup(base, { email: 'dan@example.com', consent: 'yes', list: 'club' })) === 303, 'status: signup on club accepted');
   check((await postSignup(base, { email: 'not-an-address', consent: 'yes', list: 'news' })) === 400, 'status: an invalid address refused');
@@ -88,7 +89,19 @@ async function checkWithoutJavaScript(browser, server, expected) {
     );
     check(names.length === 10 && names.every((name) => name.trim().length > 20), `${where}: ${names.length} charts (three per list, four service-wide), each with a title and a description`);
     const tables = await page.locator('table').count();
-    check(tables === 7, `${where}: ${tables} tables of numbers (two per list, three service-wide)`);
+    check(tables === 9, `${where}: ${tables} tables (two of numbers and one by source per list, three service-wide)`);
+    // The table by source: footer's two signups with ann's confirmation, the rest without one.
+    const sourceRow = async (key) =>
+      page.locator(`#list-news tr[data-source="${key}"]`).evaluateAll((rows) => rows.map((row) => row.innerText.split('\t').join(' | ')));
+    const footer = await sourceRow('footer');
+    check(footer.length === 1 && footer[0] === 'footer | 2 | 1 | 50%', `${where}: news by source, footer 2 signups, 1 confirmation, 50%`, JSON.stringify(footer));
+    const none = await sourceRow('(none)');
+    const unsourced = String(Number(expected.accepted) - 2);
+    check(none.length === 1 && none[0].startsWith(`No source | ${unsourced} | 0 |`), `${where}: news by source, ${unsourced} without a source`, JSON.stringify(none));
+    const totals = await sourceRow('(total)');
+    check(totals.length === 1 && totals[0].startsWith(`Total | ${expected.accepted} | 1 |`), `${where}: news by source, the totals are the list's`, JSON.stringify(totals));
+    const header = await page.locator('#list-news table.sources th[scope="col"]').allInnerTexts();
+    check(header.join(',') === 'Source,Accepted signups,Confirmations,Confirmation rate', `${where}: the table by source has its column headers`, header.join(','));
     check(total(html, 'news', 'signups.accepted') === expected.accepted, `${where}: news accepted ${expected.accepted}`, total(html, 'news', 'signups.accepted'));
     check(total(html, 'news', 'signups.rate_limited') === expected.limited, `${where}: news rate_limited ${expected.limited}`);
     check(total(html, 'news', 'confirmations') === '1', `${where}: news confirmations 1`);
