@@ -18,8 +18,12 @@
 // for signups never pressed, and axe on the page in both schemes at both widths, screenshots
 // surge-*.png. Then the admin page (admin.mjs): signed in through the browser's Basic prompt
 // with JavaScript off, search, re-send and removal, a forged post from another origin refused,
-// axe in both schemes at both widths, screenshots admin-*.png. No mocks (a control in confirmed-url.mjs
-// rewrites one header to show its check can fail), no fixed sleeps.
+// axe in both schemes at both widths, screenshots admin-*.png. Then a list's form fields
+// (fields.mjs): a required text field, an optional select and a hidden campaign on the hosted
+// form with JavaScript off, refused and kept, by keyboard only, too long or not an option, the
+// values on the preference page, axe on the form, its field error, the preference and privacy
+// pages in both schemes at both widths, screenshots fields-*.png. No mocks (a control in
+// confirmed-url.mjs rewrites one header to show its check can fail), no fixed sleeps.
 // Run by .ci/browser (it installs Chromium, runs npm ci and builds the binary). Prints one line
 // per check and exits 1 at the first failed check (the axe matrix lists all its violations
 // first). SIGNUPD_BROWSER_KEEP=1 keeps the temp folder (configs, data, mail, server logs); it is
@@ -40,6 +44,7 @@ import { checkPage, describe, focused, navigateBy, startFromTop } from './lib/pa
 import { servers, startServer } from './lib/server.mjs';
 import { adminFlow } from './admin.mjs';
 import { confirmedUrlFlow } from './confirmed-url.mjs';
+import { fieldsFlow } from './fields.mjs';
 import { MULTI_LISTS, multiListFlow } from './multilist.mjs';
 import { preferencesFlow } from './preferences.mjs';
 import { statusFlow } from './status.mjs';
@@ -330,6 +335,9 @@ async function main() {
 
   // ---- the admin page on the metrics listener: JavaScript off, a forged post, and axe on it
   await adminFlow(browser, binary, tmp, shotDir);
+
+  // ---- a list's form fields: JavaScript off, keyboard only, refusals, and axe on the pages
+  await fieldsFlow(browser, binary, tmp, shotDir);
 
   await browser.close();
   browser = undefined;

@@ -25,9 +25,13 @@ function freePort() {
   });
 }
 
-// Lines of TOML for one [[lists]] table from a plain object (strings and booleans).
+// Lines of TOML for one [[lists]] table from a plain object (strings, numbers, booleans and
+// arrays of strings); `fields`, an array of plain objects, becomes the list's [[lists.fields]]
+// tables, after its own keys.
 function listToml(list) {
-  return ['[[lists]]', ...Object.entries(list).map(([key, value]) => `${key} = ${JSON.stringify(value)}`)];
+  const { fields = [], ...keys } = list;
+  const pairs = (object) => Object.entries(object).map(([key, value]) => `${key} = ${JSON.stringify(value)}`);
+  return ['[[lists]]', ...pairs(keys), ...fields.flatMap((field) => ['[[lists.fields]]', ...pairs(field)])];
 }
 
 // Starts `binary serve` for `lists` (objects of [[lists]] keys) under `dir`, waits for
