@@ -19,13 +19,14 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 export DEBIAN_FRONTEND=noninteractive
 
 CACHE=/var/cache/signupd-ci
-ROOTFS_TAR=$CACHE/debian-bookworm.tar
 DEBIAN_IMAGE=docker.io/library/debian:bookworm-slim
 # The toolchain the Dockerfile's ARG RUST_VERSION names (Cargo.toml's rust-version).
 RUST_VERSION=$(sed -n 's/^ARG RUST_VERSION=//p' Dockerfile)
 RUST_IMAGE=docker.io/library/rust:${RUST_VERSION}-bookworm
-# Bump when a recipe below changes: images with another value are remade.
-RECIPE=3
+# Bump when a recipe below changes: images with another value are remade, from a root file
+# system made by this recipe (the cached tar is named by it, so an older recipe's is never reused).
+RECIPE=4
+ROOTFS_TAR=$CACHE/debian-bookworm-recipe$RECIPE.tar
 BUILD_PACKAGES=(gcc libc6-dev make pkg-config ca-certificates)
 
 install_tools() {

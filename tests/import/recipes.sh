@@ -10,7 +10,7 @@
 # Needs jq and csvkit (csvcut, csvjson); .ci/run installs them.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-signupd=${SIGNUPD:-$root/target/debug/signupd}
+signupd=${SIGNUPD:-${CARGO_TARGET_DIR:-$root/target}/debug/signupd}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

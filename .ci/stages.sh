@@ -1,0 +1,86 @@
+# Sourced by .ci/run: runs each stage timed, starts the long builds in the background, and prints
+# a table of every stage's wall time when the run ends, pass or fail, so a slow or failing stage
+# is named in the log.
+#
+#   stage NAME COMMAND...        runs COMMAND in the foreground; a failure ends the run
+#   background NAME COMMAND...   starts COMMAND at the lowest CPU priority (nice 19), so it uses
+#                                only what the foreground stages leave idle; output to a log
+#   finish NAME                  waits for it; its log's tail is printed, a failure ends the run
+#
+# COMMAND is a program or script, never a shell function: bash ignores `set -e` inside a function
+# whose caller tests its status, so a failing step in the middle of one would go unnoticed.
+
+CI_LOGS=${CI_LOGS:-$(mktemp -d "${TMPDIR:-/tmp}/signupd-ci.XXXXXX")}
+CI_STARTED=$SECONDS
+CI_ROWS=()
+declare -A CI_PID CI_STARTED_AT CI_LOG
+
+ci_row() { # NAME SECONDS RESULT
+    CI_ROWS+=("$(printf '%-58s %6s  %s' "$1" "$2" "$3")")
+}
+
+stage() { # NAME COMMAND...
+    local name=$1 start=$SECONDS rc=0
+    shift
+    echo "== $name"
+    "$@" || rc=$?
+    local took=$((SECONDS - start))
+    if ((rc == 0)); then
+        ci_row "$name" "$took" ok
+        echo "-- $name: ok, ${took} s"
+    else
+        ci_row "$name" "$took" "FAILED (exit $rc)"
+        echo "-- $name: FAILED (exit $rc) after ${took} s"
+        exit "$rc"
+    fi
+}
+
+background() { # NAME COMMAND...
+    local name=$1 log
+    shift
+    log="$CI_LOGS/$(tr -c 'a-zA-Z0-9\n' '-' <<<"$name").log"
+    echo "== $name: started in the background at nice 19 (log: $log)"
+    CI_LOG[$name]=$log
+    CI_STARTED_AT[$name]=$SECONDS
+    # setsid: its own process group, so an interrupted run can stop all of it.
+    nice -n 19 setsid "$@" >"$log" 2>&1 </dev/null &
+    CI_PID[$name]=$!
+}
+
+finish() { # NAME
+    local name=$1 start=$SECONDS rc=0
+    echo "== $name: waiting for the background job"
+    wait "${CI_PID[$name]}" || rc=$?
+    unset "CI_PID[$name]"
+    local ran=$((SECONDS - CI_STARTED_AT[$name])) waited=$((SECONDS - start))
+    if ((rc == 0)); then
+        tail -n 15 "${CI_LOG[$name]}" | sed 's/^/   | /'
+        ci_row "$name (background; waited ${waited} s)" "$ran" ok
+        echo "-- $name: ok, ${ran} s in the background, ${waited} s of it waited for"
+    else
+        tail -n 120 "${CI_LOG[$name]}" | sed 's/^/   | /'
+        ci_row "$name (background; waited ${waited} s)" "$ran" "FAILED (exit $rc)"
+        echo "-- $name: FAILED (exit $rc); its whole log: ${CI_LOG[$name]}"
+        exit "$rc"
+    fi
+}
+
+ci_finish() {
+    local rc=$? name
+    for name in "${!CI_PID[@]}"; do
+        local pid=${CI_PID[$name]} status=0
+        if kill -0 "$pid" 2>/dev/null; then
+            kill -TERM -- "-$pid" 2>/dev/null || true
+            ci_row "$name (background)" "$((SECONDS - CI_STARTED_AT[$name]))" "stopped unfinished"
+        else
+            wait "$pid" || status=$?
+            ci_row "$name (background)" "-" "ended with exit $status, not awaited (log: ${CI_LOG[$name]})"
+        fi
+    done
+    echo
+    echo "== stage times ($( ((rc == 0)) && echo passed || echo "FAILED, exit $rc"))"
+    printf '%-58s %6s  %s\n' stage seconds result
+    printf '%s\n' "${CI_ROWS[@]}"
+    printf '%-58s %6s\n' "total" "$((SECONDS - CI_STARTED))"
+}
+trap ci_finish EXIT
