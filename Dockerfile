@@ -18,14 +18,14 @@ WORKDIR /src
 # The dependencies first, in a layer of their own: where a builder keeps layers but not cache
 # mounts, it is rebuilt only when Cargo.toml or Cargo.lock change, not on every edit of src/. Stub
 # sources stand in for the crate's library and binary (its only targets the build needs;
-# examples, tests and fuzz are not copied). `--profile dist` is the distributed build (fat LTO).
+# examples, tests and fuzz are not copied).
 COPY Cargo.toml Cargo.lock ./
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target,sharing=locked \
     mkdir src \
     && echo 'fn main() {}' > src/main.rs \
     && touch src/lib.rs \
-    && cargo build --profile dist --locked --bin signupd \
+    && cargo build --release --locked --bin signupd \
     && rm -rf src
 
 # The real sources, and what they include at compile time (askama's templates/, the stylesheets
@@ -38,8 +38,8 @@ COPY locales locales
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target,sharing=locked \
     touch src/lib.rs src/main.rs \
-    && cargo build --profile dist --locked --bin signupd \
-    && install -m 0755 target/dist/signupd /usr/local/bin/signupd
+    && cargo build --release --locked --bin signupd \
+    && install -m 0755 target/release/signupd /usr/local/bin/signupd
 
 FROM debian:bookworm-slim
 

@@ -8,14 +8,13 @@
 #                                        (docs/, which the README links to) and both licences
 #   dist/SHA256SUMS                      sha256sum's lines for every tarball in dist/
 #
-#   bash packaging/release.sh     # builds target/dist/signupd first (cargo build --profile dist --locked)
+#   bash packaging/release.sh     # builds target/release/signupd first (cargo build --release --locked)
 #
 # VERSION is Cargo.toml's; TARGET is the host's Rust target triple (x86_64-unknown-linux-gnu on
 # the usual VPS). The tarball is reproducible: sorted names, owner root, every mtime the last
 # commit's time (SOURCE_DATE_EPOCH overrides it), gzip without a timestamp, so the same commit
-# built the same way gives the same checksum. The binary is the distributed build (Cargo.toml's
-# `dist` profile: fat LTO). BUILD=0 packs the binary already built (in target/dist, or
-# $CARGO_TARGET_DIR/dist).
+# built the same way gives the same checksum. BUILD=0 packs the binary already built (in
+# target/release, or $CARGO_TARGET_DIR/release).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,14 +24,14 @@ name="signupd-$version-$target"
 epoch=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
 
 if [[ ${BUILD:-1} == 1 ]]; then
-    cargo build --profile dist --locked --bin signupd
+    cargo build --release --locked --bin signupd
 fi
 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 root="$stage/$name"
 mkdir -p "$root/docs"
-install -m 0755 "${CARGO_TARGET_DIR:-target}/dist/signupd" "$root/signupd"
+install -m 0755 "${CARGO_TARGET_DIR:-target}/release/signupd" "$root/signupd"
 install -m 0644 packaging/signupd.service packaging/signupd.8 config.example.toml README.md \
     LICENSE-MIT LICENSE-APACHE "$root/"
 install -m 0644 packaging/signupd.toml "$root/signupd.toml"

@@ -3,8 +3,8 @@
 # the checksum file verifies the tarball, the tarball holds exactly the files the guide lists in
 # one directory of its own name, a second run gives the same bytes (reproducible), and the binary
 # from the tarball runs: its version is Cargo.toml's, and its zero-setup serve answers its own
-# healthcheck. Run from the repository; BUILD=0 packs the distributed binary already in
-# target/dist (CI: .ci/run, the image's binary, which the Debian package holds too).
+# healthcheck. Run from the repository; BUILD=0 packs the release binary already in
+# target/release (CI: .ci/run, the image's binary, which the Debian package holds too).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
