@@ -3,8 +3,11 @@
 # is named in the log.
 #
 #   stage NAME COMMAND...        runs COMMAND in the foreground; a failure ends the run
-#   background NAME COMMAND...   starts COMMAND at the lowest CPU priority (nice 19), so it uses
-#                                only what the foreground stages leave idle; output to a log
+#   background [--never-stop] NAME COMMAND...
+#                                starts COMMAND at the lowest CPU priority (nice 19), so it uses
+#                                only what the foreground stages leave idle; output to a log. If
+#                                the run ends first, it is stopped — or, with --never-stop (an
+#                                apt-get that must not be cut off mid-install), waited for
 #   finish NAME                  waits for it; its log's tail is printed, a failure ends the run
 #
 # COMMAND is a program or script, never a shell function: bash ignores `set -e` inside a function
@@ -13,7 +16,7 @@
 CI_LOGS=${CI_LOGS:-$(mktemp -d "${TMPDIR:-/tmp}/signupd-ci.XXXXXX")}
 CI_STARTED=$SECONDS
 CI_ROWS=()
-declare -A CI_PID CI_STARTED_AT CI_LOG
+declare -A CI_PID CI_STARTED_AT CI_LOG CI_NEVER_STOP
 
 ci_row() { # NAME SECONDS RESULT
     CI_ROWS+=("$(printf '%-58s %6s  %s' "$1" "$2" "$3")")
@@ -35,9 +38,12 @@ stage() { # NAME COMMAND...
     fi
 }
 
-background() { # NAME COMMAND...
-    local name=$1 log
+background() { # [--never-stop] NAME COMMAND...
+    local never_stop=false name log
+    if [[ $1 == --never-stop ]]; then never_stop=true; shift; fi
+    name=$1
     shift
+    $never_stop && CI_NEVER_STOP[$name]=1
     log="$CI_LOGS/$(tr -c 'a-zA-Z0-9\n' '-' <<<"$name").log"
     echo "== $name: started in the background at nice 19 (log: $log)"
     CI_LOG[$name]=$log
@@ -69,7 +75,11 @@ ci_finish() {
     local rc=$? name
     for name in "${!CI_PID[@]}"; do
         local pid=${CI_PID[$name]} status=0
-        if kill -0 "$pid" 2>/dev/null; then
+        if [[ -n ${CI_NEVER_STOP[$name]:-} ]] && kill -0 "$pid" 2>/dev/null; then
+            echo "== $name: waiting for it to end before stopping (log: ${CI_LOG[$name]})"
+            wait "$pid" || status=$?
+            ci_row "$name (background)" "$((SECONDS - CI_STARTED_AT[$name]))" "ended with exit $status, not awaited"
+        elif kill -0 "$pid" 2>/dev/null; then
             kill -TERM -- "-$pid" 2>/dev/null || true
             ci_row "$name (background)" "$((SECONDS - CI_STARTED_AT[$name]))" "stopped unfinished"
         else
