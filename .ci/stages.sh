@@ -19,7 +19,7 @@ CI_ROWS=()
 declare -A CI_PID CI_STARTED_AT CI_LOG CI_NEVER_STOP
 
 ci_row() { # NAME SECONDS RESULT
-    CI_ROWS+=("$(printf '%-58s %6s  %s' "$1" "$2" "$3")")
+    CI_ROWS+=("$(printf '%7s  %-8s  %s' "$2" "$3" "$1")")
 }
 
 stage() { # NAME COMMAND...
@@ -32,7 +32,7 @@ stage() { # NAME COMMAND...
         ci_row "$name" "$took" ok
         echo "-- $name: ok, ${took} s"
     else
-        ci_row "$name" "$took" "FAILED (exit $rc)"
+        ci_row "$name" "$took" "FAILED $rc"
         echo "-- $name: FAILED (exit $rc) after ${took} s"
         exit "$rc"
     fi
@@ -48,8 +48,11 @@ background() { # [--never-stop] NAME COMMAND...
     echo "== $name: started in the background at nice 19 (log: $log)"
     CI_LOG[$name]=$log
     CI_STARTED_AT[$name]=$SECONDS
-    # setsid: its own process group, so an interrupted run can stop all of it.
-    nice -n 19 setsid "$@" >"$log" 2>&1 </dev/null &
+    # setsid: its own process group, so an interrupted run can stop all of it. The job writes
+    # how long it ran beside its log, since it may end long before it is waited for.
+    # shellcheck disable=SC2016 # expanded by the job's own shell
+    nice -n 19 setsid bash -c 'start=$SECONDS; rc=0; "${@:2}" || rc=$?; echo $((SECONDS - start)) >"$1.seconds"; exit $rc' \
+        job "$log" "$@" >"$log" 2>&1 </dev/null &
     CI_PID[$name]=$!
 }
 
@@ -58,14 +61,15 @@ finish() { # NAME
     echo "== $name: waiting for the background job"
     wait "${CI_PID[$name]}" || rc=$?
     unset "CI_PID[$name]"
-    local ran=$((SECONDS - CI_STARTED_AT[$name])) waited=$((SECONDS - start))
+    local ran waited=$((SECONDS - start))
+    ran=$(cat "${CI_LOG[$name]}.seconds" 2>/dev/null || echo $((SECONDS - CI_STARTED_AT[$name])))
     if ((rc == 0)); then
         tail -n 15 "${CI_LOG[$name]}" | sed 's/^/   | /'
         ci_row "$name (background; waited ${waited} s)" "$ran" ok
         echo "-- $name: ok, ${ran} s in the background, ${waited} s of it waited for"
     else
         tail -n 120 "${CI_LOG[$name]}" | sed 's/^/   | /'
-        ci_row "$name (background; waited ${waited} s)" "$ran" "FAILED (exit $rc)"
+        ci_row "$name (background; waited ${waited} s)" "$ran" "FAILED $rc"
         echo "-- $name: FAILED (exit $rc); its whole log: ${CI_LOG[$name]}"
         exit "$rc"
     fi
@@ -78,19 +82,19 @@ ci_finish() {
         if [[ -n ${CI_NEVER_STOP[$name]:-} ]] && kill -0 "$pid" 2>/dev/null; then
             echo "== $name: waiting for it to end before stopping (log: ${CI_LOG[$name]})"
             wait "$pid" || status=$?
-            ci_row "$name (background)" "$((SECONDS - CI_STARTED_AT[$name]))" "ended with exit $status, not awaited"
+            ci_row "$name (background, not awaited)" "$((SECONDS - CI_STARTED_AT[$name]))" "exit $status"
         elif kill -0 "$pid" 2>/dev/null; then
             kill -TERM -- "-$pid" 2>/dev/null || true
-            ci_row "$name (background)" "$((SECONDS - CI_STARTED_AT[$name]))" "stopped unfinished"
+            ci_row "$name (background, stopped unfinished)" "$((SECONDS - CI_STARTED_AT[$name]))" "stopped"
         else
             wait "$pid" || status=$?
-            ci_row "$name (background)" "-" "ended with exit $status, not awaited (log: ${CI_LOG[$name]})"
+            ci_row "$name (background, not awaited; log: ${CI_LOG[$name]})" "-" "exit $status"
         fi
     done
     echo
     echo "== stage times ($( ((rc == 0)) && echo passed || echo "FAILED, exit $rc"))"
-    printf '%-58s %6s  %s\n' stage seconds result
+    printf '%7s  %-8s  %s\n' seconds result stage
     printf '%s\n' "${CI_ROWS[@]}"
-    printf '%-58s %6s\n' "total" "$((SECONDS - CI_STARTED))"
+    printf '%7s  %-8s  %s\n' "$((SECONDS - CI_STARTED))" "" total
 }
 trap ci_finish EXIT
