@@ -18,7 +18,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 export DEBIAN_FRONTEND=noninteractive
 
-CACHE=/var/cache/signupd-ci
+# The machine cache .ci/run keeps (CI_CACHE_DIR), beside its build directory and tool builds.
+CACHE=${CI_CACHE_DIR:-/var/cache/signupd-ci}
 DEBIAN_IMAGE=docker.io/library/debian:bookworm-slim
 # The toolchain the Dockerfile's ARG RUST_VERSION names (Cargo.toml's rust-version).
 RUST_VERSION=$(sed -n 's/^ARG RUST_VERSION=//p' Dockerfile)
