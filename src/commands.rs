@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use crate::app::Application;
-use crate::config::{Config, SmtpSecurity};
+use crate::config::Config;
 use crate::domain::EmailAddress;
-use crate::mail::{self, Delivered, SendError, Transport};
+use crate::mail::{self, Delivered, Transport};
 use crate::operator::export::{ExportRequest, Format, StatusFilter};
 use crate::operator::import::ImportRequest;
 use crate::operator::remove::ReasonArg;
@@ -229,7 +229,7 @@ pub async fn send_test_mail(config_path: Option<&Path>, to: &str, list: Option<&
         None => config.lists.first().ok_or_else(|| anyhow::anyhow!("no list configured"))?,
     };
     let credentials_dir = secrets::credentials_dir(config_path);
-    let transport = Transport::from_config(&config.mail, credentials_dir.as_deref())?;
+    let transport = Transport::from_config(&config, credentials_dir.as_deref())?;
     let message = mail::message::test_mail(&config, list, to.as_ref())?;
     match transport.send(message).await {
         Ok(Delivered::Smtp { code }) => {
@@ -240,7 +240,13 @@ pub async fn send_test_mail(config_path: Option<&Path>, to: &str, list: Option<&
             writeln!(std::io::stdout(), "written to {} (mail.transport = \"file\")", path.display())?;
             Ok(())
         }
-        Err(error) => Err(anyhow::anyhow!("{}{}", error.detail, smtp_hint(&config, &error))),
+        // The relay's and the certificate's failures say what to change in their own words;
+        // a refused recipient is the one the operator typed.
+        Err(error) if error.refused_address().is_some() => Err(anyhow::anyhow!(
+            "{} (hint: the relay refused this recipient for good; try an address you know exists)",
+            error.detail
+        )),
+        Err(error) => Err(anyhow::anyhow!("{}", error.detail)),
     }
 }
 
@@ -326,26 +332,6 @@ pub async fn send_test_destination(config_path: Option<&Path>, name: Option<&str
 }
 
 /// What usually causes this failure, in the operator's terms.
-fn smtp_hint(config: &Config, error: &SendError) -> String {
-    let smtp = &config.mail.smtp;
-    let hint = match (error.code, smtp.port, smtp.security) {
-        (Some(535 | 534 | 530), _, _) => {
-            "authentication was refused: check mail.smtp.username and the password".to_owned()
-        }
-        (Some(code), _, _) if code >= 500 => {
-            "the server refused the mail for good: check the sender address (lists[].from) is allowed on this relay"
-                .to_owned()
-        }
-        (Some(_), _, _) => "a temporary refusal: try again later; signupd retries such failures by itself".to_owned(),
-        (None, 465, SmtpSecurity::StartTls) => "port 465 usually needs security = \"tls\"".to_owned(),
-        (None, 587 | 25, SmtpSecurity::Tls) => format!("port {} usually needs security = \"starttls\"", smtp.port),
-        (None, _, _) => {
-            format!("check that {}:{} is reachable and that mail.smtp.security matches the port", smtp.host, smtp.port)
-        }
-    };
-    format!(" (hint: {hint})")
-}
-
 /// `signupd healthcheck`: whether the configured listener answers `/readyz` with 200.
 pub async fn healthcheck(config_path: Option<&Path>) -> anyhow::Result<()> {
     let config = load_config(config_path)?;

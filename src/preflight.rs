@@ -47,7 +47,7 @@ pub fn preflight(config: &Config, credentials_dir: Option<&Path>) -> anyhow::Res
     let stylesheets = Stylesheets::load(config)?;
     let domains = DomainPolicy::load(&config.signup)?;
     let secrets = SecretsPlan::resolve(config, credentials_dir)?;
-    let transport = Transport::from_config(&config.mail, credentials_dir)?;
+    let transport = Transport::from_config(config, credentials_dir)?;
     let webhooks = webhooks::load_endpoints(config, credentials_dir)?;
     let destinations = crate::destinations::load_destinations(config, credentials_dir)?;
     let relays = Relays::load(config, credentials_dir)?;

@@ -235,6 +235,14 @@ pub struct SmtpConfig {
     /// From `SIGNUPD_MAIL__SMTP__PASSWORD`; `password_file` is preferred.
     pub password: Option<String>,
     pub timeout: Duration,
+    /// PEM CA certificates trusted besides the system's store (a relay with a private CA).
+    pub ca_file: Option<PathBuf>,
+    /// The SHA-256 of the relay's own certificate (DER): that certificate is accepted whatever
+    /// its issuer and name, any other refused.
+    pub certificate_sha256: Option<[u8; 32]>,
+    /// The EHLO name; `None`: the host of `server.public_url` if it is a domain name, else the
+    /// machine's host name ([`Config::helo_name`]).
+    pub helo_name: Option<String>,
 }
 
 impl fmt::Debug for SmtpConfig {
@@ -247,6 +255,9 @@ impl fmt::Debug for SmtpConfig {
             .field("password_file", &self.password_file)
             .field("password", &self.password.as_ref().map(|_| REDACTED))
             .field("timeout", &self.timeout)
+            .field("ca_file", &self.ca_file)
+            .field("certificate_sha256", &self.certificate_sha256.map(hex::encode))
+            .field("helo_name", &self.helo_name)
             .finish()
     }
 }
@@ -529,6 +540,13 @@ impl Config {
                 password_file: parse::optional_path(&m.smtp.password_file),
                 password: parse::non_empty(&m.smtp.password),
                 timeout: problems.check_or_default("mail.smtp.timeout", parse::positive_duration(&m.smtp.timeout)),
+                ca_file: parse::optional_path(&m.smtp.ca_file),
+                certificate_sha256: problems.check_or_default(
+                    "mail.smtp.certificate_sha256",
+                    parse::optional(&m.smtp.certificate_sha256, parse::certificate_sha256),
+                ),
+                helo_name: problems
+                    .check_or_default("mail.smtp.helo_name", parse::optional(&m.smtp.helo_name, parse::helo_name)),
             },
             dkim: None,
         };
@@ -591,6 +609,19 @@ impl Config {
     /// The list with this id, if configured.
     pub fn list(&self, id: &str) -> Option<&ListConfig> {
         self.lists.iter().find(|list| list.id.as_ref() == id)
+    }
+
+    /// The name signupd gives the relay in `EHLO`, which relays and receivers judge a sender by:
+    /// `mail.smtp.helo_name`; else the host of `server.public_url` when it is a domain name (not
+    /// an address, not `localhost`); else `None`, for the machine's host name.
+    pub fn helo_name(&self) -> Option<String> {
+        if let Some(name) = &self.mail.smtp.helo_name {
+            return Some(name.clone());
+        }
+        match self.server.public_url.host() {
+            Some(url::Host::Domain(domain)) if domain != "localhost" => Some(domain.to_owned()),
+            _ => None,
+        }
     }
 
     /// The list a form is for when none is named: the only list, if there is exactly one.

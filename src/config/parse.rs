@@ -285,6 +285,43 @@ pub fn mailbox(value: &str) -> Result<Mailbox, String> {
         .map_err(|error| format!("{value:?} is not a mailbox like \"Name <user@example.com>\" ({error})"))
 }
 
+/// A certificate's SHA-256 as `openssl x509 -noout -fingerprint -sha256` prints it (or after
+/// its `=`): 64 hex digits, colons and case ignored.
+pub fn certificate_sha256(value: &str) -> Result<[u8; 32], String> {
+    let value = value.rsplit_once('=').map_or(value, |(_, digits)| digits).trim();
+    let digits: String = value.chars().filter(|c| *c != ':').collect();
+    let bytes = hex::decode(&digits).ok().and_then(|bytes| <[u8; 32]>::try_from(bytes).ok());
+    bytes.ok_or_else(|| {
+        "must be the SHA-256 of the relay's certificate, 64 hex digits (colons allowed), as \
+         `openssl x509 -noout -fingerprint -sha256` prints it"
+            .to_owned()
+    })
+}
+
+/// An EHLO name: a domain name, or an address literal for an IP (`[192.0.2.1]`).
+pub fn helo_name(value: &str) -> Result<String, String> {
+    let literal = value.strip_prefix('[').and_then(|rest| rest.strip_suffix(']'));
+    let valid = match literal {
+        Some(address) => address.parse::<IpAddr>().is_ok(),
+        None => {
+            matches!(url::Host::parse(value), Ok(url::Host::Domain(domain)) if domain == value.to_ascii_lowercase())
+                && value.split('.').all(|label| {
+                    !label.is_empty()
+                        && !label.starts_with('-')
+                        && !label.ends_with('-')
+                        && label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                })
+        }
+    };
+    if valid {
+        Ok(value.to_owned())
+    } else {
+        Err(format!(
+            "{value:?} is not a host name (letters, digits, hyphens and dots) or an address literal like [192.0.2.1]"
+        ))
+    }
+}
+
 pub fn smtp_host(host: &str, security: SmtpSecurity) -> Result<(), String> {
     if host.is_empty() {
         return Err("must not be empty when mail.transport = \"smtp\"".into());
@@ -367,6 +404,27 @@ mod tests {
         assert!(smtp_host("::1", SmtpSecurity::None).is_ok());
         assert!(smtp_host("smtp.bakery.test", SmtpSecurity::None).is_err());
         assert!(smtp_host("smtp.bakery.test", SmtpSecurity::StartTls).is_ok());
+    }
+
+    #[test]
+    fn a_certificate_pin_is_read_as_openssl_prints_it() {
+        let printed = "sha256 Fingerprint=AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89";
+        let expected = certificate_sha256(&printed.replace("sha256 Fingerprint=", "").to_lowercase()).unwrap();
+        assert_eq!(certificate_sha256(printed).unwrap(), expected);
+        assert_eq!(expected[..3], [0xAB, 0xCD, 0xEF]);
+        for wrong in ["AB:CD", "zz".repeat(32).as_str(), &"ab".repeat(33)] {
+            assert!(certificate_sha256(wrong).unwrap_err().contains("64 hex digits"), "{wrong}");
+        }
+    }
+
+    #[test]
+    fn an_ehlo_name_is_a_host_name_or_an_address_literal() {
+        for good in ["mail.bakery.test", "vm", "[192.0.2.1]", "[::1]"] {
+            assert_eq!(helo_name(good).as_deref(), Ok(good));
+        }
+        for bad in ["mail bakery", "mail..bakery", "[not-an-ip]", "mail_1.bakery.test", "-"] {
+            assert!(helo_name(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

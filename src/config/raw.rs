@@ -231,9 +231,14 @@ pub struct RawSmtp {
     pub security: String,
     pub username: String,
     pub password_file: String,
-    /// Only ever set from the environment (`SIGNUPD_MAIL__SMTP__PASSWORD`); never printed.
+    /// Only ever set from the environment (`SIGNUPD_MAIL__SMTP__PASSWORD`); never printed:
+    /// `check-config` shows `[redacted]` when one is set and leaves the key out when not.
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub password: String,
     pub timeout: String,
+    pub ca_file: String,
+    pub certificate_sha256: String,
+    pub helo_name: String,
 }
 
 impl std::fmt::Debug for RawSmtp {
@@ -247,6 +252,9 @@ impl std::fmt::Debug for RawSmtp {
             .field("password_file", &self.password_file)
             .field("password", &password)
             .field("timeout", &self.timeout)
+            .field("ca_file", &self.ca_file)
+            .field("certificate_sha256", &self.certificate_sha256)
+            .field("helo_name", &self.helo_name)
             .finish()
     }
 }
@@ -261,6 +269,9 @@ impl Default for RawSmtp {
             password_file: String::new(),
             password: String::new(),
             timeout: "10s".into(),
+            ca_file: String::new(),
+            certificate_sha256: String::new(),
+            helo_name: String::new(),
         }
     }
 }

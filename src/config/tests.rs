@@ -407,3 +407,24 @@ fn fields_are_read_in_order_with_their_defaults_and_a_list_holds_at_most_twenty(
     let problems = problems_of(&format!("[[lists]]\nid = \"a\"\n{many}"));
     assert!(problems.iter().any(|p| p.starts_with("lists[0].fields: at most 20")), "{problems:?}");
 }
+
+#[test]
+fn the_ehlo_name_is_the_configured_one_else_the_public_host_else_the_machines() {
+    let helo = |toml: &str| Config::from_toml(&format!("{toml}\n[[lists]]\nid = \"a\"")).unwrap().helo_name();
+    assert_eq!(helo("[server]\npublic_url = \"https://news.bakery.test\"").as_deref(), Some("news.bakery.test"));
+    assert_eq!(
+        helo("[server]\npublic_url = \"https://news.bakery.test\"\n[mail.smtp]\nhelo_name = \"mta.bakery.test\"")
+            .as_deref(),
+        Some("mta.bakery.test")
+    );
+    for address_or_localhost in ["http://127.0.0.1:8080", "http://localhost:8080", "http://[::1]:8080"] {
+        assert_eq!(helo(&format!("[server]\npublic_url = \"{address_or_localhost}\"")), None, "{address_or_localhost}");
+    }
+    let error =
+        Config::from_toml("[mail.smtp]\nhelo_name = \"not a name\"\n[[lists]]\nid = \"a\"").unwrap_err().to_string();
+    assert!(error.contains("mail.smtp.helo_name"), "{error}");
+    let error = Config::from_toml("[mail.smtp]\ncertificate_sha256 = \"AB:CD\"\n[[lists]]\nid = \"a\"")
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("mail.smtp.certificate_sha256") && error.contains("64 hex digits"), "{error}");
+}

@@ -112,6 +112,29 @@ pub struct ComplaintBreaker {
     pub window: String,
 }
 
+/// The relay refuses signupd itself, or cannot be reached (`super::relay_hold`): where in the
+/// conversation, the SMTP code if it answered, and the cause in words; never an address. Once
+/// per episode, however many mails and workers met it.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct RelayRefused<'a> {
+    pub event: &'static str,
+    pub stage: &'static str,
+    pub smtp_code: Option<u16>,
+    pub detail: &'a str,
+}
+
+pub async fn relay_refused(config: &Config, client: &reqwest::Client, error: &super::SendError) {
+    let stage = error.stage.map_or("connect", super::failure::Stage::as_str);
+    tracing::error!(
+        stage,
+        smtp_code = error.code,
+        detail = %error.detail,
+        "the relay refuses signupd's mail; every mail waits in the queue until it accepts again"
+    );
+    post(config, client, &RelayRefused { event: "relay_refused", stage, smtp_code: error.code, detail: &error.detail })
+        .await;
+}
+
 /// POSTs `alert` as JSON to `mail.alert_webhook`, if set.
 pub async fn post(config: &Config, client: &reqwest::Client, alert: &impl Serialize) {
     let Some(webhook) = &config.mail.alert_webhook else {

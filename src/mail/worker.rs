@@ -16,15 +16,17 @@
 //! leases keep them off each other's items. Outcomes per mail:
 //!
 //! - sent → item deleted; its place in the budget stays spent.
-//! - temporary failure (4xx, connection, timeout) → the stamp is undone, the reservation given
-//!   back, the item retries after `retry_base` × 2^(attempt−1) with ±20 % jitter, capped at
-//!   1 h, until the confirm window (`confirm_ttl` from when the item was queued) ends. A failure
-//!   that reached no SMTP answer (the relay is down or silent) ends the batch: the rest of it
-//!   is settled the same way unsent, so a dead relay costs one timeout per batch, not one per
-//!   mail.
-//! - permanent failure (5xx), or the window ended → item dropped; a pending row that never got
-//!   a confirmation is deleted (nothing is kept for an address that never got a link) and the
-//!   operator is alerted.
+//! - the relay refused signupd itself or could not be reached (a login, a sender, TLS, the
+//!   connection, a policy: `SendError::holds_the_queue`) → nothing is lost: the stamp is
+//!   undone, the reservation given back, the rest of the batch goes back unsent, and the whole
+//!   queue waits ([`super::relay_hold`]); the operator is alerted once per episode
+//!   (`relay_refused`), and told once when the relay takes mail again.
+//! - the recipient deferred it (4xx at `RCPT TO`) → the same undoing, and this item alone
+//!   retries after `retry_base` × 2^(attempt−1) with ±20 % jitter, capped at 1 h, until the
+//!   confirm window (`confirm_ttl` from when the item was queued) ends.
+//! - the recipient refused it for good, or its window ended, or the mail could not be built →
+//!   item dropped; a pending row that never got a confirmation is deleted (nothing is kept for
+//!   an address that never got a link) and the operator is alerted.
 //!
 //! The paced budget (`mail.burst`, refilled at `max_mails_per_hour`) is taken from at claim
 //! time, inside the writer, so no span of T seconds sends more than `burst + T × max / 3600`
@@ -38,10 +40,11 @@ use anyhow::Context;
 use ring::hmac;
 
 use super::alert::{self, Alert};
+use super::failure::SendError;
 use super::message::{self, Recipient};
 use super::queue::{ClaimMail, Companion, Ready, ReadyKind, SettleMail, Settlement, Undo, pace, secs};
 use super::reference::{MailKind, ReferenceKey};
-use super::transport::{Delivered, Outgoing, SendError, Transport};
+use super::transport::{Delivered, Outgoing, Transport};
 use crate::background::{self, Round, Shutdown, Worker};
 use crate::clock::{Clock, UnixSeconds, backoff_secs};
 use crate::config::{Config, ListConfig};
@@ -122,12 +125,14 @@ pub enum MailOutcome {
     EmptyQueue,
     /// Items are due, but the paced budget has no room now.
     BudgetExhausted,
+    /// The relay refuses signupd; every mail waits until the next try ([`super::relay_hold`]).
+    RelayRefusing,
 }
 
 impl MailOutcome {
     /// Whether a worker moved the queue (and should look again at once).
     fn moved_the_queue(&self) -> bool {
-        !matches!(self, Self::EmptyQueue | Self::BudgetExhausted)
+        !matches!(self, Self::EmptyQueue | Self::BudgetExhausted | Self::RelayRefusing)
     }
 }
 
@@ -178,7 +183,10 @@ pub async fn try_execute_batch(mailer: &Mailer, limit: usize) -> anyhow::Result<
     // Settled after every mail's own, so the settlements' answers line up with the mails.
     let mut companion_settlements = Vec::new();
     let mut targets = Vec::with_capacity(claim.ready.len());
-    let mut unreachable: Option<SendError> = None;
+    // Set by the first failure that holds the queue: the rest of the batch goes back unsent.
+    let mut held: Option<(SendError, UnixSeconds)> = None;
+    let mut episode_began: Option<SendError> = None;
+    let mut relay_took_mail = false;
     for (ready, outgoing) in prepare_all(mailer, claim.ready, now).await? {
         let undo = match &ready.kind {
             ReadyKind::Confirm { token, .. } => Some(Undo {
@@ -190,9 +198,9 @@ pub async fn try_execute_batch(mailer: &Mailer, limit: usize) -> anyhow::Result<
             ReadyKind::Welcome => None,
         };
         let kind = if undo.is_some() { "confirmation" } else { "welcome" };
-        let result = match (&unreachable, Instant::now() > deadline) {
-            (Some(error), _) => Err(error.clone()),
-            (None, true) => Err(SendError { permanent: false, code: None, detail: "not attempted in time".into() }),
+        let result = match (&held, Instant::now() > deadline) {
+            (Some((error, _)), _) => Err(error.clone()),
+            (None, true) => Err(SendError::temporary("not attempted in time".into())),
             (None, false) => {
                 let started = Instant::now();
                 let sent = match outgoing {
@@ -206,12 +214,33 @@ pub async fn try_execute_batch(mailer: &Mailer, limit: usize) -> anyhow::Result<
         let (settlement, outcome, code) = match result {
             Ok(delivered) => {
                 log_delivered(&delivered, kind, &ready.target);
+                relay_took_mail |= matches!(delivered, Delivered::Smtp { .. });
                 (Settlement::Sent { item_id: ready.item.id }, MailOutcome::Sent, (None, None))
             }
+            Err(error) if error.holds_the_queue() => {
+                let until = match &held {
+                    Some((_, until)) => *until,
+                    None => {
+                        let refusal =
+                            mailer.transport.hold().refused(mailer.clock.now(), mailer.config.mail.retry_base);
+                        if refusal.began {
+                            episode_began = Some(error.clone());
+                        }
+                        held = Some((error.clone(), refusal.until));
+                        refusal.until
+                    }
+                };
+                let settlement = Settlement::Retry {
+                    item_id: ready.item.id,
+                    subscriber_id: ready.target.id.clone(),
+                    next_attempt_at: until,
+                    last_error: error.detail.clone(),
+                    undo,
+                    reserved_at: Some(ready.reserved_at),
+                };
+                (settlement, MailOutcome::Retrying { detail: error.detail }, (None, None))
+            }
             Err(error) => {
-                if error.code.is_none() && !error.permanent {
-                    unreachable.get_or_insert_with(|| error.clone());
-                }
                 let code = error.code;
                 let refused = error.refused_address();
                 let (settlement, outcome) =
@@ -236,11 +265,21 @@ pub async fn try_execute_batch(mailer: &Mailer, limit: usize) -> anyhow::Result<
     settlements.extend(companion_settlements);
     let settle = SettleMail { settlements, pace: pace(&mailer.config), now: mailer.clock.now() };
     let deleted_rows = mailer.writer.execute(settle).await?;
+    if relay_took_mail && mailer.transport.hold().accepted() {
+        tracing::info!("the relay accepts mail again; sending what waited");
+    }
+    if let Some(error) = &episode_began {
+        alert::relay_refused(&mailer.config, &mailer.http_client, error).await;
+    }
+    let quiet = held.is_some();
     let unsent = claim.skipped + claim.capped;
     for ((outcome, (target, (code, refused))), deleted_row) in
         outcomes.iter().skip(unsent).zip(&targets).zip(deleted_rows)
     {
-        report(mailer, outcome, target, *code, deleted_row).await;
+        // Mails that wait for a refusing relay are told of once, in its alert.
+        if !(quiet && matches!(outcome, MailOutcome::Retrying { .. }) && code.is_none()) {
+            report(mailer, outcome, target, *code, deleted_row).await;
+        }
         if let (Some(status), Some(hook)) = (refused, &mailer.on_refused_address) {
             let refused =
                 RefusedAddress { list_id: target.list_id.clone(), email: target.email.clone(), status: status.clone() };
@@ -267,6 +306,7 @@ async fn look(mailer: &Mailer, now: UnixSeconds, limit: usize) -> anyhow::Result
     let pace = pace(&mailer.config);
     let reputation_days = mailer.config.signup.reputation_days;
     let reputation_since = (reputation_days > 0).then(|| networks::reputation_since(now, reputation_days));
+    let holding = mailer.transport.hold().holding(now);
     mailer
         .db
         .run(move |conn| {
@@ -275,6 +315,9 @@ async fn look(mailer: &Mailer, now: UnixSeconds, limit: usize) -> anyhow::Result
             let conn = conn.transaction()?;
             if !outbox::any_due(&conn, now)? {
                 return Ok(Look::Idle(MailOutcome::EmptyQueue));
+            }
+            if holding {
+                return Ok(Look::Idle(MailOutcome::RelayRefusing));
             }
             let room = mail_bucket::room(&conn, pace, now)?;
             if room == 0 {
@@ -355,6 +398,7 @@ fn prepare(mailer: &Mailer, ready: &Ready, now: UnixSeconds) -> Result<Outgoing,
     let message = message.map_err(|error| SendError {
         permanent: true,
         code: None,
+        stage: None,
         detail: format!("the mail could not be built: {error:#}"),
     })?;
     Ok(mailer.transport.prepare(message))

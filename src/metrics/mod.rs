@@ -50,6 +50,7 @@ pub const SMTP_DURATION: &str = "signupd_smtp_send_duration_seconds";
 pub const TIME_TO_CONFIRM: &str = "signupd_time_to_confirm_seconds";
 pub const SURGE_ALERTS: &str = "signupd_surge_alerts_total";
 pub const RELAY_EVENTS_TOTAL: &str = "signupd_relay_events_total";
+pub const RELAY_REFUSING: &str = "signupd_relay_refusing";
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 /// Held while the recorder is installed, so two servers starting at once (the tests start many)
@@ -119,6 +120,11 @@ pub fn destination(name: &str, result: &'static str) {
 pub fn relay_event(relay: &str, event: &'static str) {
     debug_assert!(RELAY_EVENTS.contains(&event), "{event} is not in metrics::series::RELAY_EVENTS");
     metrics::counter!(RELAY_EVENTS_TOTAL, "relay" => relay.to_owned(), "event" => event).increment(1);
+}
+
+/// 1 while the SMTP relay refuses signupd itself and the mail queue waits (`mail::relay_hold`).
+pub fn relay_refusing(refusing: bool) {
+    metrics::gauge!(RELAY_REFUSING).set(if refusing { 1.0 } else { 0.0 });
 }
 
 pub fn smtp_send(duration: std::time::Duration) {

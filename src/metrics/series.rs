@@ -17,8 +17,8 @@
 //! server never counts it and no such series is exported; the command reports on its output.
 
 use super::{
-    CONFIRMATIONS, DESTINATIONS, HTTP_DURATION, MAILS, QUEUE_DEPTH, QUEUE_OLDEST, RELAY_EVENTS_TOTAL, REMOVALS,
-    SIGNUPS, SMTP_DURATION, SUBSCRIBERS, SURGE_ALERTS, TIME_TO_CONFIRM, WEBHOOKS,
+    CONFIRMATIONS, DESTINATIONS, HTTP_DURATION, MAILS, QUEUE_DEPTH, QUEUE_OLDEST, RELAY_EVENTS_TOTAL, RELAY_REFUSING,
+    REMOVALS, SIGNUPS, SMTP_DURATION, SUBSCRIBERS, SURGE_ALERTS, TIME_TO_CONFIRM, WEBHOOKS,
 };
 
 /// The list label of a signup that named no configured list.
@@ -113,6 +113,10 @@ pub fn describe() {
     );
     metrics::describe_gauge!(QUEUE_OLDEST, "Age in seconds of the oldest item of each queue; 0 when it is empty.");
     metrics::describe_gauge!(SUBSCRIBERS, "Subscribers by list and status (pending, confirmed).");
+    metrics::describe_gauge!(
+        RELAY_REFUSING,
+        "1 while the SMTP relay refuses signupd itself (login, sender, TLS, connection) and every mail waits."
+    );
     metrics::describe_histogram!(HTTP_DURATION, "Time to answer an HTTP request, by route pattern, in seconds.");
     metrics::describe_histogram!(SMTP_DURATION, "Time to hand one mail to the SMTP relay, in seconds.");
     metrics::describe_histogram!(TIME_TO_CONFIRM, "Seconds from the confirmation mail to the confirmation, by list.");
@@ -122,6 +126,7 @@ pub fn describe() {
 /// time-to-confirm histogram. Adding 0 to an existing series leaves its count as it is, so a
 /// second application in the same process (tests) adds its lists without resetting anything.
 pub fn register(lists: &[String], destinations: &[String], relays: &[String]) {
+    metrics::gauge!(RELAY_REFUSING).set(0.0);
     for list in lists {
         for &outcome in SIGNUP_OUTCOMES {
             metrics::counter!(SIGNUPS, "list" => list.clone(), "outcome" => outcome).increment(0);

@@ -36,6 +36,7 @@ mod preferences;
 mod presentation;
 mod process;
 mod relay_events;
+mod relay_refusals;
 mod relays;
 mod scanner;
 mod send_test_mail;

@@ -1,5 +1,5 @@
 //! A real SMTP server on 127.0.0.1 for the mail tests (`mailin-embedded`): it records every
-//! message it accepts and can be scripted to refuse recipients or to answer the end of `DATA`
+//! message it accepts and can be scripted to refuse senders or recipients, or to answer the end of `DATA`
 //! with a queue of reply codes (`[451, 451, 250]`).
 //!
 //! The server binds before it serves, so a test never waits for it to start. It cannot be
@@ -25,6 +25,12 @@ struct Script {
     data_answers: VecDeque<u16>,
     /// A code with which every `RCPT TO` is refused (a permanent 550, say).
     rcpt_answer: Option<u16>,
+    /// A code with which every `MAIL FROM` is refused (a sender the relay will not carry).
+    mail_answer: Option<u16>,
+    /// Every `MAIL FROM` the server was sent, accepted or not.
+    mail_attempts: usize,
+    /// The name each client gave in `HELO`/`EHLO`.
+    helo_names: Vec<String>,
 }
 
 /// A running test SMTP server.
@@ -94,6 +100,22 @@ impl SmtpServer {
         self.script().rcpt_answer = Some(code);
     }
 
+    /// Refuses every sender with `code` from now on, as a relay refuses an address the login
+    /// does not own; `None`: accepts them again.
+    pub fn refuse_senders_with(&self, code: Option<u16>) {
+        self.script().mail_answer = code;
+    }
+
+    /// The names clients gave in `EHLO`, in order.
+    pub fn helo_names(&self) -> Vec<String> {
+        self.script().helo_names.clone()
+    }
+
+    /// How many transactions began (`MAIL FROM`), refused or not.
+    pub fn mail_attempts(&self) -> usize {
+        self.script().mail_attempts
+    }
+
     /// Every message the server accepted, as raw bytes.
     pub fn received(&self) -> Vec<Vec<u8>> {
         self.script().received.clone()
@@ -143,6 +165,22 @@ impl Recorder {
 }
 
 impl Handler for Recorder {
+    fn helo(&mut self, _ip: std::net::IpAddr, domain: &str) -> Response {
+        self.script().helo_names.push(domain.to_owned());
+        OK
+    }
+
+    fn mail(&mut self, _ip: std::net::IpAddr, _domain: &str, from: &str) -> Response {
+        let mut script = self.script();
+        script.mail_attempts += 1;
+        match script.mail_answer {
+            Some(code) => {
+                Response::custom(code, format!("5.7.1 <{from}>: Sender address rejected: not owned by user relay-user"))
+            }
+            None => OK,
+        }
+    }
+
     fn rcpt(&mut self, to: &str) -> Response {
         match self.script().rcpt_answer {
             // Real servers quote the recipient; signupd must not store or forward it.
