@@ -256,7 +256,7 @@ impl Relay {
                 permanent: error.is_permanent(),
                 code: Some(u16::from(code)),
                 stage: Some(stage),
-                detail: format!("SMTP {}: {}", u16::from(code), reason_without_addresses(&error.to_string())),
+                detail: format!("SMTP {}: {}", u16::from(code), server_reason(error)),
             },
             None => self.refused_or_closed(stage, error),
         }
@@ -267,7 +267,7 @@ impl Relay {
         match error.status() {
             Some(code) => {
                 let code = u16::from(code);
-                let reason = reason_without_addresses(&error.to_string());
+                let reason = server_reason(error);
                 let detail = format!("the relay {} {what}: SMTP {code}: {reason}: {todo}", self.host);
                 SendError { permanent: error.is_permanent(), code: Some(code), stage: Some(stage), detail }
             }
@@ -398,4 +398,16 @@ fn stage_words(stage: Stage) -> &'static str {
         Stage::Rcpt => "RCPT TO",
         Stage::Data => "DATA",
     }
+}
+
+/// What the server said, without lettre's "permanent error (535): " before it (the code is
+/// given once, by the caller) and with addresses masked.
+fn server_reason(error: &lettre::transport::smtp::Error) -> String {
+    let text = error.to_string();
+    let said = ["permanent error (", "transient error ("]
+        .iter()
+        .find_map(|prefix| text.strip_prefix(prefix))
+        .and_then(|rest| rest.split_once("): ").map(|(_, said)| said))
+        .unwrap_or(&text);
+    reason_without_addresses(said)
 }

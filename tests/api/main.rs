@@ -37,6 +37,7 @@ mod presentation;
 mod process;
 mod relay_events;
 mod relay_refusals;
+mod relay_tls;
 mod relays;
 mod scanner;
 mod send_test_mail;

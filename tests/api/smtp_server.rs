@@ -64,7 +64,25 @@ impl SmtpServer {
         panic!("cannot bind the test SMTP server to port {port}: {last_error:?}");
     }
 
+    /// A server on a fresh port that offers STARTTLS with the certificate in `cert_path` (PEM,
+    /// followed by the certificates of `chain_path`) and its key.
+    pub fn start_tls(cert_path: &std::path::Path, key_path: &std::path::Path, chain_path: &std::path::Path) -> Self {
+        // Both of rustls's crypto backends are compiled in (lettre's and ring), so the server
+        // side needs one named for the process.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the test SMTP server");
+        let path = |path: &std::path::Path| path.display().to_string();
+        Self::serve_with(
+            listener,
+            SslConfig::Trusted { cert_path: path(cert_path), key_path: path(key_path), chain_path: path(chain_path) },
+        )
+    }
+
     fn serve(listener: TcpListener) -> Self {
+        Self::serve_with(listener, SslConfig::None)
+    }
+
+    fn serve_with(listener: TcpListener, ssl: SslConfig) -> Self {
         let port = listener.local_addr().expect("a bound address").port();
         let script = Arc::new(Mutex::new(Script::default()));
         let handler =
@@ -73,8 +91,8 @@ impl SmtpServer {
         server
             .with_name("smtp.test")
             .with_num_threads(16)
-            .with_ssl(SslConfig::None)
-            .expect("no TLS")
+            .with_ssl(ssl)
+            .expect("the test certificate loads")
             .with_tcp_listener(listener);
         std::thread::Builder::new()
             .name(format!("test-smtp-{port}"))
