@@ -296,6 +296,20 @@ fn the_smtp_password_is_redacted() {
 }
 
 #[test]
+fn without_a_password_check_config_prints_no_password_line_to_fill_in() {
+    let config = Config::from_toml(
+        "[mail.smtp]
+username = \"relay-user\"\n[[lists]]\nid = \"a\"",
+    )
+    .unwrap();
+    let shown = config.to_redacted_toml();
+    let smtp = shown.split("[mail.smtp]").nth(1).unwrap().split("\n[").next().unwrap();
+    assert!(smtp.contains("username = \"relay-user\""), "{smtp}");
+    assert!(!smtp.contains("password ="), "an empty password line invites one in a 0644 file: {smtp}");
+    assert!(smtp.contains("password_file = \"\""), "{smtp}");
+}
+
+#[test]
 fn origins_and_urls_are_normalised() {
     let config = Config::from_toml(
         "[server]\npublic_url = \"https://signup.bakery.test/\"\n[[lists]]\nid = \"a\"\nallowed_origins = [\"https://WWW.Example.com/\"]",

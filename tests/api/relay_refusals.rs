@@ -19,7 +19,9 @@ async fn racing_workers_meet_a_refused_sender_alert_once_lose_nothing_and_send_e
     smtp.refuse_senders_with(Some(553));
     let webhook = Webhook::start();
     let mail_config = smtp.config().replacen("[mail]\n", &format!("[mail]\nalert_webhook = \"{}\"\n", webhook.url), 1);
-    let app = spawn_app_with(&format!("{RAISED_LIMITS}{mail_config}")).await;
+    let app =
+        spawn_app_with(&format!("[server]\nmetrics_listen = \"127.0.0.1:0\"\n{RAISED_LIMITS}{mail_config}")).await;
+    let metrics_port = app.metrics_port.expect("a metrics listener");
     let addresses: Vec<String> = (0..12).map(|n| format!("visitor{n}@example.com")).collect();
     for address in &addresses {
         sign_up(&app, address).await;
@@ -45,6 +47,7 @@ async fn racing_workers_meet_a_refused_sender_alert_once_lose_nothing_and_send_e
     assert!(smtp.received().is_empty());
     let tries = smtp.mail_attempts();
     assert!((1..=16).contains(&tries), "at most one try per worker before the queue waits: {tries}");
+    assert_eq!(relay_refusing(&app, metrics_port).await, "1", "the gauge shows the relay refusing");
 
     // Act: the operator fixes the sender at the relay; the wait runs out (at most five minutes)
     smtp.refuse_senders_with(None);
@@ -60,6 +63,15 @@ async fn racing_workers_meet_a_refused_sender_alert_once_lose_nothing_and_send_e
     assert_eq!(per_address, expected);
     assert_eq!(count(&app, "outbox"), 0);
     assert_eq!(webhook.requests().len(), 1, "no second alert for the same episode");
+    assert_eq!(relay_refusing(&app, metrics_port).await, "0");
+}
+
+/// The value of `signupd_relay_refusing` on the metrics listener.
+async fn relay_refusing(app: &crate::helpers::TestApp, port: u16) -> String {
+    let text = app.client.get(format!("http://127.0.0.1:{port}/metrics")).send().await.unwrap().text().await.unwrap();
+    let line =
+        text.lines().find(|line| line.starts_with("signupd_relay_refusing ")).unwrap_or_else(|| panic!("{text}"));
+    line.rsplit(' ').next().unwrap().to_owned()
 }
 
 #[actix_web::test]
