@@ -50,7 +50,6 @@ import argparse
 import email
 import email.policy
 import http.client
-import json
 import os
 import pwd
 import re
@@ -68,6 +67,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "package"))
 import guide  # noqa: E402  (tests/package/guide.py: the markers' reader)
 from harness import Checks, Processes, free_port  # noqa: E402
+from instance import PostfixInstance  # noqa: E402  (tests/postfix/instance.py)
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "operations.md"
@@ -169,31 +169,19 @@ def run_block(block: dict, work: Path) -> subprocess.CompletedProcess:
 # --- Postfix ----------------------------------------------------------------------------------
 
 
-class Postfix:
-    """The test's own instance: `postfix -c etc`, its queue and data under `root`."""
+class Postfix(PostfixInstance):
+    """The test's own instance (tests/postfix/instance.py): `postfix -c etc`, its queue and data
+    under `root`; smtpd on `port`, local(8) bouncing what it cannot deliver."""
 
     def __init__(self, root: Path, port: int):
-        self.root = root
-        self.etc = root / "etc"
-        self.spool = root / "spool"
-        self.data = root / "data"
-        self.log = root / "maillog"
-        self.port = port
+        super().__init__(root, port, BounceFailed)
 
     def configure(self) -> None:
-        for directory in (self.etc, self.spool, self.data):
-            directory.mkdir(parents=True)
-        # master(8) writes its lock there as the mail system owner.
-        shutil.chown(self.data, "postfix")
-        self.data.chmod(0o700)
+        self.make_directories()
         held = ", ".join(f"{address}=HOLD" for address in (KEPT, LATER))
         (self.etc / "main.cf").write_text(
             f"""# The bounce test's own Postfix (tests/postfix/bounce.py): loopback only, nothing leaves.
-compatibility_level = 3.6
-queue_directory = {self.spool}
-data_directory = {self.data}
-maillog_file_prefixes = {self.root}
-maillog_file = {self.log}
+{self.own_files()}
 syslog_name = postfix-signupd-ci
 myhostname = mx.{DOMAIN}
 mydomain = {DOMAIN}
@@ -215,91 +203,8 @@ biff = no
 smtpd_recipient_restrictions = check_recipient_access inline:{{ {held} }}
 """
         )
-        # The services of Postfix's own master.cf that this test uses, none chrooted; smtpd on
-        # the test's port instead of 25.
-        (self.etc / "master.cf").write_text(
-            f"""127.0.0.1:{self.port} inet n - n - - smtpd
-pickup    unix  n       -       n       60      1       pickup
-cleanup   unix  n       -       n       -       0       cleanup
-qmgr      unix  n       -       n       300     1       qmgr
-rewrite   unix  -       -       n       -       -       trivial-rewrite
-bounce    unix  -       -       n       -       0       bounce
-defer     unix  -       -       n       -       0       bounce
-trace     unix  -       -       n       -       0       bounce
-verify    unix  -       -       n       -       1       verify
-flush     unix  n       -       n       1000?   0       flush
-proxymap  unix  -       -       n       -       -       proxymap
-proxywrite unix -       -       n       -       1       proxymap
-showq     unix  n       -       n       -       -       showq
-error     unix  -       -       n       -       -       error
-retry     unix  -       -       n       -       -       error
-discard   unix  -       -       n       -       -       discard
-local     unix  -       n       n       -       -       local
-anvil     unix  -       -       n       -       1       anvil
-scache    unix  -       -       n       -       1       scache
-postlog   unix-dgram n  -       n       -       1       postlogd
-"""
-        )
-
-    def command(self, *args: str, check_exit: bool = True) -> subprocess.CompletedProcess:
-        result = subprocess.run([args[0], "-c", str(self.etc), *args[1:]], capture_output=True, text=True, timeout=60)
-        if check_exit and result.returncode != 0:
-            raise BounceFailed(f"{' '.join(args)} exited {result.returncode}: {result.stderr.strip()}\n{self.tail()}")
-        return result
-
-    def start(self) -> None:
-        self.command("postfix", "check")
-        self.command("postfix", "start")
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                with smtplib.SMTP("127.0.0.1", self.port, timeout=5) as probe:
-                    probe.noop()
-                return
-            except OSError:
-                time.sleep(0.1)
-        raise BounceFailed(f"Postfix does not answer on 127.0.0.1:{self.port} within 30 s:\n{self.tail()}")
-
-    def master_pid(self) -> int | None:
-        try:
-            return int((self.spool / "pid" / "master.pid").read_text().strip())
-        except (OSError, ValueError):
-            return None
-
-    def running(self) -> bool:
-        pid = self.master_pid()
-        if pid is None:
-            return False
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-
-    def stop(self) -> None:
-        """`postfix stop`, and `postfix abort` if master(8) is still there after 15 s."""
-        if not self.running():
-            return
-        self.command("postfix", "stop", check_exit=False)
-        deadline = time.monotonic() + 15
-        while self.running() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        if self.running():
-            self.command("postfix", "abort", check_exit=False)
-
-    def queue(self) -> list[dict]:
-        """`postqueue -j`: one object per queued mail."""
-        out = self.command("postqueue", "-j").stdout
-        return [json.loads(line) for line in out.splitlines() if line.strip()]
-
-    def lines(self) -> list[str]:
-        try:
-            return self.log.read_text(errors="replace").splitlines()
-        except FileNotFoundError:
-            return []
-
-    def tail(self, n: int = 40) -> str:
-        return "\n".join(f"   postfix| {line}" for line in self.lines()[-n:])
+        # smtpd on the test's port instead of 25; local(8) besides the services every instance runs.
+        (self.etc / "master.cf").write_text(f"127.0.0.1:{self.port} inet n - n - - smtpd\n" + self.services("local"))
 
 
 # --- signupd ----------------------------------------------------------------------------------
@@ -540,7 +445,7 @@ from = "Newsletter <{FROM}>"
                 with open(target, "a", encoding="utf-8") as handle:
                     handle.write("\n" + block["body"])
                 say(f"ok   {block['where']} is added to {block['argument']}")
-        warnings = self.postfix.command("postconf", "-n").stderr.strip()
+        warnings = self.postfix.warnings()
         check(not warnings, f"postconf knows every parameter of main.cf and master.cf ({warnings or 'no warnings'})")
         runs = [block for block in blocks if block["kind"] == "run"]
         check(len(runs) == 3, f"the guide has the three command blocks this test runs in turn ({len(runs)})")

@@ -66,6 +66,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from harness import Checks, Processes, free_port  # noqa: E402
+from instance import PostfixInstance  # noqa: E402  (tests/postfix/instance.py)
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "operations.md"
@@ -298,31 +299,24 @@ class Alerts:
 # --- the relay --------------------------------------------------------------------------------
 
 
-class Relay:
-    """The test's own Postfix: `postfix -c etc`, its queue, sasldb and certificates under `root`.
-    Submission (STARTTLS required) on `port`, implicit TLS on `tls_port`; both require AUTH and
-    relay to `relayhost`."""
+class Relay(PostfixInstance):
+    """The test's own Postfix (tests/postfix/instance.py): `postfix -c etc`, its queue, sasldb and
+    certificates under `root`. Submission (STARTTLS required) on `port`, implicit TLS on
+    `tls_port`; both require AUTH and relay to `relayhost`."""
 
     def __init__(self, root: Path, certificates: Certificates, capture_port: int):
-        self.root = root
-        self.etc = root / "etc"
-        self.spool = root / "spool"
-        self.data = root / "data"
+        super().__init__(root, free_port(), RelayFailed)
         # Debian's Postfix reads smtpd.conf from $config_directory/sasl whatever
         # cyrus_sasl_config_path says; the test sets both.
         self.sasl = self.etc / "sasl"
         self.sasldb = self.sasl / "sasldb2"
-        self.log = root / "maillog"
         self.certificates = certificates
         self.capture_port = capture_port
-        self.port, self.tls_port = free_port(), free_port()
+        self.tls_port = free_port()
         self.certificate = "relay"
 
     def configure(self) -> None:
-        for directory in (self.etc, self.spool, self.data, self.sasl):
-            directory.mkdir(parents=True)
-        shutil.chown(self.data, "postfix")
-        self.data.chmod(0o700)
+        self.make_directories(self.sasl)
         (self.sasl / "smtpd.conf").write_text(
             f"pwcheck_method: auxprop\nauxprop_plugin: sasldb\nmech_list: PLAIN LOGIN\nsasldb_path: {self.sasldb}\n"
         )
@@ -330,11 +324,7 @@ class Relay:
         key, cert = self.certificates.path(self.certificate, "key"), self.certificates.path(self.certificate)
         (self.etc / "main.cf").write_text(
             f"""# The relay test's own Postfix (tests/postfix/relay.py): a submission relay on loopback.
-compatibility_level = 3.6
-queue_directory = {self.spool}
-data_directory = {self.data}
-maillog_file_prefixes = {self.root}
-maillog_file = {self.log}
+{self.own_files()}
 syslog_name = postfix-relay-ci
 myhostname = relay.{DOMAIN}
 mydomain = {DOMAIN}
@@ -385,28 +375,8 @@ smtpd_recipient_restrictions = permit_sasl_authenticated, reject
 127.0.0.1:{self.tls_port} inet n - n - - smtpd
   -o syslog_name=postfix-relay-ci/submissions
   -o smtpd_tls_wrappermode=yes
-pickup    unix  n       -       n       60      1       pickup
-cleanup   unix  n       -       n       -       0       cleanup
-qmgr      unix  n       -       n       300     1       qmgr
-tlsmgr    unix  -       -       n       1000?   1       tlsmgr
-rewrite   unix  -       -       n       -       -       trivial-rewrite
-bounce    unix  -       -       n       -       0       bounce
-defer     unix  -       -       n       -       0       bounce
-trace     unix  -       -       n       -       0       bounce
-verify    unix  -       -       n       -       1       verify
-flush     unix  n       -       n       1000?   0       flush
-proxymap  unix  -       -       n       -       -       proxymap
-proxywrite unix -       -       n       -       1       proxymap
-smtp      unix  -       -       n       -       -       smtp
-relay     unix  -       -       n       -       -       smtp
-showq     unix  n       -       n       -       -       showq
-error     unix  -       -       n       -       -       error
-retry     unix  -       -       n       -       -       error
-discard   unix  -       -       n       -       -       discard
-anvil     unix  -       -       n       -       1       anvil
-scache    unix  -       -       n       -       1       scache
-postlog   unix-dgram n  -       n       -       1       postlogd
 """
+            + self.services("tlsmgr", "smtp", "relay")
         )
 
     def set_password(self, password: str) -> None:
@@ -416,23 +386,18 @@ postlog   unix-dgram n  -       n       -       1       postlogd
         shutil.chown(self.sasldb, "postfix", "postfix")
         self.sasldb.chmod(0o600)
 
-    def command(self, *args: str, check_exit: bool = True) -> subprocess.CompletedProcess:
-        result = subprocess.run([args[0], "-c", str(self.etc), *args[1:]], capture_output=True, text=True, timeout=60)
-        if check_exit and result.returncode != 0:
-            raise RelayFailed(f"{' '.join(args)} exited {result.returncode}: {result.stderr.strip()}\n{self.tail()}")
-        return result
-
     def start(self) -> None:
-        warnings = self.command("postconf", "-n").stderr.strip()
+        warnings = self.warnings()
         check(not warnings, f"postconf knows every parameter of main.cf and master.cf ({warnings or 'no warnings'})")
-        self.command("postfix", "check")
-        self.command("postfix", "start")
-        wait_until(
-            f"the relay answers on 127.0.0.1:{self.port} (STARTTLS) and 127.0.0.1:{self.tls_port} (implicit TLS)",
-            lambda: self.presented(self.port) is not None and self.presented(self.tls_port, implicit=True) is not None,
-            self.tail,
-            timeout=30,
-        )
+        super().start()
+        check(True, f"the relay answers on {self.listeners()}")
+
+    def answers(self) -> bool:
+        """Both listeners show a certificate."""
+        return self.presented(self.port) is not None and self.presented(self.tls_port, implicit=True) is not None
+
+    def listeners(self) -> str:
+        return f"127.0.0.1:{self.port} (STARTTLS) and 127.0.0.1:{self.tls_port} (implicit TLS)"
 
     def presented(self, port: int, implicit: bool = False) -> bytes | None:
         """The certificate the relay shows now (DER), unverified; None if it does not answer."""
@@ -468,44 +433,9 @@ postlog   unix-dgram n  -       n       -       1       postlogd
 
         wait_until(f"the relay shows the {name} certificate (postfix reload)", shown, self.tail, timeout=30)
 
-    def master_pid(self) -> int | None:
-        try:
-            return int((self.spool / "pid" / "master.pid").read_text().strip())
-        except (OSError, ValueError):
-            return None
-
-    def running(self) -> bool:
-        pid = self.master_pid()
-        if pid is None:
-            return False
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-
-    def stop(self) -> None:
-        if not self.running():
-            return
-        self.command("postfix", "stop", check_exit=False)
-        deadline = time.monotonic() + 15
-        while self.running() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        if self.running():
-            self.command("postfix", "abort", check_exit=False)
-
-    def lines(self) -> list[str]:
-        try:
-            return self.log.read_text(errors="replace").splitlines()
-        except FileNotFoundError:
-            return []
-
     def submission_connects(self, since: int) -> int:
         """Clients that connected to the submission listeners after log line `since`."""
         return sum("/smtpd[" in line and ": connect from " in line for line in self.lines()[since:])
-
-    def tail(self, n: int = 40) -> str:
-        return "\n".join(f"   postfix| {line}" for line in self.lines()[-n:])
 
 
 # --- signupd ----------------------------------------------------------------------------------
