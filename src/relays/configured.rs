@@ -4,15 +4,19 @@
 //! **How a certificate is fetched.** Only from a URL `signature::sns_certificate_url` approved
 //! (`https://sns.<region>.amazonaws.com/….pem`), over HTTPS with the system's roots and no
 //! redirects — the TLS connection to Amazon's host is what makes the certificate Amazon's —
-//! at most 16 KiB, one fetch at a time; a fetched certificate is kept for the life of the
-//! process (SNS changes them rarely, and a new one comes with a new URL), at most
-//! [`MAX_CERTIFICATES`] of them, and a failed fetch is not kept. So a flood of forged messages
-//! naming made-up certificate URLs on Amazon's hosts costs one outbound request at a time, and
-//! nothing else. Tests never fetch: they put their own certificate into the cache first
-//! ([`SnsCertificates::preload`]).
+//! at most 16 KiB, one fetch at a time, and only for a message of a configured topic (the caller
+//! checks the topic first); a certificate is kept for the life of the process (SNS changes them
+//! rarely, and a new one comes with a new URL) only once it verified a message
+//! ([`SnsCertificates::keep`]), at most [`MAX_CERTIFICATES`] of them; a failed fetch or a
+//! certificate that verified nothing is not kept. So a flood of forged messages naming made-up
+//! certificate URLs on Amazon's hosts costs one outbound request at a time and cannot fill the
+//! cache; with a topic nobody configured, not even that. Tests never fetch: they put their own
+//! certificate into the cache first ([`SnsCertificates::preload`]), and read how many fetches
+//! were tried ([`SnsCertificates::fetches`]).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -118,6 +122,8 @@ pub struct SnsCertificates {
     cached: Mutex<HashMap<Url, Arc<Vec<u8>>>>,
     /// One fetch at a time.
     fetching: tokio::sync::Mutex<()>,
+    /// Fetches tried since start.
+    fetches: AtomicU64,
 }
 
 impl SnsCertificates {
@@ -127,12 +133,28 @@ impl SnsCertificates {
         self.cached.lock().unwrap_or_else(PoisonError::into_inner).insert(url, Arc::new(certificate));
     }
 
+    /// How many fetches were tried since start, whatever they came to.
+    pub fn fetches(&self) -> u64 {
+        self.fetches.load(Ordering::Relaxed)
+    }
+
+    /// How many certificates are cached.
+    pub fn len(&self) -> usize {
+        self.cached.lock().unwrap_or_else(PoisonError::into_inner).len()
+    }
+
+    /// Whether no certificate is cached.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     fn cached(&self, url: &Url) -> Option<Arc<Vec<u8>>> {
         self.cached.lock().unwrap_or_else(PoisonError::into_inner).get(url).cloned()
     }
 
     /// The certificate at `url` (approved by `signature::sns_certificate_url`), from the cache
-    /// or fetched. The error says why in words without the URL.
+    /// or fetched; a fetched one is not cached until it verified a message ([`Self::keep`]).
+    /// The error says why in words without the URL.
     pub async fn get(&self, url: &Url, client: &reqwest::Client) -> anyhow::Result<Arc<Vec<u8>>> {
         if let Some(certificate) = self.cached(url) {
             return Ok(certificate);
@@ -141,12 +163,17 @@ impl SnsCertificates {
         if let Some(certificate) = self.cached(url) {
             return Ok(certificate);
         }
-        let certificate = Arc::new(fetch(url, client).await?);
+        self.fetches.fetch_add(1, Ordering::Relaxed);
+        Ok(Arc::new(fetch(url, client).await?))
+    }
+
+    /// Keeps `certificate`, fetched from `url`, once it verified a message: while fewer than
+    /// [`MAX_CERTIFICATES`] are kept.
+    pub fn keep(&self, url: Url, certificate: Arc<Vec<u8>>) {
         let mut cached = self.cached.lock().unwrap_or_else(PoisonError::into_inner);
         if cached.len() < MAX_CERTIFICATES {
-            cached.insert(url.clone(), certificate.clone());
+            cached.entry(url).or_insert(certificate);
         }
-        Ok(certificate)
     }
 }
 

@@ -10,10 +10,18 @@
 //!   from every configured list — a confirmed row as an unsubscribe (`subscriber.unsubscribed`
 //!   with the reason and `via` `relay`, so endpoints and destinations hear of it), a pending row
 //!   with its queued mail;
-//! - a **complaint about a confirmation mail** is counted for its list; at `complaint_breaker`
-//!   complaints within an hour the list is held in surge mode for at least an hour
-//!   (`storage::counters::hold_for_complaints`), renewed by every further complaint, and the
-//!   caller alerts the operator once, when the count reaches the threshold;
+//! - a **complaint about a confirmation mail** is counted for its list by the registrable domain
+//!   of the address it was sent to (`domain::RegistrableDomain`, stored as a keyed hash); at
+//!   `complaint_breaker` different domains within an hour the list is held in surge mode for at
+//!   least an hour (`storage::counters::hold_for_complaints`), renewed by every further
+//!   complaint, and the caller alerts the operator once, when the count reaches the threshold.
+//!   Anyone who was sent a confirmation holds its reference and anyone can mail the bounce
+//!   address, so the breaker counts only what a forger cannot multiply: a reference acts once
+//!   (the caller's receipt), one address is one domain, and a catch-all domain's thousand
+//!   addresses are still one domain. The domain is read from the row the reference names (and
+//!   only if that row's address is the one the reference was sealed for): a complaint whose row
+//!   is gone suppresses its address but is not counted, and neither is one about a reference
+//!   sealed more than [`REFERENCE_MAX_AGE_DAYS`] days ago;
 //! - a soft bounce, a policy refusal and anything else change nothing more (the caller alerts
 //!   on a policy refusal).
 //!
@@ -33,7 +41,7 @@
 
 use super::event::Class;
 use crate::clock::UnixSeconds;
-use crate::domain::{EmailAddress, ListId};
+use crate::domain::{EmailAddress, ListId, RegistrableDomain};
 use crate::mail::reference::{MailKind, Reference};
 use crate::storage::counters;
 use crate::storage::relay_events;
@@ -42,6 +50,20 @@ use crate::storage::subscribers;
 use crate::storage::suppressions::{self, Reason};
 use crate::storage::{Batch, Command};
 use crate::subscription::{Removed, Subscriptions, Suppression, write_prepared};
+
+/// How old a reference may be, in days since it was sealed, for a complaint about it to count
+/// toward the complaint breaker. Feedback loops report within minutes to a few days of delivery
+/// (a recipient presses "spam" when they see the mail), and a pending row lives only
+/// `confirm_ttl`; a month covers a mailbox read late and a relay's slow report with room to
+/// spare, while a forger cannot hoard references for longer. An older reference still
+/// suppresses its own address.
+pub const REFERENCE_MAX_AGE_DAYS: i64 = 30;
+
+/// Whether `reference` was sealed recently enough for a complaint about it to count toward the
+/// breaker.
+pub fn counts_for_the_breaker(reference: &Reference, now: UnixSeconds) -> bool {
+    now.div_euclid(86_400) - i64::from(reference.issued_day) <= REFERENCE_MAX_AGE_DAYS
+}
 
 /// What a report is about.
 #[derive(Debug, Clone, Copy)]
@@ -152,9 +174,9 @@ pub async fn act(
         Some(Subject::Reference(reference)) => reference.list_id.clone(),
         _ => event.list.unwrap_or_default().to_owned(),
     };
-    let complaint_on = match (event.class, event.subject, event.complaint_breaker) {
+    let breaker = match (event.class, event.subject, event.complaint_breaker) {
         (Class::Complaint, Some(Subject::Reference(reference)), Some(breaker))
-            if reference.kind == MailKind::Confirmation =>
+            if reference.kind == MailKind::Confirmation && counts_for_the_breaker(reference, now) =>
         {
             Some((reference.list_id.clone(), i64::from(breaker)))
         }
@@ -164,16 +186,28 @@ pub async fn act(
     let alert_once = event.alert_once.map(|key| format!("alert/{key}/{}", rollups::hour_of(now)));
     let suppression = Verdict::of(event.class).zip(event.subject);
     let written = write_prepared(subscriptions.writer, async || {
-        let suppression = match suppression {
-            Some((verdict, subject)) => Some(prepare(subscriptions, lists, subject, verdict, now).await?),
-            None => None,
+        let (suppression, address) = match suppression {
+            Some((verdict, subject)) => {
+                let (suppression, address) = prepare(subscriptions, lists, subject, verdict, now).await?;
+                (Some(suppression), address)
+            }
+            None => (None, None),
         };
+        // Counted by the domain of the address the row holds: without it (the row is gone) the
+        // complaint cannot be told from a forger's hundredth address at one domain.
+        let complaint_on = breaker
+            .clone()
+            .zip(address.as_deref().and_then(|address| EmailAddress::parse(address).ok()))
+            .map(|((list, threshold), address)| {
+                let domain = relay_events::domain_hash(subscriptions.hash_key, &RegistrableDomain::of(&address));
+                (list, domain, threshold)
+            });
         Ok(Some(RecordEvent {
             receipts: receipts.clone(),
             receipts_only: false,
             alert_once: alert_once.clone(),
             count: series(event.class).map(|series| (list.clone(), series)),
-            complaint_on: complaint_on.clone(),
+            complaint_on,
             suppression,
             now,
         }))
@@ -232,20 +266,22 @@ pub async fn suppress(
     now: UnixSeconds,
 ) -> anyhow::Result<Vec<Removed>> {
     let removed = write_prepared(subscriptions.writer, async || {
-        Ok(Some(prepare(subscriptions, lists, subject, verdict, now).await?))
+        Ok(Some(prepare(subscriptions, lists, subject, verdict, now).await?.0))
     })
     .await?;
     Ok(removed.unwrap_or_default())
 }
 
-/// The suppression of `subject`, prepared from the rows a reader sees.
+/// The suppression of `subject`, prepared from the rows a reader sees, and its address when it
+/// is known (the recipient a relay named, or the address of the row a reference names, if it is
+/// the one the reference was sealed for); held in memory only.
 async fn prepare(
     subscriptions: &Subscriptions<'_>,
     lists: &[ListId],
     subject: Subject<'_>,
     verdict: Verdict,
     now: UnixSeconds,
-) -> anyhow::Result<Suppression> {
+) -> anyhow::Result<(Suppression, Option<String>)> {
     let hash_key = subscriptions.hash_key;
     let (email, every_list_hash) = match subject {
         Subject::Recipient(address) => {
@@ -264,7 +300,9 @@ async fn prepare(
             (email, every_list_hash)
         }
     };
-    subscriptions.prepare_suppression(lists, email.as_deref(), &every_list_hash, verdict.reason(), now).await
+    let suppression =
+        subscriptions.prepare_suppression(lists, email.as_deref(), &every_list_hash, verdict.reason(), now).await?;
+    Ok((suppression, email))
 }
 
 /// [`act`]'s command: the receipts first (a duplicate writes nothing), then the count, the
@@ -279,8 +317,9 @@ struct RecordEvent {
     alert_once: Option<String>,
     /// The list and the series to count under.
     count: Option<(String, &'static str)>,
-    /// A complaint about this list's confirmation mail, and the breaker's threshold.
-    complaint_on: Option<(String, i64)>,
+    /// A complaint about this list's confirmation mail: the list, the keyed hash of the
+    /// complaining address's registrable domain, and the breaker's threshold.
+    complaint_on: Option<(String, String, i64)>,
     suppression: Option<Suppression>,
     now: UnixSeconds,
 }
@@ -323,8 +362,8 @@ impl Command for RecordEvent {
         };
         let mut tripped = None;
         let mut held_until = None;
-        if let Some((list, threshold)) = &self.complaint_on {
-            let complaints = relay_events::record_complaint(batch.conn(), list, now)?;
+        if let Some((list, domain, threshold)) = &self.complaint_on {
+            let complaints = relay_events::record_complaint(batch.conn(), list, domain, now)?;
             if complaints >= *threshold {
                 // Every complaint past the threshold renews the hold; the operator hears once.
                 held_until = Some(counters::hold_for_complaints(batch, list, now)?);

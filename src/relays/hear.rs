@@ -21,6 +21,17 @@
 //! - An SES **subscription confirmation** for an allowed topic is confirmed by fetching its
 //!   `SubscribeURL` (approved to be https on an SNS host by `signature`); a failed fetch is a 503,
 //!   so SNS sends the confirmation again.
+//! - **SES is believed before anything is fetched**: the `TopicArn` must be one of the relay's
+//!   `topics` before its signing certificate is fetched (unsigned until then, but a body naming
+//!   another topic is refused without a single outbound request), and the certificate is kept
+//!   in the cache only once it verified this message. A failed fetch for an allowed topic is a
+//!   503 ([`NotHeard::Fetch`]), so SNS retries.
+//! - **A Mailgun event acts only through a reference that opens**: Mailgun's signature covers
+//!   the timestamp and the token, not the event, so the recipient a Mailgun event names is not
+//!   believed; such an event is counted as `ignored` and changes nothing.
+//! - **A mail-borne report acts once per reference and kind** (its receipt is the reference's
+//!   content and the report's class, kept [`REFERENCE_RECEIPT_SECS`]): its `Message-ID` is
+//!   whatever its sender wrote, so it decides nothing.
 
 use super::configured::{Credential, Relay, SnsCertificates};
 use super::effect::{self, Acted, Believed, Receipt, Subject};
@@ -31,12 +42,17 @@ use super::signature::{self, MAILGUN_TOLERANCE, Refusal, SnsType};
 use crate::clock::UnixSeconds;
 use crate::domain::{EmailAddress, ListId};
 use crate::mail::alert;
-use crate::mail::reference::ReferenceKey;
+use crate::mail::reference::{Reference, ReferenceKey};
 use crate::subscription::Subscriptions;
 use crate::surge::SurgeModes;
 
 /// How long an event's receipt is kept, in seconds.
 pub const RECEIPT_SECS: i64 = 72 * 3600;
+
+/// How long the receipt of a mail-borne report's reference is kept, in seconds: as long as a
+/// complaint about it could count toward the breaker (`effect::REFERENCE_MAX_AGE_DAYS`), and a
+/// day more.
+pub const REFERENCE_RECEIPT_SECS: i64 = (effect::REFERENCE_MAX_AGE_DAYS + 1) * 86_400;
 
 /// The relay name of reports read by `ingest-mail`: the receipts' namespace and the metrics'
 /// label.
@@ -80,10 +96,13 @@ pub enum NotHeard {
     /// Authenticated, but not the kind's JSON: 400.
     #[error("unreadable: {0}")]
     Unreadable(Unreadable),
-    /// Something the answer depends on could not be reached (the database, an SNS certificate or
-    /// subscription URL): 503, so the relay tries again.
+    /// The database could not be written: 503, so the relay tries again.
     #[error("{0:#}")]
     Unavailable(anyhow::Error),
+    /// A fetch an allowed SNS message needs failed (its signing certificate, or its
+    /// subscription's confirmation; the error says which): 503, so SNS sends it again.
+    #[error("{0:#}")]
+    Fetch(anyhow::Error),
 }
 
 /// Hears one request at `/api/relay/<name>`: `headers` looks a header up by lowercase name.
@@ -125,17 +144,20 @@ pub async fn relay_request<'h>(
             }
         }
         Credential::None => {
-            let url = signature::sns_certificate_url(body).map_err(NotHeard::Refused)?;
-            let certificate = certificates.get(&url, hearing.client).await.map_err(NotHeard::Unavailable)?;
+            // The topic first: nothing is fetched for a message no configured topic sent.
+            let url = signature::sns_certificate_url(body, &relay.config.topics).map_err(NotHeard::Refused)?;
+            let certificate = certificates.get(&url, hearing.client).await.map_err(NotHeard::Fetch)?;
             let envelope =
                 signature::verify_sns(body, &certificate, &relay.config.topics, now).map_err(NotHeard::Refused)?;
+            // Only a certificate that verified a message is kept.
+            certificates.keep(url, certificate);
             match envelope.kind {
                 SnsType::Notification => {
                     (payload::ses(&envelope.message, &envelope.message_id).map_err(NotHeard::Unreadable)?, Vec::new())
                 }
                 SnsType::SubscriptionConfirmation => {
                     let url = envelope.subscribe_url.ok_or(NotHeard::Refused(Refusal::BadSubscribeUrl))?;
-                    confirm_subscription(hearing.client, url).await.map_err(NotHeard::Unavailable)?;
+                    confirm_subscription(hearing.client, url).await.map_err(NotHeard::Fetch)?;
                     tracing::info!(relay = relay.config.name, "confirmed the SNS subscription of an allowed topic");
                     return Ok(Heard { subscribed: true, ..Heard::default() });
                 }
@@ -143,6 +165,8 @@ pub async fn relay_request<'h>(
             }
         }
     };
+    // Mailgun's signature does not cover the event: its recipient is not believed.
+    let believes_recipients = !matches!(relay.credential, Credential::Mailgun(_));
     let mut heard = Heard::default();
     for event in &events {
         let mut receipts = request_receipts.clone();
@@ -151,8 +175,21 @@ pub async fn relay_request<'h>(
         let recipient = event.recipient.as_deref().and_then(|text| EmailAddress::parse(text).ok());
         let subject = match (&reference, &recipient) {
             (Some(reference), _) => Some(Subject::Reference(reference)),
-            (None, Some(recipient)) => Some(Subject::Recipient(recipient)),
-            (None, None) => None,
+            (None, Some(recipient)) if believes_recipients => Some(Subject::Recipient(recipient)),
+            (None, _) => None,
+        };
+        let ignored;
+        let event = if reference.is_none() && !believes_recipients && event.class != Class::Ignored {
+            tracing::info!(
+                relay = relay.config.name,
+                event = event.class.label(),
+                "a Mailgun event without a reference that opens was ignored: Mailgun's signature does not cover \
+                 the event"
+            );
+            ignored = RelayEvent { class: Class::Ignored, ..event.clone() };
+            &ignored
+        } else {
+            event
         };
         let acted = act(hearing, &relay.config.name, event, subject, None, &receipts).await?;
         count(&mut heard, event.class, acted.is_some());
@@ -170,7 +207,7 @@ pub async fn mail_report(hearing: Hearing<'_>, raw: &[u8]) -> anyhow::Result<Opt
     let Some(reference) = event.reference.as_deref().and_then(|value| hearing.references.open(value)) else {
         return Ok(None);
     };
-    let receipts: Vec<Receipt> = event.id.iter().map(event_receipt).collect();
+    let receipts = [reference_receipt(&reference, event.class)];
     let acted = act(hearing, MAIL_RELAY, &event, Some(Subject::Reference(&reference)), None, &receipts).await?;
     let mut heard = Heard::default();
     count(&mut heard, event.class, acted.is_some());
@@ -192,6 +229,21 @@ pub async fn refused_at_send(hearing: Hearing<'_>, list: &str, email: &str, stat
     };
     act(hearing, SMTP_RELAY, &event, Some(Subject::Recipient(&address)), Some(list), &[]).await?;
     Ok(())
+}
+
+/// The receipt of a mail-borne report: what its reference says and the report's class. Two
+/// reports about one mail's reference are one report, whatever else they say.
+fn reference_receipt(reference: &Reference, class: Class) -> Receipt {
+    let id = format!(
+        "reference/{}/{}/{}/{}/{}/{}",
+        class.label(),
+        reference.kind.as_str(),
+        reference.issued_day,
+        reference.subscriber_id,
+        reference.suppression_hash(),
+        reference.list_id,
+    );
+    Receipt { id, keep_secs: REFERENCE_RECEIPT_SECS, spent_anyway: false }
 }
 
 /// The receipt of a relay's event id.

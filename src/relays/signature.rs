@@ -32,10 +32,11 @@
 //!
 //! This module does no I/O and reads no clock: the caller passes `now` in Unix seconds, and for SNS
 //! it fetches the signing certificate itself. It asks [`sns_certificate_url`] first, which
-//! approves only `https://sns.<region>.amazonaws.com/….pem` (or `.amazonaws.com.cn`), without a
-//! port or user info; it fetches the certificate from that URL alone, over HTTPS — the TLS
-//! connection to Amazon's host is what makes the certificate Amazon's — caches it, and hands it
-//! to [`verify_sns`].
+//! refuses a topic not configured before anything else, and approves only
+//! `https://sns.<region>.amazonaws.com/….pem` (or `.amazonaws.com.cn`), without a port or user
+//! info; it fetches the certificate from that URL alone, over HTTPS — the TLS connection to
+//! Amazon's host is what makes the certificate Amazon's — hands it to [`verify_sns`], and caches
+//! it only once it verified.
 //!
 //! The signature is checked before the window, the topic and the subscribe URL, so a [`Refusal`]
 //! other than a missing or malformed part, [`Refusal::BadSignature`] or
@@ -434,10 +435,16 @@ fn sns_fields(body: &[u8]) -> Result<(SnsType, SnsFields), Refusal> {
 }
 
 /// The `SigningCertURL` of an SNS message, if it is one the caller may fetch the signing
-/// certificate from: `https://sns.<region>.amazonaws.com/….pem` (or `.amazonaws.com.cn`), with
-/// no port, user info, query or fragment.
-pub fn sns_certificate_url(body: &[u8]) -> Result<Url, Refusal> {
+/// certificate from: the message names one of `allowed_topics` (checked first, so that nothing
+/// is fetched for a topic nobody configured: the body is not authenticated yet, and
+/// [`verify_sns`] checks the topic again once it is), and the URL is
+/// `https://sns.<region>.amazonaws.com/….pem` (or `.amazonaws.com.cn`), with no port, user
+/// info, query or fragment.
+pub fn sns_certificate_url(body: &[u8], allowed_topics: &[String]) -> Result<Url, Refusal> {
     let (_, fields) = sns_fields(body)?;
+    if !allowed_topics.contains(&fields.topic_arn) {
+        return Err(Refusal::UnknownTopic);
+    }
     certificate_url(&fields.signing_cert_url)
 }
 
@@ -1510,8 +1517,19 @@ mod tests {
                 "SignatureVersion": "1", "Signature": "", "SigningCertURL": url,
             }))
             .unwrap();
-            assert_eq!(sns_certificate_url(&body), Ok(Url::parse(url).unwrap()), "{url}");
+            assert_eq!(sns_certificate_url(&body, &[TOPIC.to_owned()]), Ok(Url::parse(url).unwrap()), "{url}");
         }
+    }
+
+    #[test]
+    fn a_topic_not_configured_is_refused_before_its_certificate_url_is_approved() {
+        let body = serde_json::to_vec(&json!({
+            "Type": "Notification", "MessageId": "m", "TopicArn": "arn:aws:sns:eu-central-1:999999999999:other",
+            "Message": "", "Timestamp": rfc3339(NOW), "SignatureVersion": "1", "Signature": "", "SigningCertURL": CERT_URL,
+        }))
+        .unwrap();
+        assert_eq!(sns_certificate_url(&body, &[TOPIC.to_owned()]), Err(Refusal::UnknownTopic));
+        assert_eq!(sns_certificate_url(&body, &[]), Err(Refusal::UnknownTopic));
     }
 
     #[test]
@@ -1541,7 +1559,7 @@ mod tests {
                 "SignatureVersion": "1", "Signature": "", "SigningCertURL": url,
             }))
             .unwrap();
-            assert_eq!(sns_certificate_url(&body), Err(Refusal::BadCertificateUrl), "{url}");
+            assert_eq!(sns_certificate_url(&body, &[TOPIC.to_owned()]), Err(Refusal::BadCertificateUrl), "{url}");
         }
     }
 
@@ -1593,6 +1611,6 @@ mod tests {
         for (value, part) in cases {
             assert_eq!(verify_value(&value), Err(Refusal::Malformed(part)), "{part}");
         }
-        assert_eq!(sns_certificate_url(b"{}"), Err(Refusal::Malformed("body")));
+        assert_eq!(sns_certificate_url(b"{}", &[TOPIC.to_owned()]), Err(Refusal::Malformed("body")));
     }
 }

@@ -70,6 +70,16 @@ pub async fn relay(
             tracing::error!(relay = relay_name, error = format!("{error:#}"), "a relay event could not be recorded");
             retry_storage_later(answer(StatusCode::SERVICE_UNAVAILABLE, "unavailable"))
         }
+        Err(NotHeard::Fetch(error)) => {
+            // Not the database: Amazon's host could not be reached, or answered an error.
+            tracing::warn!(
+                relay = relay_name,
+                error = format!("{error:#}"),
+                "an SNS message of an allowed topic needs a fetch from Amazon that failed; answered 503, so SNS sends \
+                 it again"
+            );
+            answer(StatusCode::SERVICE_UNAVAILABLE, "unavailable")
+        }
     }
 }
 

@@ -20,6 +20,7 @@ const MIGRATION_SLICE: &[M<'_>] = &[
     M::up(include_str!("migrations/0012_audit_log.sql")),
     M::up(include_str!("migrations/0013_fields.sql")),
     M::up(include_str!("migrations/0014_source_rollups.sql")),
+    M::up(include_str!("migrations/0015_complaint_domains.sql")),
 ];
 
 pub const MIGRATIONS: Migrations<'_> = Migrations::from_slice(MIGRATION_SLICE);
@@ -222,6 +223,24 @@ mod tests {
             conn.query_row("SELECT email, fields FROM intake", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
         assert_eq!(waiting, ("bob@example.com".into(), None));
         conn.execute("UPDATE subscribers SET fields = '{\"first_name\":\"Ann\"}' WHERE id = 'a'", []).unwrap();
+    }
+
+    #[test]
+    fn version_15_counts_complaints_by_a_domain_hash_and_drops_the_hour_of_version_14s() {
+        // Arrange: at version 14, a complaint of the last hour, which names no domain
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = Connection::open(dir.path().join("db.sqlite3")).unwrap();
+        MIGRATIONS.to_version(&mut conn, 14).unwrap();
+        conn.execute("INSERT INTO complaints (list_id, at) VALUES ('news', 10)", []).unwrap();
+
+        // Act
+        assert_eq!(migrate(&mut conn).unwrap(), LATEST_VERSION - 14);
+
+        // Assert: the old row is gone; a complaint needs its domain's hash
+        let left: i64 = conn.query_row("SELECT count(*) FROM complaints", [], |r| r.get(0)).unwrap();
+        assert_eq!(left, 0);
+        assert!(conn.execute("INSERT INTO complaints (list_id, at) VALUES ('news', 10)", []).is_err());
+        conn.execute("INSERT INTO complaints (list_id, domain, at) VALUES ('news', 'ab12', 10)", []).unwrap();
     }
 
     #[test]

@@ -1,11 +1,15 @@
-//! What the relays' events leave behind (schema 11): the receipts of the events already acted
-//! on, so a relay's retry acts once, and the complaints about each list's confirmation mail over
-//! the last hour, for the complaint breaker. Neither holds an event, an address or a payload: a
-//! receipt is a hash of the relay's name and its event id, a complaint a list id and a time.
+//! What the relays' events leave behind (schemas 11 and 15): the receipts of the events already
+//! acted on, so a relay's retry acts once, and the complaints about each list's confirmation mail
+//! over the last hour, for the complaint breaker. Neither holds an event, an address, a domain or
+//! a payload: a receipt is a hash of the relay's name and its event id, a complaint a list id, a
+//! keyed hash of the complaining address's registrable domain ([`domain_hash`]) and a time.
 
+use ring::hmac;
 use rusqlite::{Connection, params};
 
 use crate::clock::UnixSeconds;
+use crate::domain::RegistrableDomain;
+use crate::secrets::Secret;
 
 /// The window of the complaint breaker, in seconds.
 pub const COMPLAINT_WINDOW: i64 = 3600;
@@ -43,11 +47,20 @@ pub fn first_receipt(
     Ok(changed == 1)
 }
 
-/// Records a complaint about `list_id`'s confirmation mail at `now`; the complaints about it in
-/// the hour up to `now`, this one included.
-pub fn record_complaint(conn: &Connection, list_id: &str, now: UnixSeconds) -> rusqlite::Result<i64> {
-    conn.prepare_cached("INSERT INTO complaints (list_id, at) VALUES (?1, ?2)")?.execute(params![list_id, now])?;
-    conn.prepare_cached("SELECT count(*) FROM complaints WHERE list_id = ?1 AND at > ?2")?
+/// The key a complaint's registrable domain is stored under: an HMAC under the hash key, so the
+/// table names no domain, and one domain always gives one key.
+pub fn domain_hash(hash_key: &Secret, domain: &RegistrableDomain) -> String {
+    let key = hmac::Key::new(hmac::HMAC_SHA256, hash_key.expose());
+    hex::encode(hmac::sign(&key, format!("signupd/complaint-domain/v1\n{domain}").as_bytes()).as_ref())
+}
+
+/// Records a complaint from the registrable domain `domain` (its [`domain_hash`]) about
+/// `list_id`'s confirmation mail at `now`; how many different domains complained about it in the
+/// hour up to `now`, this one included. More complaints from one domain count as one.
+pub fn record_complaint(conn: &Connection, list_id: &str, domain: &str, now: UnixSeconds) -> rusqlite::Result<i64> {
+    conn.prepare_cached("INSERT INTO complaints (list_id, domain, at) VALUES (?1, ?2, ?3)")?
+        .execute(params![list_id, domain, now])?;
+    conn.prepare_cached("SELECT count(DISTINCT domain) FROM complaints WHERE list_id = ?1 AND at > ?2")?
         .query_row(params![list_id, now - COMPLAINT_WINDOW], |row| row.get(0))
 }
 
@@ -88,14 +101,27 @@ mod tests {
     }
 
     #[test]
-    fn complaints_are_counted_over_the_last_hour_per_list() {
+    fn complaints_are_counted_by_domain_over_the_last_hour_per_list() {
         let (_dir, conn) = migrated();
-        assert_eq!(record_complaint(&conn, "news", 1000).unwrap(), 1);
-        assert_eq!(record_complaint(&conn, "other", 1500).unwrap(), 1);
-        assert_eq!(record_complaint(&conn, "news", 2000).unwrap(), 2);
-        assert_eq!(record_complaint(&conn, "news", 1000 + COMPLAINT_WINDOW).unwrap(), 2, "the first fell out");
-        assert_eq!(delete_expired(&conn, 1000 + COMPLAINT_WINDOW).unwrap(), 1);
+        assert_eq!(record_complaint(&conn, "news", "a", 1000).unwrap(), 1);
+        assert_eq!(record_complaint(&conn, "other", "b", 1500).unwrap(), 1);
+        assert_eq!(record_complaint(&conn, "news", "a", 1600).unwrap(), 1, "one domain counts once");
+        assert_eq!(record_complaint(&conn, "news", "b", 2000).unwrap(), 2);
+        assert_eq!(record_complaint(&conn, "news", "c", 1000 + COMPLAINT_WINDOW).unwrap(), 3, "a's later one is in");
+        assert_eq!(record_complaint(&conn, "news", "d", 1600 + COMPLAINT_WINDOW).unwrap(), 3, "a fell out");
+        assert_eq!(delete_expired(&conn, 1600 + COMPLAINT_WINDOW).unwrap(), 3);
         let left: i64 = conn.query_row("SELECT count(*) FROM complaints", [], |row| row.get(0)).unwrap();
         assert_eq!(left, 3);
+    }
+
+    #[test]
+    fn a_domain_is_stored_as_a_keyed_hash_one_per_domain_and_key() {
+        let domain = |address: &str| RegistrableDomain::of(&crate::domain::EmailAddress::parse(address).unwrap());
+        let key = Secret::from_bytes(vec![7; 32]);
+        let hash = domain_hash(&key, &domain("ann@example.com"));
+        assert_eq!(hash, domain_hash(&key, &domain("bob@mail.example.com")));
+        assert_ne!(hash, domain_hash(&key, &domain("ann@example.org")));
+        assert_ne!(hash, domain_hash(&Secret::from_bytes(vec![8; 32]), &domain("ann@example.com")));
+        assert!(!hash.contains("example") && hash.len() == 64, "{hash}");
     }
 }

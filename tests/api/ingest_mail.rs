@@ -3,13 +3,17 @@
 //! notification that quotes the `X-Signupd-Ref` of a mail this server sent suppresses its
 //! address on every list; a forged one — no reference, or one that does not open — changes
 //! nothing, whatever address it names; a report seen before acts once; and a database that
-//! cannot be written is exit 75, so Postfix keeps the report and tries again.
+//! cannot be written is exit 75, so Postfix keeps the report and tries again. The complaint
+//! breaker counts what a forger cannot multiply (issue 44): a reference once whatever the
+//! report's `Message-ID`, a registrable domain once however many addresses it has, and not a
+//! reference sealed more than 30 days ago.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
+use signupd::mail::reference::ReferenceKey;
 use tempfile::TempDir;
 
 use crate::helpers::signupd;
@@ -276,4 +280,171 @@ fn a_mistake_in_ingest_mails_command_line_is_exit_75_so_postfix_keeps_the_report
     // Other commands keep clap's exit status for a usage error.
     let other = signupd().args(["stats", "--confg", "x"]).output().unwrap();
     assert_eq!(other.status.code(), Some(2));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The complaint breaker, from the outside (issue 44): anyone who was sent one confirmation holds
+// its reference, and anyone can pipe a feedback report into `ingest-mail`
+
+/// An RFC 5965 feedback report (`abuse`) quoting `original_headers`, with `message_id` as its
+/// own `Message-ID` or none: the least a forger needs to write.
+fn feedback_report(original_headers: &str, message_id: Option<&str>) -> String {
+    let message_id = message_id.map(|id| format!("Message-ID: <{id}>\r\n")).unwrap_or_default();
+    format!(
+        "From: abuse@reports.example.net\r\n\
+         To: bounces@example.com\r\n\
+         Subject: Abuse report\r\n\
+         {message_id}\
+         MIME-Version: 1.0\r\n\
+         Content-Type: multipart/report; report-type=feedback-report; boundary=\"F1\"\r\n\
+         \r\n\
+         --F1\r\n\
+         Content-Type: text/plain; charset=us-ascii\r\n\
+         \r\n\
+         This is an email abuse report.\r\n\
+         \r\n\
+         --F1\r\n\
+         Content-Type: message/feedback-report\r\n\
+         \r\n\
+         Feedback-Type: abuse\r\n\
+         User-Agent: SomeGenerator/1.0\r\n\
+         Version: 1\r\n\
+         \r\n\
+         --F1\r\n\
+         Content-Type: text/rfc822-headers\r\n\
+         \r\n\
+         {original_headers}\
+         --F1--\r\n"
+    )
+}
+
+impl Fixture {
+    /// Signs each of `emails` up for `news`; the reference of each one's confirmation.
+    async fn references(&self, emails: &[&str]) -> Vec<String> {
+        for email in emails {
+            self.sign_up(email, "news").await;
+        }
+        let mut references = Vec::new();
+        for email in emails {
+            references.push(self.reference_mailed_to(email).await);
+        }
+        references
+    }
+
+    /// Pipes a complaint about `email`'s mail carrying `reference` into `ingest-mail`, with
+    /// `message_id` or none; what it said on stderr (exit 0 asserted).
+    async fn complain(&self, email: &str, reference: &str, message_id: Option<&str>) -> String {
+        let output = self.ingest(feedback_report(&original_headers(email, Some(reference)), message_id)).await;
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        stderr(&output)
+    }
+
+    /// A JSON signup of a new address to `news`: its answer's `next` (`send_confirmation` while
+    /// the list is in surge mode, `confirm_email` otherwise).
+    async fn next_after_signup(&self, email: &str) -> String {
+        let response = client()
+            .post(self.server.url("/api/signup"))
+            .json(&serde_json::json!({ "email": email, "consent": true, "list": "news" }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 202, "{email}");
+        let body: serde_json::Value = response.json().await.unwrap();
+        body["next"].as_str().unwrap_or_else(|| panic!("{body}")).to_owned()
+    }
+
+    fn count(&self, sql: &str) -> i64 {
+        count(&read_only(&self.database()), sql)
+    }
+}
+
+#[tokio::test]
+async fn a_catch_all_forger_repeating_reports_about_three_addresses_at_one_domain_leaves_the_list_out_of_surge() {
+    // Arrange: three addresses at one registrable domain, whose confirmations the forger received
+    let fixture = Fixture::start();
+    let emails = ["ann@forger.example", "bob@forger.example", "cat@mail.forger.example"];
+    let references = fixture.references(&emails).await;
+
+    // Act: each reference reported three times: with a Message-ID, with a new one, with none
+    for (n, (email, reference)) in emails.iter().zip(&references).enumerate() {
+        let first = fixture.complain(email, reference, Some(&format!("fbl-{n}-a@reports.example.net"))).await;
+        assert!(first.contains("handled"), "{first}");
+        for again in [Some(format!("fbl-{n}-b@reports.example.net")), None] {
+            let said = fixture.complain(email, reference, again.as_deref()).await;
+            assert!(said.contains("recorded before"), "{again:?}: {said}");
+        }
+    }
+
+    // Assert: each address is suppressed on every list and its row is gone, each report counted
+    // once; but one domain is one complaint for the breaker, and the list is not in surge mode
+    assert_eq!(fixture.suppressions("complained"), 3);
+    for email in emails {
+        assert_eq!(fixture.rows(email), 0, "{email}");
+    }
+    assert_eq!(fixture.count("SELECT value FROM rollups WHERE list = 'news' AND series = 'complaints'"), 3);
+    assert_eq!(fixture.count("SELECT count(DISTINCT domain) FROM complaints WHERE list_id = 'news'"), 1);
+    assert_eq!(fixture.next_after_signup("visitor@example.com").await, "confirm_email", "not in surge");
+    // Assert: the breaker's rows name no address and no domain
+    let conn = read_only(&fixture.database());
+    let stored: Vec<String> = conn
+        .prepare("SELECT list_id || ' ' || domain FROM complaints")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(stored.iter().all(|row| !row.contains("forger") && row.len() == "news ".len() + 64), "{stored:?}");
+}
+
+#[tokio::test]
+async fn complaints_about_three_addresses_at_three_domains_through_ingest_mail_trip_the_breaker() {
+    // Arrange
+    let fixture = Fixture::start();
+    let emails = ["ann@example.com", "bob@mail.example.org", "cat@example.net"];
+    let references = fixture.references(&emails).await;
+    assert_eq!(fixture.next_after_signup("before@example.com").await, "confirm_email");
+
+    // Act
+    for (email, reference) in emails.iter().zip(&references) {
+        assert!(fixture.complain(email, reference, None).await.contains("handled"), "{email}");
+    }
+
+    // Assert: three domains within the hour hold the list in surge mode
+    assert_eq!(fixture.suppressions("complained"), 3);
+    assert_eq!(fixture.next_after_signup("after@example.com").await, "send_confirmation", "in surge");
+}
+
+#[tokio::test]
+async fn a_complaint_about_a_reference_sealed_over_30_days_ago_suppresses_its_address_but_does_not_count() {
+    // Arrange: three addresses at three domains, and their references as they would be had their
+    // mails been sealed 31 days ago (sealed here with the installation's own key, as the server
+    // would have: the rows are the same, only the day differs)
+    let fixture = Fixture::start();
+    let emails = ["ann@example.com", "bob@example.org", "cat@example.net"];
+    let references = fixture.references(&emails).await;
+    let hash_key = signupd::secrets::read_secret(&fixture.dir.path().join("data/hash_key")).unwrap();
+    let key = ReferenceKey::derive(&hash_key);
+    let long_ago = crate::process::unix_now() - 31 * 86_400;
+    let stale: Vec<String> = references
+        .iter()
+        .map(|value| {
+            let opened = key.open(value).expect("the server's reference opens with its key");
+            let (list, kind, id, hash) =
+                (&opened.list_id, opened.kind, opened.subscriber_id, opened.suppression_hash());
+            key.seal(list, kind, id, &hash, long_ago).unwrap()
+        })
+        .collect();
+
+    // Act
+    for (email, reference) in emails.iter().zip(&stale) {
+        assert!(fixture.complain(email, reference, None).await.contains("handled"), "{email}");
+    }
+
+    // Assert: each address suppressed and removed, but none counted toward the breaker
+    assert_eq!(fixture.suppressions("complained"), 3);
+    for email in emails {
+        assert_eq!(fixture.rows(email), 0, "{email}");
+    }
+    assert_eq!(fixture.count("SELECT count(*) FROM complaints"), 0);
+    assert_eq!(fixture.next_after_signup("after@example.com").await, "confirm_email", "not in surge");
 }
