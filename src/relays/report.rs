@@ -55,7 +55,8 @@ const MAX_ID_LEN: usize = 998;
 /// `message/global` part, or the headers of a `text/rfc822-headers` or `message/global-headers`
 /// part) with every whitespace removed, so a value an MTA folded, even inside the token, comes
 /// back whole; `None` when the report quotes none. Such an event is still returned, for the
-/// caller to count and ignore. `id` is the report's own `Message-ID`, for dedupe. `recipient` is
+/// caller to count and ignore. `id` is the report's own `Message-ID`, which the caller does not
+/// dedupe by (the sender wrote it: `hear` keys a report's receipt on its reference). `recipient` is
 /// always `None`.
 pub fn read(raw: &[u8]) -> Option<RelayEvent> {
     if raw.is_empty() || raw.len() > MAX_REPORT_BYTES {
