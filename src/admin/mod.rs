@@ -5,9 +5,12 @@
 //! **Who may use it.** HTTP Basic, so a browser asks by itself and keeps nothing but what it
 //! always keeps for Basic (no cookie, no JavaScript): any user name, and as the password a token
 //! with the `admin` scope. It is checked as the API checks a bearer token
-//! ([`crate::api::authorize_presented`]): the client's window, the failed authentications, the
-//! token's window, the scope. A wrong or missing password is `401` with a Basic challenge, a
-//! token without `admin` is `403`.
+//! ([`crate::api::authorize_presented`]): the token first, so a valid one is never refused for
+//! another client's failures on the same network; then its window and the scope. A wrong or
+//! missing password is `401` with a Basic challenge (`429` once the client's failures fill their
+//! minute; counted in `signupd_api_auth_failures_total{surface="admin"}`, not audited), a token
+//! without `admin` is `403` and audited as `admin_forbidden`, `lookup_forbidden`,
+//! `remove_forbidden` or `resend_forbidden` by the form it was refused.
 //!
 //! **Forged posts.** A browser sends Basic credentials with any request to the page's origin,
 //! also one another site makes it send, so every POST must carry the form token the page put in
@@ -41,7 +44,7 @@ use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use ring::hmac;
 
 use crate::api::limits::Limits;
-use crate::api::{ApiError, authorize_presented, record};
+use crate::api::{ApiError, Surface, authorize_presented, record};
 use crate::api_tokens::ApiToken;
 use crate::config::Scope;
 use crate::domain::{EmailAddress, ListId};
@@ -150,9 +153,16 @@ fn basic_password(req: &HttpRequest) -> Option<String> {
     decoded.split_once(':').map(|(_, password)| password.to_owned())
 }
 
-fn signed_in(req: &HttpRequest, state: &AppState, limits: &Limits) -> Result<Arc<ApiToken>, Refusal> {
+/// The token the page was opened with, checked as the API checks one; `action` is what a `403`
+/// is audited as (`{action}_forbidden`).
+async fn signed_in(
+    req: &HttpRequest,
+    state: &AppState,
+    limits: &Limits,
+    action: &str,
+) -> Result<Arc<ApiToken>, Refusal> {
     let password = basic_password(req);
-    Ok(authorize_presented(req, state, limits, Scope::Admin, password.as_deref())?)
+    Ok(authorize_presented(req, state, limits, Surface::Admin, Scope::Admin, action, password.as_deref()).await?)
 }
 
 /// Whether a POST came from the page itself: `Sec-Fetch-Site`, where the browser sends it, says
@@ -239,7 +249,7 @@ fn answer(result: Result<HttpResponse, Refusal>) -> HttpResponse {
 
 /// `GET /admin`: the search form.
 async fn show(req: HttpRequest, state: web::Data<AppState>, limits: web::Data<Limits>) -> HttpResponse {
-    answer(signed_in(&req, &state, &limits).map(|token| page(&state, &token).respond(StatusCode::OK)))
+    answer(signed_in(&req, &state, &limits, "admin").await.map(|token| page(&state, &token).respond(StatusCode::OK)))
 }
 
 /// `POST /admin/search`: the address's record.
@@ -251,7 +261,7 @@ async fn search(
 ) -> HttpResponse {
     answer(
         async {
-            let token = signed_in(&req, &state, &limits)?;
+            let token = signed_in(&req, &state, &limits, "lookup").await?;
             let fields = checked_form(&req, &state, &token, SEARCH, &body)?;
             let typed = fields.get("email").map(String::as_str).unwrap_or("");
             let email = match EmailAddress::parse(typed) {
@@ -292,7 +302,7 @@ async fn remove(
 ) -> HttpResponse {
     answer(
         async {
-            let token = signed_in(&req, &state, &limits)?;
+            let token = signed_in(&req, &state, &limits, "remove").await?;
             let fields = checked_form(&req, &state, &token, REMOVE, &body)?;
             let (email, list) = address_and_list(&state, &fields)?;
             let reason = match fields.get("reason").map(String::as_str) {
@@ -343,7 +353,7 @@ async fn resend(
 ) -> HttpResponse {
     answer(
         async {
-            let token = signed_in(&req, &state, &limits)?;
+            let token = signed_in(&req, &state, &limits, "resend").await?;
             let fields = checked_form(&req, &state, &token, RESEND, &body)?;
             let (email, list) = address_and_list(&state, &fields)?;
             let list = list.ok_or(Refusal::BadForm)?;

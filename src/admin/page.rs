@@ -1,5 +1,6 @@
 //! The admin page's template (`templates/pages/admin.html`) and its view of a record: the
-//! `lookup` document with its times written out (UTC, RFC 3339) and, per pending row, the
+//! `lookup` document with its times written out (UTC, RFC 3339), a row's `[[lists.fields]]`
+//! values as `lookup` lists them ([`crate::domain::FieldValues::listed`]) and, per pending row, the
 //! re-send form; the removal form for one list or all. Plain HTML forms, no JavaScript.
 
 use askama::Template;
@@ -107,6 +108,7 @@ impl<'a> Page<'a> {
                     ("Consent text", row.consent_text.unwrap_or_else(|| "(not recorded)".to_owned())),
                     ("Source", row.source.unwrap_or_else(|| "–".to_owned())),
                     ("Tags", row.tags.filter(|tags| !tags.is_empty()).unwrap_or_else(|| "–".to_owned())),
+                    ("Fields", row.fields.listed().unwrap_or_else(|| "–".to_owned())),
                 ],
                 list: row.list,
                 status: row.status,

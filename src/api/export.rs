@@ -32,7 +32,7 @@ pub async fn export(
     state: web::Data<AppState>,
     limits: web::Data<Limits>,
 ) -> Result<HttpResponse, ApiError> {
-    let token = authorize(&req, &state, &limits, Scope::Read).await?;
+    let token = authorize(&req, &state, &limits, Scope::Read, "export").await?;
     let list_id = list(&state, query_param(&req, "list").as_deref())?.map(|list| list.id.as_ref().to_owned());
     let status = match query_param(&req, "status").as_deref() {
         None | Some("confirmed") => StatusFilter::Confirmed,
@@ -99,7 +99,7 @@ pub async fn stats(
     state: web::Data<AppState>,
     limits: web::Data<Limits>,
 ) -> Result<HttpResponse, ApiError> {
-    let token = authorize(&req, &state, &limits, Scope::Read).await?;
+    let token = authorize(&req, &state, &limits, Scope::Read, "stats").await?;
     let (config, now) = (state.config.clone(), state.clock.now());
     let figures = state.db.run(move |conn| stats::gather(&config, conn, now)).await.map_err(ApiError::Unavailable)?;
     record(&state, &token, "stats", None, None, None).await?;

@@ -3,7 +3,7 @@
 //! reads one (`email`, `confirmed_at`, `consent_text`, `consent_version`, `source`, `tags`), with
 //! the command's checks, batches and counts ([`crate::operator::import::import_lines`]) through
 //! the server's own writer. `consent_text` and `consent_version` are the flags' defaults;
-//! `dry_run=true` writes nothing. Nothing is mailed.
+//! `dry_run=true` writes nothing but its audit entry (`import_dry_run`). Nothing is mailed.
 //!
 //! The body is at most [`MAX_IMPORT_BODY`] (some 60,000 records): a larger list goes through
 //! the command, or in several calls — a record already imported is skipped as `existing`, so
@@ -35,7 +35,7 @@ pub async fn import(
     state: web::Data<AppState>,
     limits: web::Data<Limits>,
 ) -> Result<HttpResponse, ApiError> {
-    let token = authorize(&req, &state, &limits, Scope::Write).await?;
+    let token = authorize(&req, &state, &limits, Scope::Write, "import").await?;
     if !JSON_LINES.iter().any(|kind| content_type_is(&req, kind)) {
         return Err(ApiError::UnsupportedMediaType("application/x-ndjson (JSON lines)"));
     }
@@ -84,7 +84,12 @@ pub async fn import(
         Ok(counts) => (counts, None),
         Err((counts, error)) => (counts, Some(error)),
     };
-    if !dry_run {
+    // A dry run is audited too: its counts tell a write token which addresses exist or are
+    // suppressed. Its count is every record it looked at, not the ones it would import.
+    if dry_run {
+        let looked_at = counts.imported + counts.existing + counts.suppressed + counts.refused;
+        record(&state, &token, "import_dry_run", Some(&list_id), Some(looked_at), None).await?;
+    } else {
         record(&state, &token, "import", Some(&list_id), Some(counts.imported), None).await?;
     }
     if let Some(error) = stopped {

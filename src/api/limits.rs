@@ -1,9 +1,12 @@
-//! How often the operator API may be called: per token and per client, in fixed one-minute
-//! windows kept in memory (a restart forgets them, which costs an attacker nothing: a token is
-//! 256 bits and cannot be guessed). A client's failed authentications have a window of their
-//! own, far smaller, so a wrong or leaked-then-rotated token hammering the API is answered 429
-//! before any work. Shared by `/api/v1/` on the public listener and the admin page on the
-//! metrics listener.
+//! How often the operator API may be called, in fixed one-minute windows kept in memory (a
+//! restart forgets them, which costs an attacker nothing: a token is 256 bits and cannot be
+//! guessed). A valid token is counted in its own window only. A client's failed
+//! authentications have a window of their own, far smaller, so a wrong or rotated-out token
+//! hammering the API is answered 429 — but only calls that present no valid token are counted
+//! or refused there: automation tools share egress addresses (n8n cloud, Zapier, a NAT), and one
+//! tool's wrong token must not lock out another's right one (issue 44). A third window holds the
+//! log line of a client's failures to one a minute. Shared by `/api/v1/` on the public listener
+//! and the admin page on the metrics listener, each with its own table.
 //!
 //! The table is bounded: at [`MAX_TRACKED`] keys, windows that ended are dropped, and a new key
 //! that still finds no room is refused, so a flood from many networks costs memory once, not
@@ -16,10 +19,11 @@ use crate::clock::UnixSeconds;
 
 /// Requests a token may make in a window.
 pub const PER_TOKEN: u32 = 600;
-/// Requests a client network may make in a window, whatever token it uses.
-pub const PER_CLIENT: u32 = 600;
-/// Failed authentications a client network may make in a window.
+/// Failed authentications a client network may make in a window; past them a call without a
+/// valid token is `429` instead of `401`.
 pub const FAILURES_PER_CLIENT: u32 = 20;
+/// Log lines about a client network's failed authentications in a window.
+pub const FAILURE_LOGS_PER_CLIENT: u32 = 1;
 /// The window, in seconds.
 pub const WINDOW_SECS: i64 = 60;
 /// The most keys held at once.
@@ -28,17 +32,20 @@ pub const MAX_TRACKED: usize = 100_000;
 /// What is counted.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Key {
+    /// A valid token's calls, by its name.
     Token(String),
-    Client(String),
+    /// A client network's calls without a valid token.
     Failures(String),
+    /// A client network's log lines about those.
+    FailureLog(String),
 }
 
 impl Key {
     fn limit(&self) -> u32 {
         match self {
             Self::Token(_) => PER_TOKEN,
-            Self::Client(_) => PER_CLIENT,
             Self::Failures(_) => FAILURES_PER_CLIENT,
+            Self::FailureLog(_) => FAILURE_LOGS_PER_CLIENT,
         }
     }
 }
@@ -103,7 +110,7 @@ mod tests {
         assert_eq!(limits.take(token(), 1_010), Err(50), "the rest of the window");
         assert_eq!(limits.check(token(), 1_059), Err(1));
         assert_eq!(limits.take(Key::Token("other".into()), 1_010), Ok(()), "another token has its own");
-        assert_eq!(limits.take(Key::Client("n8n".into()), 1_010), Ok(()), "a client of the same name too");
+        assert_eq!(limits.take(Key::Failures("n8n".into()), 1_010), Ok(()), "a client of the same name too");
         assert_eq!(limits.take(token(), 1_060), Ok(()), "a new window");
     }
 

@@ -3,10 +3,11 @@
 //! to a configured `[[api_tokens]]` entry ([`crate::api_tokens`]); with none configured,
 //! `/api/v1/` is not served at all (every path 404) and neither is `/admin`.
 //!
-//! Every call goes through [`authorize`], in this order: the client's window (per network,
-//! [`limits`]), the token (`Authorization: Bearer`; missing, malformed or wrong is `401` with
-//! `WWW-Authenticate: Bearer` and nothing else), the client's failed authentications, the
-//! token's window, the scope (`403`). Then the endpoint does what the matching command does —
+//! Every call goes through [`authorize`], in this order: the token (`Authorization: Bearer`;
+//! missing, malformed or wrong is `401` with `WWW-Authenticate: Bearer` and nothing else, or
+//! `429` once the client's failed authentications fill their window, [`limits`]), the token's
+//! window, the scope (`403`, audited). A valid token never meets the client's failures: tools
+//! share egress addresses. Then the endpoint does what the matching command does —
 //! the same functions of [`crate::operator`] and [`crate::subscription`] — through the server's
 //! own readers and writer, and appends its audit entry (actor: the token's name). A read is
 //! answered only once its entry is written; a change's entry is written right after the change.
@@ -186,40 +187,99 @@ async fn method_not_allowed(allowed: &'static str) -> HttpResponse {
     ApiError::MethodNotAllowed(allowed).error_response()
 }
 
-/// The caller of one request: who it is, checked against the windows and the scope.
+/// Where a call came in: `/api/v1/` or the admin page. The `surface` label of
+/// `signupd_api_auth_failures_total`, and the word the log line about failures uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Surface {
+    Api,
+    Admin,
+}
+
+impl Surface {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Api => "api",
+            Self::Admin => "admin",
+        }
+    }
+}
+
+/// The caller of one request to `/api/v1/`, checked against the windows and the scope; `action`
+/// is the audit log's word for the call, which a `403` is recorded under too.
 pub async fn authorize(
     req: &HttpRequest,
     state: &AppState,
     limits: &Limits,
     scope: Scope,
+    action: &str,
 ) -> Result<Arc<ApiToken>, ApiError> {
     let presented =
         req.headers().get(header::AUTHORIZATION).and_then(|value| value.to_str().ok()).and_then(bearer_credentials);
-    authorize_presented(req, state, limits, scope, presented)
+    authorize_presented(req, state, limits, Surface::Api, scope, action, presented).await
 }
 
-/// [`authorize`] for a token that came some other way: the admin page's HTTP Basic password.
-pub fn authorize_presented(
+/// [`authorize`] for a token that came some other way (the admin page's HTTP Basic password).
+///
+/// The token is checked first. A valid one meets only its own window and the scope: failures
+/// from its network are someone else's (automation tools share egress addresses), so they
+/// never refuse it. A call without a valid token is counted against its client's failures,
+/// `401` until they are full and `429` after, and in `signupd_api_auth_failures_total`; it is
+/// not audited (a flood would fill the table), and logged once a minute per client at most.
+/// A `403` is audited as `{action}_forbidden`: the token's holder tried what it may not.
+pub async fn authorize_presented(
     req: &HttpRequest,
     state: &AppState,
     limits: &Limits,
+    surface: Surface,
     scope: Scope,
+    action: &str,
     presented: Option<&str>,
 ) -> Result<Arc<ApiToken>, ApiError> {
     let now = state.clock.now();
-    let (client, _) = client_of(req, &state.config);
-    let client = client.to_string();
-    limits.take(Key::Client(client.clone()), now).map_err(ApiError::RateLimited)?;
-    limits.check(Key::Failures(client.clone()), now).map_err(ApiError::RateLimited)?;
     let Some(token) = presented.and_then(|presented| state.api_tokens.authenticate(presented.as_bytes())) else {
-        let _ = limits.take(Key::Failures(client), now);
-        return Err(ApiError::Unauthenticated);
+        return Err(failed_authentication(req, state, limits, surface, now));
     };
     limits.take(Key::Token(token.name().to_owned()), now).map_err(ApiError::RateLimited)?;
     if !token.allows(scope) {
+        record(state, &token, &format!("{action}_forbidden"), None, None, None).await?;
         return Err(ApiError::Forbidden(scope));
     }
     Ok(token)
+}
+
+/// Counts a call without a valid token and says how it is answered: `401`, or `429` once its
+/// client's failures fill their window.
+fn failed_authentication(
+    req: &HttpRequest,
+    state: &AppState,
+    limits: &Limits,
+    surface: Surface,
+    now: crate::clock::UnixSeconds,
+) -> ApiError {
+    crate::metrics::api_auth_failure(surface.as_str());
+    let (client, _) = client_of(req, &state.config);
+    let client = client.to_string();
+    if limits.take(Key::FailureLog(client.clone()), now).is_ok() {
+        // Principle 4: no IP in the log. The keyed tag tells one client's lines from another's.
+        tracing::warn!(
+            surface = surface.as_str(),
+            client = client_tag(state, &client),
+            "operator API: a call without a valid token (a missing, wrong or rotated-out token); further ones \
+             from this client within the minute are counted in signupd_api_auth_failures_total, not logged"
+        );
+    }
+    match limits.take(Key::Failures(client), now) {
+        Ok(()) => ApiError::Unauthenticated,
+        Err(seconds) => ApiError::RateLimited(seconds),
+    }
+}
+
+/// A client network's keyed tag for the log: 16 hex digits, the same for the same network
+/// while the hash key stays, and no way back to the address.
+fn client_tag(state: &AppState, client: &str) -> String {
+    let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, state.secrets.hash_key.expose());
+    let tag = ring::hmac::sign(&key, format!("signupd/api-client/v1\n{client}").as_bytes());
+    hex::encode(&tag.as_ref()[..8])
 }
 
 /// The credentials of an `Authorization: Bearer …` value: the scheme is case-insensitive (RFC

@@ -26,7 +26,7 @@ pub async fn look_up(
     state: web::Data<AppState>,
     limits: web::Data<Limits>,
 ) -> Result<HttpResponse, ApiError> {
-    let token = authorize(&req, &state, &limits, Scope::Read).await?;
+    let token = authorize(&req, &state, &limits, Scope::Read, "lookup").await?;
     let email = email(query_param(&req, "email").as_deref())?;
     let list_id = list(&state, query_param(&req, "list").as_deref())?.map(|list| list.id.as_ref().to_owned());
     let now = crate::clock::Clock::now(&*state.clock);
@@ -61,7 +61,7 @@ pub async fn remove(
     state: web::Data<AppState>,
     limits: web::Data<Limits>,
 ) -> Result<HttpResponse, ApiError> {
-    let token = authorize(&req, &state, &limits, Scope::Write).await?;
+    let token = authorize(&req, &state, &limits, Scope::Write, "remove").await?;
     let email = email(query_param(&req, "email").as_deref())?;
     let list = list(&state, query_param(&req, "list").as_deref())?;
     let reason = query_param(&req, "reason").map(|reason| removal_reason(&reason)).transpose()?;
@@ -96,7 +96,7 @@ pub async fn suppress(
     state: web::Data<AppState>,
     limits: web::Data<Limits>,
 ) -> Result<HttpResponse, ApiError> {
-    let token = authorize(&req, &state, &limits, Scope::Write).await?;
+    let token = authorize(&req, &state, &limits, Scope::Write, "suppress").await?;
     super::import::require_content_type(&req, "application/json")?;
     let body =
         read_limited(&req, payload, MAX_SUPPRESSION_BODY).await.map_err(|error| match ApiError::from(error) {

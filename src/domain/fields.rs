@@ -213,6 +213,13 @@ impl FieldValues {
         column.and_then(|column| serde_json::from_str(column).ok()).unwrap_or_default()
     }
 
+    /// The values as `signupd lookup` and the admin page show them, in declared order:
+    /// `first_name: Ann, topic: rust`; `None` when no value was kept (each writes its own dash).
+    pub fn listed(&self) -> Option<String> {
+        (!self.is_empty())
+            .then(|| self.iter().map(|(name, value)| format!("{name}: {value}")).collect::<Vec<_>>().join(", "))
+    }
+
     /// The values as a JSON object (for export, lookup, the webhook payload and destinations).
     pub fn to_json(&self) -> serde_json::Map<String, serde_json::Value> {
         self.0.iter().map(|(name, value)| (name.clone(), serde_json::Value::String(value.clone()))).collect()

@@ -31,8 +31,8 @@ pub mod series;
 pub mod tally;
 
 use series::{
-    CONFIRM_METHODS, DESTINATION_RESULTS, MAIL_KINDS, MAIL_RESULTS, RELAY_EVENTS, REMOVAL_REASONS, REMOVAL_VIAS,
-    SIGNUP_OUTCOMES, WEBHOOK_RESULTS,
+    API_SURFACES, CONFIRM_METHODS, DESTINATION_RESULTS, MAIL_KINDS, MAIL_RESULTS, RELAY_EVENTS, REMOVAL_REASONS,
+    REMOVAL_VIAS, SIGNUP_OUTCOMES, WEBHOOK_RESULTS,
 };
 use tally::{SERVICE, SourceFigures, TALLY, family};
 
@@ -51,6 +51,7 @@ pub const TIME_TO_CONFIRM: &str = "signupd_time_to_confirm_seconds";
 pub const SURGE_ALERTS: &str = "signupd_surge_alerts_total";
 pub const RELAY_EVENTS_TOTAL: &str = "signupd_relay_events_total";
 pub const RELAY_REFUSING: &str = "signupd_relay_refusing";
+pub const API_AUTH_FAILURES: &str = "signupd_api_auth_failures_total";
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 /// Held while the recorder is installed, so two servers starting at once (the tests start many)
@@ -125,6 +126,14 @@ pub fn relay_event(relay: &str, event: &'static str) {
 /// 1 while the SMTP relay refuses signupd itself and the mail queue waits (`mail::relay_hold`).
 pub fn relay_refusing(refusing: bool) {
     metrics::gauge!(RELAY_REFUSING).set(if refusing { 1.0 } else { 0.0 });
+}
+
+/// A call to the operator API (`surface` `api`) or the admin page (`admin`) without a valid
+/// token: answered `401`, or `429` once its client's failures fill their window. Not in the
+/// audit log, which a flood would fill.
+pub fn api_auth_failure(surface: &'static str) {
+    debug_assert!(API_SURFACES.contains(&surface), "{surface} is not in metrics::series::API_SURFACES");
+    metrics::counter!(API_AUTH_FAILURES, "surface" => surface).increment(1);
 }
 
 pub fn smtp_send(duration: std::time::Duration) {

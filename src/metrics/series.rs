@@ -6,7 +6,8 @@
 //! good, the first surge, the first storage error) would fire only on the second. So every
 //! counter is exported at 0 for each label value known at start — each configured list (and
 //! `none`) × each outcome, method, reason and via; each mail kind × result; each webhook result;
-//! each configured destination × result; each configured relay (and `smtp`) × event —
+//! each configured destination × result; each configured relay (and `smtp`) × event; each
+//! surface of the operator API's failed authentications —
 //! and every histogram with its buckets at 0. The gauges are set from the database at each
 //! scrape (`app::metrics_server`), so they have their value from the first one.
 //!
@@ -17,8 +18,9 @@
 //! server never counts it and no such series is exported; the command reports on its output.
 
 use super::{
-    CONFIRMATIONS, DESTINATIONS, HTTP_DURATION, MAILS, QUEUE_DEPTH, QUEUE_OLDEST, RELAY_EVENTS_TOTAL, RELAY_REFUSING,
-    REMOVALS, SIGNUPS, SMTP_DURATION, SUBSCRIBERS, SURGE_ALERTS, TIME_TO_CONFIRM, WEBHOOKS,
+    API_AUTH_FAILURES, CONFIRMATIONS, DESTINATIONS, HTTP_DURATION, MAILS, QUEUE_DEPTH, QUEUE_OLDEST,
+    RELAY_EVENTS_TOTAL, RELAY_REFUSING, REMOVALS, SIGNUPS, SMTP_DURATION, SUBSCRIBERS, SURGE_ALERTS, TIME_TO_CONFIRM,
+    WEBHOOKS,
 };
 
 /// The list label of a signup that named no configured list.
@@ -84,6 +86,9 @@ pub const WEBHOOK_RESULTS: &[&str] = &["delivered", "retry", "dropped"];
 /// `signupd_destinations_total{result}`.
 pub const DESTINATION_RESULTS: &[&str] = &["delivered", "retry", "dropped"];
 
+/// `signupd_api_auth_failures_total{surface}`: the operator API and the admin page.
+pub const API_SURFACES: &[&str] = &["api", "admin"];
+
 /// The `# HELP` line of every metric.
 pub fn describe() {
     metrics::describe_counter!(
@@ -106,6 +111,11 @@ pub fn describe() {
         RELAY_EVENTS_TOTAL,
         "Events the relays reported, by relay (smtp: a permanent refusal at send time) and event \
          (hard_bounce, soft_bounce, policy, complaint, ignored)."
+    );
+    metrics::describe_counter!(
+        API_AUTH_FAILURES,
+        "Calls without a valid token to the operator API (api) or the admin page (admin): answered 401, \
+         or 429 once the client's failed authentications fill their minute. Not in the audit log."
     );
     metrics::describe_gauge!(
         QUEUE_DEPTH,
@@ -163,6 +173,9 @@ pub fn register(lists: &[String], destinations: &[String], relays: &[String]) {
         for &event in RELAY_EVENTS {
             metrics::counter!(RELAY_EVENTS_TOTAL, "relay" => relay.to_owned(), "event" => event).increment(0);
         }
+    }
+    for &surface in API_SURFACES {
+        metrics::counter!(API_AUTH_FAILURES, "surface" => surface).increment(0);
     }
     let _registered = metrics::histogram!(SMTP_DURATION);
 }

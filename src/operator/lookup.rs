@@ -17,7 +17,7 @@ use super::Beside;
 use super::audit::{self, CLI};
 use crate::clock::{Clock, SystemClock, UnixSeconds, rfc3339};
 use crate::config::Config;
-use crate::domain::{EmailAddress, FieldValues};
+use crate::domain::EmailAddress;
 use crate::secrets::Secret;
 use crate::storage::audit::Entry;
 use crate::storage::held::{self, Held};
@@ -97,14 +97,6 @@ fn optional_time(at: Option<UnixSeconds>) -> String {
     at.map_or_else(|| "-".to_owned(), time)
 }
 
-/// `first_name: Ann, topic: rust`, or `-` for none.
-fn fields_line(fields: &FieldValues) -> String {
-    if fields.is_empty() {
-        return "-".to_owned();
-    }
-    fields.iter().map(|(name, value)| format!("{name}: {value}")).collect::<Vec<_>>().join(", ")
-}
-
 fn write_text(out: &mut dyn Write, address: &str, every_list: &str, held: &Held) -> anyhow::Result<()> {
     writeln!(out, "{address} (address hash {every_list})")?;
     if held.is_empty() {
@@ -122,7 +114,7 @@ fn write_text(out: &mut dyn Write, address: &str, every_list: &str, held: &Held)
         writeln!(out, "  consent text          {}", row.consent_text.as_deref().unwrap_or("-"))?;
         writeln!(out, "  source                {}", row.source.as_deref().unwrap_or("-"))?;
         writeln!(out, "  tags                  {}", row.tags.as_deref().unwrap_or("-"))?;
-        writeln!(out, "  fields                {}", fields_line(&row.fields))?;
+        writeln!(out, "  fields                {}", row.fields.listed().as_deref().unwrap_or("-"))?;
     }
     for signup in &held.signups_waiting {
         writeln!(out, "signup waiting to be applied: list {}, received {}", signup.list, time(signup.received_at))?;

@@ -23,8 +23,16 @@ struct Admin {
     _tokens: TempDir,
 }
 
+const LISTS: &str =
+    "[[lists]]\nid = \"news\"\nname = \"News\"\nconsent_text = \"News, now and then.\"\n[[lists]]\nid = \"other\"\n";
+
 /// A server with the metrics listener and the tokens `ops` and `ops2` (admin) and `reader`.
 async fn admin() -> Admin {
+    admin_with(LISTS).await
+}
+
+/// [`admin`] with the `[[lists]]` tables `lists`.
+async fn admin_with(lists: &str) -> Admin {
     let tokens = tempfile::tempdir().unwrap();
     let file = |name: &str, token: &str| -> PathBuf {
         let path = tokens.path().join(name);
@@ -39,10 +47,7 @@ async fn admin() -> Admin {
             )
         })
         .join("");
-    let extra = format!(
-        "{RAISED_LIMITS}[server]\nmetrics_listen = \"127.0.0.1:0\"\n{entries}\
-         [[lists]]\nid = \"news\"\nname = \"News\"\nconsent_text = \"News, now and then.\"\n[[lists]]\nid = \"other\"\n"
-    );
+    let extra = format!("{RAISED_LIMITS}[server]\nmetrics_listen = \"127.0.0.1:0\"\n{entries}{lists}");
     Admin { app: spawn_app_with(&extra).await, _tokens: tokens }
 }
 
@@ -87,7 +92,8 @@ impl Admin {
     fn audit(&self) -> Vec<String> {
         strings(
             &self.app,
-            "SELECT actor || ' ' || action || ' ' || coalesce(list_id, '*') || ' ' || count FROM audit_log ORDER BY id",
+            "SELECT actor || ' ' || action || ' ' || coalesce(list_id, '*') || ' ' || coalesce(count, '-') \
+             FROM audit_log ORDER BY id",
         )
     }
 }
@@ -134,7 +140,7 @@ async fn the_page_asks_for_an_admin_token_and_refuses_others() {
     // The public listener does not serve it.
     let public = client.get(admin.app.url("/admin")).basic_auth("me", Some(ADMIN)).send().await.unwrap();
     assert_eq!(public.status().as_u16(), 404);
-    assert_eq!(count(&admin.app, "audit_log"), 0, "showing the form reads nothing");
+    assert_eq!(admin.audit(), ["reader admin_forbidden * -"], "showing the form reads nothing; the 403 is audited");
 }
 
 #[actix_web::test]
@@ -213,7 +219,9 @@ async fn posts_that_did_not_come_from_the_page_are_refused_and_change_nothing() 
         admin.post("/admin/remove", ADMIN, &[("form", &remove), ("email", "ann@example.com"), ("list", "nope")]);
     assert_eq!(bad_list.send().await.unwrap().status().as_u16(), 400);
     assert_eq!(count(&admin.app, "subscribers"), 1, "nothing removed");
-    assert_eq!(admin.audit(), audited, "nothing audited");
+    let mut audited = audited;
+    audited.push("reader remove_forbidden * -".to_owned());
+    assert_eq!(admin.audit(), audited, "nothing audited but the token refused the scope (issue 44)");
     // Chromium's own form post under the page's no-referrer policy: Origin null, same-origin.
     let own = admin.post_from("/admin/search", ADMIN, "null", "same-origin", &ann_with(&search));
     assert_eq!(own.send().await.unwrap().status().as_u16(), 200, "the page's own form, as Chromium sends it");
@@ -267,4 +275,37 @@ async fn a_resend_queues_a_new_confirmation_within_the_cooldown_and_only_for_a_p
         db(app).query_row("SELECT count(*) FROM subscribers WHERE status = 'pending'", [], |row| row.get(0)).unwrap();
     assert_eq!(pending, 1);
     assert_eq!(admin.audit(), ["ops lookup * 1", "ops resend news 0", "ops resend news 1", "ops resend news 0"]);
+}
+
+#[actix_web::test]
+async fn the_record_shows_the_fields_of_each_row_as_lookup_does() {
+    // Regression (issue 44): the page left out a row's [[lists.fields]] values, which lookup shows.
+    let admin = admin_with(
+        "[[lists]]\nid = \"news\"\nname = \"News\"\n\
+         [[lists.fields]]\nname = \"first_name\"\nlabel = \"First name\"\n\
+         [[lists.fields]]\nname = \"topic\"\nlabel = \"Topic\"\nkind = \"select\"\noptions = [\"Rust\", \"Go\"]\n",
+    )
+    .await;
+    let app = &admin.app;
+    let fields = [
+        ("email", "ann@example.com"),
+        ("consent", "yes"),
+        ("list", "news"),
+        ("first_name", "Ann <b>&"),
+        ("topic", "Rust"),
+    ];
+    signed_up_and_mailed(app, "bob@example.com").await;
+    let response = crate::confirm::post_fields(app, "/api/signup", &fields).await;
+    assert_eq!(response.status().as_u16(), 303);
+    crate::signup::drain(app).await;
+
+    let ann = admin.record(ADMIN, "ann@example.com").await;
+    let bob = admin.record(ADMIN, "bob@example.com").await;
+
+    assert!(
+        ann.contains("<dt>Fields</dt><dd>first_name: Ann &#60;b&#62;&#38;, topic: Rust</dd>"),
+        "the values in declared order, escaped:\n{ann}"
+    );
+    assert!(!ann.contains("<b>&"), "{ann}");
+    assert!(bob.contains("<dt>Fields</dt><dd>–</dd>"), "a row without values says so:\n{bob}");
 }

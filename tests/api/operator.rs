@@ -910,6 +910,7 @@ async fn the_first_scrape_describes_every_metric_and_has_every_counter_at_zero()
         "signupd_surge_alerts_total",
         "signupd_webhooks_total",
         "signupd_relay_events_total",
+        "signupd_api_auth_failures_total",
         "signupd_queue_depth",
         "signupd_queue_oldest_seconds",
         "signupd_subscribers",
@@ -949,6 +950,9 @@ async fn the_first_scrape_describes_every_metric_and_has_every_counter_at_zero()
         zero("signupd_time_to_confirm_seconds_count", &[("list", list)]);
     }
     zero("signupd_signups_total", &[("list", "none"), ("outcome", "unknown_list")]);
+    for surface in ["api", "admin"] {
+        zero("signupd_api_auth_failures_total", &[("surface", surface)]);
+    }
     assert_eq!(value(&first, "signupd_signups_total", &[("list", "none"), ("outcome", "accepted")]), None);
     for kind in ["confirmation", "welcome"] {
         for result in ["sent", "retry", "failed"] {

@@ -162,11 +162,36 @@ async fn each_endpoint_refuses_no_token_a_wrong_one_and_a_missing_scope_and_answ
             assert_eq!(response.status().as_u16(), 200, "{case}: with the scope");
         }
     }
-    // Refused calls are not audited (nobody made them); each answered one is, by its token.
-    let actors: Vec<String> = api.audit().into_iter().map(|(actor, ..)| actor).collect();
-    assert_eq!(actors.len(), 12, "{actors:?}");
-    assert_eq!(actors.iter().filter(|actor| *actor == "ops").count(), 6, "{actors:?}");
-    assert!(actors.iter().all(|actor| ["reader", "writer", "ops"].contains(&actor.as_str())), "{actors:?}");
+    // A 401 is not audited (nobody made it); a 403 is, under the token that was refused, and
+    // each answered call by its token.
+    let audit = api.audit();
+    let actors: Vec<&str> = audit.iter().map(|(actor, ..)| actor.as_str()).collect();
+    assert_eq!(actors.len(), 18, "{audit:?}");
+    assert_eq!(actors.iter().filter(|actor| **actor == "ops").count(), 6, "{audit:?}");
+    let forbidden: Vec<(&str, &str)> = audit
+        .iter()
+        .filter(|(_, action, ..)| action.ends_with("_forbidden"))
+        .map(|(actor, action, ..)| (actor.as_str(), action.as_str()))
+        .collect();
+    assert_eq!(
+        forbidden,
+        [
+            ("writer", "lookup_forbidden"),
+            ("writer", "export_forbidden"),
+            ("writer", "stats_forbidden"),
+            ("reader", "remove_forbidden"),
+            ("reader", "suppress_forbidden"),
+            ("reader", "import_forbidden"),
+        ],
+        "every 403 audited under the token refused and what it tried"
+    );
+    assert!(
+        audit
+            .iter()
+            .filter(|(_, action, ..)| action.ends_with("_forbidden"))
+            .all(|(.., count, hash)| count.is_none() && hash.is_none()),
+        "a refused call names no address: {audit:?}"
+    );
 }
 
 #[actix_web::test]
@@ -511,9 +536,17 @@ async fn an_import_takes_json_lines_as_the_command_does_and_a_dry_run_writes_not
         assert_error(import(query, WRITER, content_type, body).await.unwrap(), status, code, &case).await;
     }
     assert_eq!(snapshot(), before, "refused imports write nothing");
-    let audit: Vec<(String, String, Option<i64>)> =
-        api.audit().into_iter().map(|(actor, action, _, count, _)| (actor, action, count)).collect();
-    assert_eq!(audit, [("ops".into(), "import".into(), Some(2))], "a dry run is not an operator action on the data");
+    // Regression (issue 44): the dry run told a write token which addresses exist, unaudited.
+    let audit: Vec<(String, String, Option<String>, Option<i64>)> =
+        api.audit().into_iter().map(|(actor, action, list, count, _)| (actor, action, list, count)).collect();
+    assert_eq!(
+        audit,
+        [
+            ("writer".into(), "import_dry_run".into(), Some("news".into()), Some(5)),
+            ("ops".into(), "import".into(), Some("news".into()), Some(2))
+        ],
+        "the dry run is audited with every record it looked at; the import with those imported"
+    );
 }
 
 #[actix_web::test]
@@ -530,21 +563,78 @@ async fn stats_answer_the_figures_of_each_list() {
 }
 
 #[actix_web::test]
-async fn failed_authentications_from_one_client_are_answered_429_even_with_the_right_token_then() {
+async fn thirty_wrong_tokens_from_one_client_leave_the_right_token_served_and_the_wrong_one_refused() {
+    // Regression (issue 44): the failures' window was checked before the token, so 20 wrong
+    // tokens from a shared egress address locked every tool behind it out for a minute.
     let api = api().await;
-    for attempt in 0..signupd::api::limits::FAILURES_PER_CLIENT {
-        let response = api.get("/api/v1/stats", WRONG).await;
-        assert_eq!(response.status().as_u16(), 401, "attempt {attempt}");
+    let failures = signupd::api::limits::FAILURES_PER_CLIENT as usize;
+    let mut statuses = Vec::new();
+    for _ in 0..30 {
+        statuses.push(api.get("/api/v1/stats", WRONG).await.status().as_u16());
     }
-    for token in [WRONG, READER] {
+    let expected: Vec<u16> = (0..30).map(|attempt| if attempt < failures { 401 } else { 429 }).collect();
+    assert_eq!(statuses, expected, "401 until the client's failures fill their window, then 429");
+
+    for token in [READER, ADMIN] {
         let response = api.get("/api/v1/stats", token).await;
-        assert_eq!(response.status().as_u16(), 429, "after the failures");
-        let retry: u64 = response.headers().get("retry-after").unwrap().to_str().unwrap().parse().unwrap();
-        assert!((1..=60).contains(&retry), "{retry}");
+        assert_eq!(response.status().as_u16(), 200, "a valid token is served whatever its network did");
     }
-    assert_eq!(count(&api.app, "audit_log"), 0, "nothing answered, nothing audited");
+    let response = api.get("/api/v1/subscribers?email=ann@example.com", READER).await;
+    assert_eq!(response.status().as_u16(), 200);
+
+    for (case, request) in [
+        ("a wrong token", api.request(Method::GET, "/api/v1/stats", Some(WRONG))),
+        ("no token", api.request(Method::GET, "/api/v1/stats", None)),
+    ] {
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status().as_u16(), 429, "{case} after them is still refused");
+        let retry: u64 = response.headers().get("retry-after").unwrap().to_str().unwrap().parse().unwrap();
+        assert!((1..=60).contains(&retry), "{case}: {retry}");
+    }
+    let actions: Vec<String> = api.audit().into_iter().map(|(actor, action, ..)| format!("{actor} {action}")).collect();
+    assert_eq!(actions, ["reader stats", "ops stats", "reader lookup"], "only the valid token's calls audited");
+
     api.app.clock.advance(std::time::Duration::from_secs(61));
-    assert_eq!(api.get("/api/v1/stats", READER).await.status().as_u16(), 200, "a new window");
+    assert_eq!(api.get("/api/v1/stats", WRONG).await.status().as_u16(), 401, "a new window");
+}
+
+#[actix_web::test]
+async fn a_flood_of_wrong_tokens_writes_no_audit_row_and_moves_the_failures_metric() {
+    let tokens = tempfile::tempdir().unwrap();
+    let path = tokens.path().join("reader");
+    std::fs::write(&path, READER).unwrap();
+    let app = spawn_app_with(&format!(
+        "{RAISED_LIMITS}[server]\nmetrics_listen = \"127.0.0.1:0\"\n\
+         [[api_tokens]]\nname = \"reader\"\ntoken_file = {:?}\nscopes = [\"read\"]\n",
+        path.display().to_string()
+    ))
+    .await;
+    let port = app.metrics_port.expect("a metrics listener");
+    let failures = || async {
+        let text =
+            app.client.get(format!("http://127.0.0.1:{port}/metrics")).send().await.unwrap().text().await.unwrap();
+        let line = text
+            .lines()
+            .find(|line| line.starts_with("signupd_api_auth_failures_total{surface=\"api\"}"))
+            .unwrap_or_else(|| panic!("the API's series from the first scrape:\n{text}"));
+        line.rsplit(' ').next().unwrap().parse::<f64>().unwrap()
+    };
+    let before = failures().await;
+
+    let mut statuses = std::collections::BTreeSet::new();
+    for _ in 0..50 {
+        let response = app.client.get(app.url("/api/v1/stats")).bearer_auth(WRONG).send().await.unwrap();
+        statuses.insert(response.status().as_u16());
+    }
+
+    assert_eq!(statuses, [401, 429].into(), "refused, then slowed");
+    // The recorder is the process's: other tests in it may add failures, never take them away.
+    let after = failures().await;
+    assert!(after - before >= 50.0, "every call without a valid token counted: {before} then {after}");
+    assert_eq!(count(&app, "audit_log"), 0, "a flood of 401s fills no table");
+    let served = app.client.get(app.url("/api/v1/stats")).bearer_auth(READER).send().await.unwrap();
+    assert_eq!(served.status().as_u16(), 200);
+    assert_eq!(count(&app, "audit_log"), 1);
 }
 
 #[actix_web::test]
@@ -569,4 +659,38 @@ async fn the_bearer_scheme_is_read_in_any_case() {
         let request = api.request(Method::GET, "/api/v1/stats", None).header("Authorization", &header);
         assert_eq!(request.send().await.unwrap().status().as_u16(), 200, "{header:?}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_authentications_are_logged_once_a_minute_per_client_without_its_address() {
+    // Arrange: the real binary, whose log is what an operator reads
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("reader");
+    std::fs::write(&token_file, READER).unwrap();
+    let config = crate::process::config(
+        dir.path(),
+        100,
+        &format!(
+            "[[api_tokens]]\nname = \"reader\"\ntoken_file = {:?}\nscopes = [\"read\"]\n",
+            token_file.display().to_string()
+        ),
+    );
+    let mut server = crate::process::serve(&config);
+    let client = crate::process::client();
+
+    // Act: 30 wrong tokens, then the right one, whose access line closes what was written before it
+    for _ in 0..30 {
+        let response = client.get(server.url("/api/v1/stats")).bearer_auth(WRONG).send().await.unwrap();
+        assert!([401, 429].contains(&response.status().as_u16()));
+    }
+    let served = client.get(server.url("/api/v1/stats")).bearer_auth(READER).send().await.unwrap();
+    assert_eq!(served.status().as_u16(), 200);
+    server.wait_for(|line| line.contains("path=/api/v1/stats") && line.contains("status=200"));
+
+    // Assert
+    let warned: Vec<&String> =
+        server.seen().iter().filter(|line| line.contains("a call without a valid token")).collect();
+    assert_eq!(warned.len(), 1, "one line for the minute's 30 failures:\n{}", server.seen().join("\n"));
+    assert!(warned[0].contains("surface=\"api\"") && warned[0].contains("client=\""), "{}", warned[0]);
+    assert!(!warned[0].contains("127.0.0.1") && !warned[0].contains(WRONG), "no address, no token: {}", warned[0]);
 }
