@@ -9,8 +9,8 @@
 //! another client's failures on the same network; then its window and the scope. A wrong or
 //! missing password is `401` with a Basic challenge (`429` once the client's failures fill their
 //! minute; counted in `signupd_api_auth_failures_total{surface="admin"}`, not audited), a token
-//! without `admin` is `403` and audited as `admin_forbidden`, `lookup_forbidden`,
-//! `remove_forbidden` or `resend_forbidden` by the form it was refused.
+//! without `admin` is `403` and audited: `admin_forbidden` for the page itself,
+//! `lookup_forbidden`, `remove_forbidden` or `resend_forbidden` for a form.
 //!
 //! **Forged posts.** A browser sends Basic credentials with any request to the page's origin,
 //! also one another site makes it send, so every POST must carry the form token the page put in
