@@ -4,7 +4,7 @@
 //! authentications have a window of their own, far smaller, so a wrong or rotated-out token
 //! hammering the API is answered 429 — but only calls that present no valid token are counted
 //! or refused there: automation tools share egress addresses (n8n cloud, Zapier, a NAT), and one
-//! tool's wrong token must not lock out another's right one (issue 44). A third window holds the
+//! tool's wrong token must not lock out another's right one. A third window holds the
 //! log line of a client's failures to one a minute. Shared by `/api/v1/` on the public listener
 //! and the admin page on the metrics listener, each with its own table.
 //!

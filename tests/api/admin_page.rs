@@ -221,7 +221,7 @@ async fn posts_that_did_not_come_from_the_page_are_refused_and_change_nothing() 
     assert_eq!(count(&admin.app, "subscribers"), 1, "nothing removed");
     let mut audited = audited;
     audited.push("reader remove_forbidden * -".to_owned());
-    assert_eq!(admin.audit(), audited, "nothing audited but the token refused the scope (issue 44)");
+    assert_eq!(admin.audit(), audited, "nothing audited but the token refused the scope");
     // Chromium's own form post under the page's no-referrer policy: Origin null, same-origin.
     let own = admin.post_from("/admin/search", ADMIN, "null", "same-origin", &ann_with(&search));
     assert_eq!(own.send().await.unwrap().status().as_u16(), 200, "the page's own form, as Chromium sends it");
@@ -279,7 +279,7 @@ async fn a_resend_queues_a_new_confirmation_within_the_cooldown_and_only_for_a_p
 
 #[actix_web::test]
 async fn the_record_shows_the_fields_of_each_row_as_lookup_does() {
-    // Regression (issue 44): the page left out a row's [[lists.fields]] values, which lookup shows.
+    // Regression: the page left out a row's [[lists.fields]] values, which lookup shows.
     let admin = admin_with(
         "[[lists]]\nid = \"news\"\nname = \"News\"\n\
          [[lists.fields]]\nname = \"first_name\"\nlabel = \"First name\"\n\

@@ -4,7 +4,7 @@
 //! address on every list; a forged one — no reference, or one that does not open — changes
 //! nothing, whatever address it names; a report seen before acts once; and a database that
 //! cannot be written is exit 75, so Postfix keeps the report and tries again. The complaint
-//! breaker counts what a forger cannot multiply (issue 44): a reference once whatever the
+//! breaker counts what a forger cannot multiply: a reference once whatever the
 //! report's `Message-ID`, a registrable domain once however many addresses it has, and not a
 //! reference sealed more than 30 days ago.
 
@@ -283,7 +283,7 @@ fn a_mistake_in_ingest_mails_command_line_is_exit_75_so_postfix_keeps_the_report
 }
 
 // ---------------------------------------------------------------------------------------------
-// The complaint breaker, from the outside (issue 44): anyone who was sent one confirmation holds
+// The complaint breaker, from the outside: anyone who was sent one confirmation holds
 // its reference, and anyone can pipe a feedback report into `ingest-mail`
 
 /// An RFC 5965 feedback report (`abuse`) quoting `original_headers`, with `message_id` as its

@@ -536,7 +536,7 @@ async fn an_import_takes_json_lines_as_the_command_does_and_a_dry_run_writes_not
         assert_error(import(query, WRITER, content_type, body).await.unwrap(), status, code, &case).await;
     }
     assert_eq!(snapshot(), before, "refused imports write nothing");
-    // Regression (issue 44): the dry run told a write token which addresses exist, unaudited.
+    // Regression: the dry run told a write token which addresses exist, unaudited.
     let audit: Vec<(String, String, Option<String>, Option<i64>)> =
         api.audit().into_iter().map(|(actor, action, list, count, _)| (actor, action, list, count)).collect();
     assert_eq!(
@@ -564,7 +564,7 @@ async fn stats_answer_the_figures_of_each_list() {
 
 #[actix_web::test]
 async fn thirty_wrong_tokens_from_one_client_leave_the_right_token_served_and_the_wrong_one_refused() {
-    // Regression (issue 44): the failures' window was checked before the token, so 20 wrong
+    // Regression: the failures' window was checked before the token, so 20 wrong
     // tokens from a shared egress address locked every tool behind it out for a minute.
     let api = api().await;
     let failures = signupd::api::limits::FAILURES_PER_CLIENT as usize;

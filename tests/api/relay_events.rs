@@ -1180,8 +1180,8 @@ async fn sns_messages_of_a_foreign_topic_or_subscribing_elsewhere_are_refused_an
 
 #[actix_web::test]
 async fn an_sns_body_of_an_unlisted_topic_is_a_401_before_any_certificate_is_fetched_and_a_failed_fetch_is_a_503() {
-    // Arrange: a certificate URL on an SNS host that the cache does not hold (issue 44: before,
-    // a body naming any topic made signupd fetch it, and kept whatever came back)
+    // Arrange: a certificate URL on an SNS host that the cache does not hold (before, a body
+    // naming any topic made signupd fetch it, and kept whatever came back)
     let relayed = relayed("").await;
     let app = &relayed.app;
     let reference = Kind::Ses2.echoed(&signed_up(app, JANE, "news").await);

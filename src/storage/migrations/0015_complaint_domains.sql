@@ -1,4 +1,4 @@
--- signupd schema, version 15: the complaint breaker counts registrable domains (issue 44).
+-- signupd schema, version 15: the complaint breaker counts registrable domains.
 --
 -- Anyone who was sent one confirmation holds its sealed reference, and anyone can mail the
 -- bounce address; so the breaker counts what a forger cannot multiply: the different registrable
