@@ -188,6 +188,14 @@ pub enum Command {
     /// exit 0 when it answers 200 within 5 s, else 1 with the reason. For container health
     /// checks; the image has no curl.
     Healthcheck,
+    /// Check the deployment and say what to fix: the relay (no mail sent), each list's From
+    /// domain in DNS, the public URL and the proxy, the data directory, the secrets and the
+    /// database. Exit 0 without problems (warnings allowed), else 1. Writes nothing.
+    Doctor {
+        /// Print the report as JSON (`checks`, `problems`, `warnings`).
+        #[arg(long)]
+        json: bool,
+    },
     /// Send one mail through the configured transport and report the SMTP result.
     SendTestMail {
         /// Recipient address.

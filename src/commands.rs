@@ -332,6 +332,25 @@ pub async fn send_test_destination(config_path: Option<&Path>, name: Option<&str
 }
 
 /// What usually causes this failure, in the operator's terms.
+/// `signupd doctor [--json]`: every check, then exit 1 when any is a problem.
+pub async fn doctor(config_path: Option<&Path>, json: bool) -> anyhow::Result<()> {
+    let config = load_config(config_path)?;
+    let credentials_dir = secrets::credentials_dir(config_path);
+    let report = crate::operator::doctor::examine(&config, config_path, credentials_dir.as_deref()).await;
+    let mut out = std::io::stdout().lock();
+    if json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+    } else {
+        crate::operator::doctor::print(&report, &mut out)?;
+    }
+    match report.problems {
+        0 => Ok(()),
+        1 => anyhow::bail!("1 problem: fix it and run signupd doctor again"),
+        n => anyhow::bail!("{n} problems: fix them and run signupd doctor again"),
+    }
+}
+
 /// `signupd healthcheck`: whether the configured listener answers `/readyz` with 200.
 pub async fn healthcheck(config_path: Option<&Path>) -> anyhow::Result<()> {
     let config = load_config(config_path)?;

@@ -18,7 +18,8 @@
 //! - [`healthcheck`]: `signupd healthcheck`, the container's readiness probe of its own server.
 //! - [`operator`]: the operator's commands beside a running server — export, import (the
 //!   command in `operator::import`, reading its file in `operator::import_file`), remove,
-//!   stats, backup — and the one way they open the database.
+//!   stats, backup, and `doctor` (`operator::doctor`: the whole deployment checked, nothing
+//!   written) — and the one way they open the database.
 //! - [`metrics`]: the Prometheus metrics' names, and recording them (and adding the status page's
 //!   counts to its in-memory tally); their help texts and label values, every counter
 //!   registered at 0 from the first scrape (`metrics::series`); a leaf.

@@ -58,6 +58,7 @@ async fn main() -> ExitCode {
         Command::SendTestWebhook { name } => commands::send_test_webhook(config, name.as_deref()).await,
         Command::SendTestDestination { name } => commands::send_test_destination(config, name.as_deref()).await,
         Command::Healthcheck => commands::healthcheck(config).await,
+        Command::Doctor { json } => commands::doctor(config, json).await,
         Command::IngestMail => unreachable!("answered above"),
     };
     // Queued log lines first, so an error below is the last line, as it happened.

@@ -89,20 +89,7 @@ impl MailDomainCheck {
             TokioResolver::builder_tokio()
                 .context("signup.check_mx: cannot read the system's resolver configuration (/etc/resolv.conf); set signup.dns_servers")?
         } else {
-            let name_servers = servers
-                .iter()
-                .map(|server| {
-                    let mut config = NameServerConfig::udp_and_tcp(server.ip());
-                    for connection in &mut config.connections {
-                        connection.port = server.port();
-                    }
-                    config
-                })
-                .collect();
-            Resolver::builder_with_config(
-                ResolverConfig::from_name_servers(name_servers),
-                TokioRuntimeProvider::default(),
-            )
+            Resolver::builder_with_config(name_servers(servers), TokioRuntimeProvider::default())
         };
         let options = builder.options_mut();
         options.timeout = QUERY_TIMEOUT;
@@ -222,6 +209,22 @@ fn classify<'a>(records: impl Iterator<Item = &'a RData>, asked: RecordType) -> 
         (true, true) => Answer::Found,
         (true, false) => Answer::NullMx,
     }
+}
+
+/// `servers` as a resolver's name servers: UDP, falling back to TCP for truncated answers
+/// (`signupd doctor` asks through the same).
+pub fn name_servers(servers: &[SocketAddr]) -> ResolverConfig {
+    let name_servers = servers
+        .iter()
+        .map(|server| {
+            let mut config = NameServerConfig::udp_and_tcp(server.ip());
+            for connection in &mut config.connections {
+                connection.port = server.port();
+            }
+            config
+        })
+        .collect();
+    ResolverConfig::from_name_servers(name_servers)
 }
 
 #[cfg(test)]

@@ -75,7 +75,9 @@ const DKIM_HEADERS: &[&str] = &[
     "List-Unsubscribe-Post",
 ];
 
-fn dkim_signer(config: &crate::config::DkimConfig) -> anyhow::Result<DkimConfig> {
+/// The signer of `[mail.dkim]`: its key read, the headers and canonicalization signupd signs
+/// with (`signupd doctor` signs its DKIM probe with it too).
+pub fn dkim_signer(config: &crate::config::DkimConfig) -> anyhow::Result<DkimConfig> {
     let key = std::fs::read_to_string(&config.private_key_file)
         .with_context(|| format!("mail.dkim.private_key_file: cannot read {}", config.private_key_file.display()))?;
     let algorithm = match config.algorithm {
@@ -190,6 +192,14 @@ impl Transport {
                     idle: Mutex::new(Vec::new()),
                 })))
             }
+        }
+    }
+
+    /// The SMTP relay, when mail goes to one (`signupd doctor` talks to it without sending).
+    pub fn relay(&self) -> Option<&Relay> {
+        match &self.route {
+            Route::Smtp(relay) => Some(relay),
+            Route::File(_) => None,
         }
     }
 

@@ -16,6 +16,7 @@
 
 pub mod audit;
 pub mod backup;
+pub mod doctor;
 pub mod export;
 pub mod import;
 pub mod import_file;

@@ -14,6 +14,8 @@ mod credentials;
 mod destinations;
 mod dkim;
 mod docs;
+mod doctor;
+mod doctor_dns;
 mod domains;
 mod edges;
 mod fields;

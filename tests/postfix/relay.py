@@ -24,17 +24,19 @@ case a fresh signupd (`serve`, its own data directory and configuration, the pas
    arrives; implicit TLS the same; a wrong password is 535; a sender the login does not own is
    553 5.7.1 at MAIL FROM.
 1. Private CA by `ca_file` (STARTTLS): a signup's confirmation arrives through the relay
-   (ESMTPSA, TLS, the confirmation link).
+   (ESMTPSA, TLS, the confirmation link). `signupd doctor` finds no problem: the relay answers,
+   its certificate's fingerprint and days left, the login accepted; and it sends nothing.
 2. Private CA through the system store (`SSL_CERT_FILE`, no `ca_file`): it arrives. Implicit TLS
    (`security = "tls"`, the wrapper-mode port, `ca_file`): it arrives.
 3. A self-signed certificate pinned by the fingerprint the operations guide's openssl command
    prints (its lines for 587 and 465, read from docs/operations.md, run against the test's
    ports): it arrives.
 4. A certificate of a CA signupd does not trust: `send-test-mail` fails naming the issuer and the
-   fingerprint; a signup stays pending with its mail queued; one `relay_refused` alert (tls).
+   fingerprint; a signup stays pending with its mail queued; one `relay_refused` alert (tls);
+   `signupd doctor` exits 1 with that one problem.
 5. A wrong pin: `send-test-mail` says the certificate does not match the pin.
 6. A wrong password: signups stay pending; "refused the login (AUTH)", 535; one alert (auth,
-   535). The password fixed at the relay (saslpasswd2; signupd keeps running), every held
+   535); `signupd doctor` exits 1 with that one problem. The password fixed at the relay (saslpasswd2; signupd keeps running), every held
    confirmation arrives; the seconds that took are printed; "the relay accepts mail again".
 7. A list whose `from` the login does not own: "refused the sender (MAIL FROM)", 553; pending.
 8. A closed port: `send-test-mail` says "connection refused by 127.0.0.1:PORT".
@@ -559,6 +561,23 @@ from = "Newsletter <{sender}>"
         result = self.cli("send-test-mail", "--to", to)
         return result.returncode, (result.stdout + result.stderr).strip()
 
+    def doctor(self) -> tuple[int, list[dict]]:
+        """`signupd doctor`, printed as an operator sees it, and its `--json` checks of the relay.
+        The DNS checks ask a closed port (nothing on 127.0.0.1 serves this test's domain)."""
+        dns = {"SIGNUPD_SIGNUP__DNS_SERVERS": f'["127.0.0.1:{free_port()}"]'}
+        printed = subprocess.run(
+            [self.binary, "doctor", "--config", str(self.config)],
+            capture_output=True, text=True, timeout=120, cwd=self.root, env={**self.env, **dns},
+        )
+        for line in (printed.stdout + printed.stderr).splitlines():
+            say(f"doctor: {line}")
+        result = subprocess.run(
+            [self.binary, "doctor", "--json", "--config", str(self.config)],
+            capture_output=True, text=True, timeout=120, cwd=self.root, env={**self.env, **dns},
+        )
+        check(result.returncode == printed.returncode, f"doctor --json exits as doctor does ({result.returncode})")
+        return result.returncode, [c for c in json.loads(result.stdout)["checks"] if c["area"] == "relay"]
+
 
 # --- the test ---------------------------------------------------------------------------------
 
@@ -684,6 +703,19 @@ class Test:
         address = self.address()
         server.signup(address)
         self.arrived(address, server, "ca_file")
+        before = len(self.capture.to(address))
+        status, relay = server.doctor()
+        check(status == 0, f"signupd doctor: no problem (exit {status})")
+        statuses = {c["name"].split(" (")[0]: c["status"] for c in relay}
+        check(statuses.get(f"127.0.0.1:{self.relay.port}") == "ok", f"doctor: the relay answered: {relay}")
+        certificate = next((c for c in relay if c["name"] == "certificate"), {})
+        check(
+            certificate.get("status") == "ok" and self.certificates.fingerprint("relay") in certificate.get("saw", "")
+            and "expires in" in certificate.get("saw", ""),
+            f"doctor: the certificate's fingerprint and days left: {certificate}",
+        )
+        check(statuses.get("login") == "ok", "doctor: AUTH accepted")
+        check(len(self.capture.to(address)) == before, "doctor sent no mail")
         server.stop()
 
     def trusted_by_system_store(self) -> None:
@@ -774,6 +806,14 @@ class Test:
         check("issuer is not trusted" in said, '... "the certificate\'s issuer is not trusted"')
         check(self.certificates.fingerprint("untrusted") in said, "... with the certificate's SHA-256 fingerprint")
         check(server.pending_with_mail(address), "the signup is still pending")
+        status, relay = server.doctor()
+        problems = [c for c in relay if c["status"] == "problem"]
+        check(status == 1, f"signupd doctor exits 1 ({status})")
+        check(
+            len(problems) == 1 and "issuer is not trusted" in problems[0]["saw"]
+            and self.certificates.fingerprint("untrusted") in problems[0]["saw"],
+            f"doctor: one relay problem, the untrusted certificate with its fingerprint: {problems}",
+        )
         server.stop()
 
     def wrong_password(self) -> None:
@@ -793,6 +833,13 @@ class Test:
         for number, address in enumerate(addresses, 1):
             check(server.pending_with_mail(address), f"signup {number} is pending, its confirmation queued")
         check(not any(self.capture.to(address) for address in addresses), "nothing arrived")
+        status, relay = server.doctor()
+        problems = [c for c in relay if c["status"] == "problem"]
+        check(status == 1, f"signupd doctor exits 1 ({status})")
+        check(
+            len(problems) == 1 and "refused the login (AUTH)" in problems[0]["saw"] and "(auth)" in problems[0]["name"],
+            f"doctor: one relay problem, the refused login: {problems}",
+        )
         self.relay.set_password(PASSWORD)
         fixed = time.monotonic()
         wait_until(

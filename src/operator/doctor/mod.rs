@@ -1,0 +1,121 @@
+//! `signupd doctor`: everything an operator must get right before the first visitor, checked
+//! in one command, each check printed as ok / warning / problem with what it saw and, for
+//! anything not ok, what to do. It writes nothing (the database is opened read-only), sends no
+//! mail (the relay check stops before `MAIL FROM`), and prints no secret.
+//!
+//! The checks, in the order an operator fixes them: the machine (the data directory's
+//! filesystem and free space, the secrets' modes, the database), the relay ([`relay`]), each
+//! list's From domain in DNS ([`dns`]), and the public side ([`public`]). One check failing
+//! never stops the others: a report that lists every problem saves a round trip per problem.
+
+pub mod dns;
+pub mod machine;
+pub mod public;
+pub mod relay;
+
+use std::io::Write;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::config::Config;
+
+/// How a check came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Ok,
+    /// Works, but something an operator should know or improve.
+    Warning,
+    /// Will not work as configured.
+    Problem,
+}
+
+/// One check's outcome: what was looked at, what was seen, and what to do when not ok.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Check {
+    /// `machine`, `relay`, `dns` or `public`.
+    pub area: &'static str,
+    /// What was checked, in a few words (`SPF of bakery.test`).
+    pub name: String,
+    #[serde(rename = "status")]
+    pub verdict: Verdict,
+    /// One line of what was seen; never a secret.
+    pub saw: String,
+    /// One line of what to do; `None` when ok.
+    pub todo: Option<String>,
+}
+
+impl Check {
+    pub fn ok(area: &'static str, name: impl Into<String>, saw: impl Into<String>) -> Self {
+        Self { area, name: name.into(), verdict: Verdict::Ok, saw: saw.into(), todo: None }
+    }
+
+    pub fn warning(
+        area: &'static str,
+        name: impl Into<String>,
+        saw: impl Into<String>,
+        todo: impl Into<String>,
+    ) -> Self {
+        Self { area, name: name.into(), verdict: Verdict::Warning, saw: saw.into(), todo: Some(todo.into()) }
+    }
+
+    pub fn problem(
+        area: &'static str,
+        name: impl Into<String>,
+        saw: impl Into<String>,
+        todo: impl Into<String>,
+    ) -> Self {
+        Self { area, name: name.into(), verdict: Verdict::Problem, saw: saw.into(), todo: Some(todo.into()) }
+    }
+}
+
+/// The whole report, as `--json` prints it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub checks: Vec<Check>,
+    pub problems: usize,
+    pub warnings: usize,
+}
+
+impl Report {
+    fn of(checks: Vec<Check>) -> Self {
+        let count = |verdict| checks.iter().filter(|check| check.verdict == verdict).count();
+        let (problems, warnings) = (count(Verdict::Problem), count(Verdict::Warning));
+        Self { checks, problems, warnings }
+    }
+}
+
+/// Runs every check of `config`; `config_path` and `credentials_dir` are where the secrets are
+/// found, as `serve` finds them.
+pub async fn examine(config: &Config, config_path: Option<&Path>, credentials_dir: Option<&Path>) -> Report {
+    let mut checks = machine::checks(config, config_path, credentials_dir);
+    checks.extend(relay::checks(config, credentials_dir).await);
+    checks.extend(dns::checks(config).await);
+    checks.extend(public::checks(config).await);
+    Report::of(checks)
+}
+
+/// Prints `report` for a person: one line per check, and the line of what to do under each
+/// that is not ok; then the totals.
+pub fn print(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
+    for check in &report.checks {
+        let verdict = match check.verdict {
+            Verdict::Ok => "ok     ",
+            Verdict::Warning => "warning",
+            Verdict::Problem => "problem",
+        };
+        writeln!(out, "{verdict}  {}: {}: {}", check.area, check.name, check.saw)?;
+        if let Some(todo) = &check.todo {
+            writeln!(out, "         → {todo}")?;
+        }
+    }
+    let plural = |count: usize, word: &str| if count == 1 { format!("1 {word}") } else { format!("{count} {word}s") };
+    writeln!(
+        out,
+        "{}: {}, {}",
+        plural(report.checks.len(), "check"),
+        plural(report.problems, "problem"),
+        plural(report.warnings, "warning")
+    )
+}
