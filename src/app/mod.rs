@@ -192,7 +192,7 @@ impl Application {
             result = &mut server => result.context("the HTTP server failed"),
             () = &mut shutdown => {
                 tracing::info!("shutting down: finishing in-flight requests");
-                // The workers wind down beside the server: each finishes the step in progress
+                // The workers wind down beside the server: each finishes the step it is in
                 // (an intake chunk, a claimed mail batch) and leaves the rest queued in SQLite.
                 let _ = stop_workers.send(true);
                 // The server future must keep being polled while it stops, or the stop never

@@ -1,7 +1,7 @@
-//! Hearing back from the relay that carries signupd's mail (issue "Hear back", in progress):
-//! whether a relay's event really comes from it ([`signature`]), what its payload or a mail-borne
-//! report says ([`event`], [`payload`], [`report`]), and what a hard bounce or a complaint does
-//! once it is believed ([`effect`]).
+//! Hearing back from the relay that carries signupd's mail (`docs/operations.md`, "Bounces and
+//! complaints"): whether a relay's event really comes from it ([`signature`]), what its payload
+//! or a mail-borne report says ([`event`], [`payload`], [`report`]), and what a hard bounce or a
+//! complaint does once it is believed ([`effect`]).
 
 pub mod configured;
 pub mod effect;

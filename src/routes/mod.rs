@@ -4,6 +4,8 @@
 //!
 //! - `signup.rs`: the form (`GET /`, `GET /signup`), `POST /api/signup` with its CORS preflight,
 //!   and `GET /check-inbox`; refusals are a `Refusal`.
+//! - `origin.rs`: what `signup.rs` and `send.rs` share about a request's origin: CORS for the
+//!   lists' `allowed_origins`, and the `return_to` a list allows.
 //! - `inbox.rs`: the "open your inbox" link of the check-inbox and surge pages.
 //! - `send.rs`: surge mode's page with the button (`GET /check-inbox?…&send=TOKEN`) and `POST
 //!   /api/send`.
@@ -29,6 +31,7 @@ pub mod form;
 mod health;
 mod inbox;
 mod manage;
+mod origin;
 mod privacy;
 mod relay;
 mod render;

@@ -33,8 +33,8 @@ use crate::middleware::csp_with_form_targets;
 use crate::routes::error_pages;
 use crate::routes::form::{self, BodyKind};
 use crate::routes::inbox;
+use crate::routes::origin::{allowed_return_to, cors_origin, request_origin, with_query};
 use crate::routes::render::html;
-use crate::routes::signup::{allowed_return_to, cors_origin, request_origin, with_query};
 use crate::state::AppState;
 use crate::storage::{Batch, Command, intake, outbox};
 

@@ -55,6 +55,7 @@ use crate::presentation::{Language, Messages, Text};
 use crate::routes::error_pages;
 use crate::routes::form::{self as body, BodyError, BodyKind};
 use crate::routes::inbox::{self, InboxLink};
+use crate::routes::origin::{allowed_return_to, cors_origin, request_origin, with_query};
 use crate::routes::render::html;
 use crate::routes::signup_fields::{self, FormField, Refused};
 use crate::signup::{IntakeOutcome, ListSignup, SignupRequest};
@@ -400,38 +401,8 @@ fn typed_value(typed: &[(String, String)], name: &str) -> Option<String> {
     typed.iter().find(|(seen, _)| seen == name).map(|(_, value)| value.clone())
 }
 
-/// `url` with `pairs` appended to its query, keeping what it had.
-pub(super) fn with_query(url: &Url, pairs: &[(&str, &str)]) -> String {
-    let mut url = url.clone();
-    url.query_pairs_mut().extend_pairs(pairs);
-    url.to_string()
-}
-
-/// The request's `Origin` as a serialised origin; `null`, absent and unparsable are `None`.
-pub(super) fn request_origin(req: &HttpRequest) -> Option<String> {
-    let value = req.headers().get(header::ORIGIN)?.to_str().ok()?;
-    let url = Url::parse(value).ok()?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return None;
-    }
-    Some(url.origin().ascii_serialization())
-}
-
 fn public_origin(config: &Config) -> String {
     config.server.public_url.origin().ascii_serialization()
-}
-
-/// The origin of a page that may read answers with `fetch`: one in any list's `allowed_origins`.
-pub(super) fn cors_origin(config: &Config, origin: Option<&String>) -> Option<String> {
-    let origin = origin?;
-    config.lists.iter().any(|list| list.allowed_origins.contains(origin)).then(|| origin.clone())
-}
-
-/// `return_to`, if its origin is one the list allows. Never an open redirect: relative URLs,
-/// `//host`, `javascript:` and other origins are all ignored.
-pub(super) fn allowed_return_to(list: &ListConfig, return_to: Option<&str>) -> Option<Url> {
-    let url = Url::parse(return_to?).ok()?;
-    list.allows_return_to(&url).then_some(url)
 }
 
 /// The lists a signup names, each once, in order; `None` if one of them is not configured. A

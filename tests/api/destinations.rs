@@ -1,4 +1,4 @@
-//! Destinations (issue 31, `docs/operations.md` "Handing subscribers to your sender"): a confirmed
+//! Destinations (`docs/operations.md` "Handing subscribers to your sender"): a confirmed
 //! subscriber handed to listmonk, Buttondown, Mailchimp or Brevo already confirmed, unsubscribed
 //! there when they leave and never deleted; duplicates are success; 429 waits for the sender's
 //! reset header, 5xx, 401/403 and a closed port are retried, any other 4xx is dropped at once

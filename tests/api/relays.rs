@@ -1,5 +1,4 @@
-//! Hearing back from the relay (issue "Hear back", in progress; `docs/operations.md` "Bounces and
-//! complaints" once it is done): every mail about a subscriber carries `X-Signupd-Ref`, a sealed
+//! Hearing back from the relay (`docs/operations.md` "Bounces and complaints"): every mail about a subscriber carries `X-Signupd-Ref`, a sealed
 //! reference to its list, its kind, its row and its address's every-list suppression key, which
 //! opens with the installation's key and with no other, and holds no address; a hard bounce or
 //! a complaint, named by such a reference or by a recipient, suppresses the address on every list

@@ -1,4 +1,4 @@
-//! `signupd snippet` (issue 34, part 3; docs/operations.md "A form from the configuration"): the
+//! `signupd snippet` (docs/operations.md "A form from the configuration"): the
 //! real binary prints each generator's form; the test turns the generator's syntax into the HTML
 //! its engine would render ([`rendered`], one small transformation per generator), reads the
 //! form's controls as a browser would (html5gum, a WHATWG tokenizer: character references
