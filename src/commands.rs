@@ -336,7 +336,7 @@ pub async fn send_test_destination(config_path: Option<&Path>, name: Option<&str
 pub async fn doctor(config_path: Option<&Path>, json: bool) -> anyhow::Result<()> {
     let config = load_config(config_path)?;
     let credentials_dir = secrets::credentials_dir(config_path);
-    let report = crate::operator::doctor::examine(&config, config_path, credentials_dir.as_deref()).await;
+    let report = crate::operator::doctor::examine(&config, credentials_dir.as_deref()).await;
     let mut out = std::io::stdout().lock();
     if json {
         serde_json::to_writer_pretty(&mut out, &report)?;

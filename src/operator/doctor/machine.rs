@@ -13,8 +13,7 @@ const AREA: &str = "machine";
 const LOW_SPACE: u64 = 1 << 30;
 const NO_SPACE: u64 = 100 << 20;
 
-pub fn checks(config: &Config, config_path: Option<&Path>, credentials_dir: Option<&Path>) -> Vec<Check> {
-    let _ = config_path;
+pub fn checks(config: &Config, credentials_dir: Option<&Path>) -> Vec<Check> {
     let mut checks = vec![data_dir(&config.storage.data_dir)];
     checks.extend(secrets(config, credentials_dir));
     checks.push(database(&config.storage.database_path()));

@@ -86,10 +86,10 @@ impl Report {
     }
 }
 
-/// Runs every check of `config`; `config_path` and `credentials_dir` are where the secrets are
-/// found, as `serve` finds them.
-pub async fn examine(config: &Config, config_path: Option<&Path>, credentials_dir: Option<&Path>) -> Report {
-    let mut checks = machine::checks(config, config_path, credentials_dir);
+/// Runs every check of `config`; `credentials_dir` is where the secrets are found, as `serve`
+/// finds them ([`crate::secrets::credentials_dir`]).
+pub async fn examine(config: &Config, credentials_dir: Option<&Path>) -> Report {
+    let mut checks = machine::checks(config, credentials_dir);
     checks.extend(relay::checks(config, credentials_dir).await);
     checks.extend(dns::checks(config).await);
     checks.extend(public::checks(config).await);
