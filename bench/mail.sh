@@ -65,7 +65,7 @@ bench_tmp mailbench
 
 # --- build --------------------------------------------------------------------------------------
 # What is being measured: the worker settings the source has.
-BUILT_SETTINGS="mail workers $(sed -n 's/^pub const WORKERS: usize = \([0-9]*\);/\1/p' src/mail/worker.rs 2>/dev/null || true), claim batch $(sed -n 's/^pub const CLAIM_BATCH: usize = \([0-9]*\);/\1/p' src/mail/worker.rs 2>/dev/null || true), one SMTP connection per worker, one writer thread, $(sed -n 's/^const READERS: u32 = \([0-9]*\);/\1/p' src/storage/mod.rs 2>/dev/null || true) readers"
+BUILT_SETTINGS="mail workers $(sed -n 's/^pub const WORKERS: usize = \([0-9]*\);/\1/p' src/outbound/mail/worker.rs 2>/dev/null || true), claim batch $(sed -n 's/^pub const CLAIM_BATCH: usize = \([0-9]*\);/\1/p' src/outbound/mail/worker.rs 2>/dev/null || true), one SMTP connection per worker, one writer thread, $(sed -n 's/^const READERS: u32 = \([0-9]*\);/\1/p' src/storage/mod.rs 2>/dev/null || true) readers"
 release_binaries
 
 # --- helpers ------------------------------------------------------------------------------------
@@ -211,7 +211,7 @@ record "fsync-probe-start" "$("${TOOL[@]}" fsync --dir "$TMP/disk" -n 1000)"
 
 # --- ratio phase (RATIO=1): signupd's drain ÷ smtp-source's, round by round ------------------
 if [[ ${RATIO:-0} == 1 ]]; then
-    WORKERS=$(sed -n 's/^pub const WORKERS: usize = \([0-9]*\);/\1/p' src/mail/worker.rs)
+    WORKERS=$(sed -n 's/^pub const WORKERS: usize = \([0-9]*\);/\1/p' src/outbound/mail/worker.rs)
     AFTER=$SIGNUPD
     BEFORE=""
     if [[ -n ${BENCH_SIGNUPD_BEFORE:-} ]]; then

@@ -5,8 +5,8 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
-use signupd::cli::{Cli, Command};
-use signupd::commands;
+use signupd::app::cli::{Cli, Command};
+use signupd::app::commands;
 use signupd::operator::import::ImportRequest;
 
 #[actix_web::main]
@@ -40,7 +40,7 @@ async fn main() -> ExitCode {
         Command::Migrate => commands::migrate(config).await,
         Command::GenSecret => commands::gen_secret(),
         Command::Snippet { lists, generator, return_to } => {
-            commands::snippet(config, &signupd::snippet::SnippetRequest { lists, generator, return_to })
+            commands::snippet(config, &signupd::operator::snippet::SnippetRequest { lists, generator, return_to })
         }
         Command::SendTestMail { to, list } => commands::send_test_mail(config, &to, list.as_deref()).await,
         Command::Export { list, status, format, since, output } => {
@@ -62,7 +62,7 @@ async fn main() -> ExitCode {
         Command::IngestMail => unreachable!("answered above"),
     };
     // Queued log lines first, so an error below is the last line, as it happened.
-    signupd::telemetry::flush();
+    signupd::app::telemetry::flush();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) if error.downcast_ref::<signupd::operator::UsageError>().is_some() => {
@@ -81,7 +81,7 @@ async fn main() -> ExitCode {
 /// failure, so the report stays queued until signupd can record it.
 async fn ingest_mail(config: Option<&std::path::Path>) -> ExitCode {
     let result = commands::ingest_mail(config).await;
-    signupd::telemetry::flush();
+    signupd::app::telemetry::flush();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {

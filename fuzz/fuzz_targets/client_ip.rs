@@ -9,7 +9,7 @@ use actix_web::http::header::{HeaderMap, HeaderName, HeaderValue};
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use signupd::config::{Config, ServerConfig};
-use signupd::ratelimit::{ClientNet, client_ip};
+use signupd::door::ratelimit::{ClientNet, client_ip};
 
 #[derive(Debug, Arbitrary)]
 struct Input {

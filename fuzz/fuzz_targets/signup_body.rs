@@ -9,7 +9,7 @@ mod common;
 
 use libfuzzer_sys::fuzz_target;
 use signupd::domain::EmailAddress;
-use signupd::routes::form::{self, BodyError, BodyKind, MAX_FIELDS};
+use signupd::web::routes::form::{self, BodyError, BodyKind, MAX_FIELDS};
 
 /// The default `server.max_body_bytes`.
 const LIMIT: usize = 4096;

@@ -6,8 +6,8 @@ use std::sync::OnceLock;
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use signupd::secrets::Secret;
-use signupd::tokens::{
+use signupd::config::secrets::Secret;
+use signupd::config::tokens::{
     ConfirmToken, Keyring, PresentedRemoval, RemovalToken, TOKEN_LEN, TokenForm, UnsubscribeClaims, is_opaque,
 };
 

@@ -6,8 +6,8 @@
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use signupd::secrets::Secret;
-use signupd::tokens::{Keyring, PresentedRemoval, SUBSCRIBER_ID_LEN, TOKEN_LEN, TokenForm, is_opaque};
+use signupd::config::secrets::Secret;
+use signupd::config::tokens::{Keyring, PresentedRemoval, SUBSCRIBER_ID_LEN, TOKEN_LEN, TokenForm, is_opaque};
 
 fn keyring() -> &'static Keyring {
     static KEYRING: OnceLock<Keyring> = OnceLock::new();

@@ -1,6 +1,6 @@
 //! The metrics listener (`server.metrics_listen`): `GET /metrics`, the status page `GET
-//! /status` ([`crate::status`]) and, once an `[[api_tokens]]` entry exists, the admin page `GET
-//! /admin` ([`crate::admin`]) on a socket of its own, never on the public listener. At each
+//! /status` ([`crate::operator::status`]) and, once an `[[api_tokens]]` entry exists, the admin page `GET
+//! /admin` ([`crate::operator::admin`]) on a socket of its own, never on the public listener. At each
 //! scrape it refreshes the gauges that need a query through a reader, then renders everything
 //! `crate::metrics` recorded.
 //!
@@ -17,10 +17,10 @@ use anyhow::Context;
 use metrics_exporter_prometheus::PrometheusHandle;
 
 use crate::metrics::{QUEUE_DEPTH, QUEUE_OLDEST, SUBSCRIBERS};
-use crate::middleware::security_headers;
-use crate::state::AppState;
 use crate::storage::figures;
 use crate::storage::subscribers::Status;
+use crate::web::middleware::security_headers;
+use crate::web::state::AppState;
 
 /// Binds `server.metrics_listen` (if set) and returns the metrics server, not yet running.
 pub fn server(state: &AppState) -> anyhow::Result<Option<(Server, u16)>> {
@@ -37,7 +37,7 @@ pub fn server(state: &AppState) -> anyhow::Result<Option<(Server, u16)>> {
     let data = web::Data::new((state.clone(), handle));
     let admin_state = web::Data::new(state.clone());
     // The admin page's windows; the public listener's API keeps its own.
-    let admin_limits = web::Data::new(crate::api::limits::Limits::default());
+    let admin_limits = web::Data::new(crate::operator::api::limits::Limits::default());
     let admin = !state.api_tokens.is_empty();
     let server = HttpServer::new(move || {
         // Pages answer GET and HEAD, like the public listener's.
@@ -49,14 +49,14 @@ pub fn server(state: &AppState) -> anyhow::Result<Option<(Server, u16)>> {
             .wrap(from_fn(security_headers))
             .configure(|cfg| {
                 if admin {
-                    crate::admin::configure(cfg);
+                    crate::operator::admin::configure(cfg);
                 }
             })
-            .route("/static/admin.css", read().to(crate::admin::stylesheet))
+            .route("/static/admin.css", read().to(crate::operator::admin::stylesheet))
             .route("/metrics", web::get().to(scrape))
-            .route("/status", read().to(crate::status::status_page))
-            .route("/static/style.css", read().to(crate::routes::stylesheet))
-            .route("/static/status.css", read().to(crate::status::stylesheet))
+            .route("/status", read().to(crate::operator::status::status_page))
+            .route("/static/style.css", read().to(crate::web::routes::stylesheet))
+            .route("/static/status.css", read().to(crate::operator::status::stylesheet))
             // A browser opening the status page asks for it by itself.
             .route("/favicon.ico", read().to(|| async { HttpResponse::NoContent().finish() }))
     })

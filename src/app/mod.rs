@@ -1,7 +1,12 @@
+//! The assembly room: the command line ([`cli`], one function per subcommand in [`commands`]),
+//! the start-up checks that write nothing ([`mod@preflight`]), logging ([`telemetry`]), the hourly
+//! cleanup ([`scheduler`]), the container's readiness probe ([`healthcheck`]), and the server
+//! itself, put together below. It imports every room and no room imports it.
+//!
 //! Assembly: from a checked [`Config`] to a bound, running server.
 //!
 //! [`Application::build`] does every start-up step in an order that writes nothing until all
-//! checks that can fail without writing have passed ([`crate::preflight`]: the files and
+//! checks that can fail without writing have passed ([`mod@crate::app::preflight`]: the files and
 //! credentials the configuration names, the mail transport, the webhooks — the same checks
 //! `check-config` runs; then the data directory usable and the database not newer than this
 //! binary), then generates missing secrets, migrates, and binds.
@@ -10,6 +15,13 @@
 //! finishes in-flight requests. Meanwhile `SIGHUP` re-reads `signup.blocked_domains_file`
 //! (`reload_on_hangup`); the handler is installed by `build`, so a `SIGHUP` that arrives once
 //! the server is bound never takes the signal's default action (ending the process).
+
+pub mod cli;
+pub mod commands;
+pub mod healthcheck;
+pub mod preflight;
+pub mod scheduler;
+pub mod telemetry;
 
 mod metrics_server;
 mod worker_runtime;
@@ -28,22 +40,21 @@ use actix_web::{App, HttpServer, web};
 use anyhow::Context;
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
+use crate::app::preflight::{Checked, preflight};
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
-use crate::mail;
-use crate::mail::reference::ReferenceKey;
-use crate::middleware::{access_log, security_headers};
-use crate::preflight::{Checked, preflight};
-use crate::ratelimit::RateLimiter;
-use crate::routes;
-use crate::scheduler;
-use crate::secrets;
-use crate::signup;
-use crate::state::AppState;
-use crate::status;
+use crate::config::secrets;
+use crate::config::tokens::Keyring;
+use crate::door::ratelimit::RateLimiter;
+use crate::door::signup;
+use crate::operator::status;
+use crate::outbound::mail;
+use crate::outbound::mail::reference::ReferenceKey;
+use crate::outbound::webhooks::{self, Webhooks};
 use crate::storage::{self, Db};
-use crate::tokens::Keyring;
-use crate::webhooks::{self, Webhooks};
+use crate::web::middleware::{access_log, security_headers};
+use crate::web::routes;
+use crate::web::state::AppState;
 
 /// How long a stopping server waits for in-flight requests. With the workers' own bounds (a
 /// claimed mail batch, one intake chunk) a stop takes well under 10 s whatever is queued.
@@ -313,7 +324,7 @@ fn http_server(listener: TcpListener, state: AppState) -> anyhow::Result<Server>
     let api = !state.api_tokens.is_empty();
     let data = web::Data::new(state);
     // One set of windows for every worker thread.
-    let limits = web::Data::new(crate::api::limits::Limits::default());
+    let limits = web::Data::new(crate::operator::api::limits::Limits::default());
     let server = HttpServer::new(move || {
         App::new()
             .app_data(data.clone())
@@ -324,7 +335,7 @@ fn http_server(listener: TcpListener, state: AppState) -> anyhow::Result<Server>
             .wrap(from_fn(security_headers))
             .wrap(from_fn(access_log))
             .configure(routes::configure)
-            .configure(|cfg| crate::api::configure(cfg, api))
+            .configure(|cfg| crate::operator::api::configure(cfg, api))
     })
     // `server.request_timeout` for the head (actix answers 408 and closes); the body's deadline
     // is `routes::form::body_deadline`, since actix stops its timer once the head is in.

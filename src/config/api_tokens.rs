@@ -1,7 +1,7 @@
 //! `[[api_tokens]]`: who may call the operator API under `/api/v1/` and open the admin page
 //! (`docs/operations.md`, "Automation tools"). What is checked here: the name (it is the audit
 //! log's actor, so unique and plain) and the scopes. The token itself is read at start
-//! (`crate::api::credentials`); nothing of it is in the configuration or the database.
+//! (`crate::operator::api::credentials`); nothing of it is in the configuration or the database.
 
 use std::path::PathBuf;
 

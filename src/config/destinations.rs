@@ -4,7 +4,7 @@
 //! destinations, since both share one delivery queue keyed by name), the kind, the URL (https,
 //! plain http only to loopback; required for listmonk, which has no public API), the target in
 //! the form the kind names its lists, the lists, and tags only for a kind that has tags. The
-//! credential itself is read at start (`crate::destinations`).
+//! credential itself is read at start (`crate::outbound::destinations`).
 
 use std::path::PathBuf;
 

@@ -1,3 +1,8 @@
+//! The configuration room: what the operator decided, checked — this module's [`Config`], the
+//! secrets and where credentials are found ([`secrets`]), the tokens derived from those secrets
+//! and the hashes stored instead of tokens ([`tokens`]), and how each list's pages and mails look
+//! and speak ([`presentation`]). It imports only [`crate::domain`].
+//!
 //! Configuration (`docs/configuration.md`): built-in defaults, then the TOML file from `--config` or
 //! `SIGNUPD_CONFIG`, then `SIGNUPD_…` environment variables with `__` for nesting.
 //!
@@ -16,6 +21,10 @@
 //! - `security = "none"` is accepted only for a loopback SMTP host: it sends passwords and
 //!   addresses in clear text.
 
+pub mod presentation;
+pub mod secrets;
+pub mod tokens;
+
 mod api_tokens;
 mod destinations;
 pub(crate) mod parse;
@@ -33,10 +42,10 @@ use figment::providers::{Env, Format, Serialized, Toml};
 use lettre::message::Mailbox;
 use url::Url;
 
+use crate::config::presentation::{Language, Rgb};
 use crate::domain::TrustedProxies;
 use crate::domain::fields::{self, FieldKind, FieldName, FieldSpec};
 use crate::domain::{ListId, Tag};
-use crate::presentation::{Language, Rgb};
 pub use api_tokens::{ApiTokenConfig, Scope};
 pub use destinations::{DestinationConfig, DestinationKind, MAX_SINKS};
 pub use raw::RawConfig;
@@ -80,7 +89,7 @@ pub struct ServerConfig {
     pub metrics_listen: Option<SocketAddr>,
     pub log_format: LogFormat,
     /// The operator's stylesheet, served after the built-in one; read at start
-    /// ([`crate::frame::Stylesheets`]).
+    /// ([`crate::web::frame::Stylesheets`]).
     pub custom_css_file: Option<PathBuf>,
 }
 
@@ -166,7 +175,7 @@ pub struct MailConfig {
     pub dkim: Option<DkimConfig>,
 }
 
-/// One `[[webhooks]]` endpoint (`docs/operations.md`). Its secret is read at start (`crate::webhooks`).
+/// One `[[webhooks]]` endpoint (`docs/operations.md`). Its secret is read at start (`crate::outbound::webhooks`).
 #[derive(Debug, Clone)]
 pub struct WebhookConfig {
     /// Shown in logs and metrics: `a-z`, `0-9` and `-`, like a list id.

@@ -12,7 +12,7 @@ use lettre::message::Mailbox;
 use url::Url;
 
 use super::{ConfigError, Problem, SmtpSecurity};
-use crate::presentation::Language;
+use crate::config::presentation::Language;
 
 /// Collects problems while the checker carries on, so one run reports every bad key.
 #[derive(Debug, Default)]

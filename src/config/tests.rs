@@ -377,7 +377,7 @@ fn a_loopback_relay_takes_any_sender_and_presentation_keys_are_read() {
     let list = &config.lists[0];
     assert_eq!(list.site(), "Bakery");
     assert_eq!(list.site_url.as_ref().unwrap().as_str(), "https://bakery.test/");
-    assert_eq!(list.accent, Some(crate::presentation::Rgb(0xff, 0xdd, 0x00)));
+    assert_eq!(list.accent, Some(crate::config::presentation::Rgb(0xff, 0xdd, 0x00)));
     assert_eq!(list.language.code(), "de");
     assert_eq!(list.confirm_subject(), "Bitte bestätigen Sie Ihre Anmeldung");
     let plain = Config::from_toml(MINIMAL).unwrap();

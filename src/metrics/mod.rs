@@ -20,7 +20,7 @@
 //!
 //! The counts the status page shows (signups by outcome, confirmations, surge alerts, mails,
 //! webhook deliveries) are also added to [`tally::TALLY`], which the rollup worker
-//! (`crate::status`) stores by the hour; that one counts with or without a listener.
+//! (`crate::operator::status`) stores by the hour; that one counts with or without a listener.
 
 use std::sync::{Mutex, OnceLock, PoisonError};
 

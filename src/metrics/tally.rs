@@ -1,5 +1,5 @@
 //! The status page's tally: every count that [`super`] records is also added here, in memory,
-//! until the rollup worker (`crate::status`) takes it and adds it to the hour's rollups in
+//! until the rollup worker (`crate::operator::status`) takes it and adds it to the hour's rollups in
 //! SQLite. Process-wide like the Prometheus recorder beside it (the record functions are free
 //! functions, called where the event happens), but independent of it: the tally counts whether
 //! or not a metrics listener is configured.

@@ -47,7 +47,7 @@ pub fn run(beside: &Beside, dest: &Path, force: bool, out: &mut dyn Write) -> an
 /// Which file to keep with the backup, as this command finds the hash key; a warning when that
 /// file is not there (the command then runs with other settings than `serve`).
 fn hash_key_hint(beside: &Beside) -> String {
-    use crate::secrets::SecretPlace;
+    use crate::config::secrets::SecretPlace;
     let place = match beside.hash_key_place() {
         Ok(place) => place,
         Err(error) => {

@@ -37,10 +37,10 @@ use serde::Serialize;
 
 use super::Beside;
 use crate::clock::{Clock, SystemClock, UnixSeconds, rfc3339};
+use crate::config::tokens::Keyring;
 use crate::domain::{FieldValues, Tag};
-use crate::mail::message::Links;
+use crate::outbound::mail::message::Links;
 use crate::storage::subscribers::{self, ExportFilter, Status};
-use crate::tokens::Keyring;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum StatusFilter {

@@ -86,12 +86,12 @@ use super::import_file::{ImportFormat, Item, RawRow, Rows};
 use super::{Beside, UsageError};
 use crate::clock::{Clock, SystemClock, UnixSeconds};
 use crate::config::ListConfig;
+use crate::config::secrets::Secret;
+use crate::config::tokens::{RemovalToken, sha256_hex};
 use crate::domain::{EmailAddress, FieldSpec, FieldValues, Source, Tag};
-use crate::secrets::Secret;
 use crate::storage::intake::{self, ConsentText};
 use crate::storage::subscribers::{self, NewImported};
 use crate::storage::{Batch, Command, WriteError, Writer, suppressions};
-use crate::tokens::{RemovalToken, sha256_hex};
 
 /// Records per batch, so per transaction. Measured on 2 cores with a million rows beside `serve`
 /// under a signup load (`BENCHMARKS.md`, "Importing a list"): with 2,000 the signups' p99 rose to

@@ -16,10 +16,10 @@ use std::io::Read;
 
 use super::Beside;
 use crate::clock::{Clock, SystemClock};
-use crate::mail::reference::ReferenceKey;
+use crate::outbound::mail::reference::ReferenceKey;
 use crate::relays::event::Class;
 use crate::relays::hear::{self, Heard, Hearing};
-use crate::subscription::Subscriptions;
+use crate::subscribers::subscription::Subscriptions;
 
 /// The exit code Postfix's pipe(8) defers on (sysexits.h).
 pub const EX_TEMPFAIL: u8 = 75;

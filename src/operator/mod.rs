@@ -1,3 +1,8 @@
+//! The operator's room: what the person running signupd reaches beside the server — the
+//! commands below, the operator API ([`api`]), the admin page ([`admin`]), the status page
+//! ([`status`]) and the form snippets ([`snippet`]). Everything here reads through the same
+//! storage functions and writes through the same commands as the routes, and is audited.
+//!
 //! The operator's commands (`docs/operations.md`): `export`, `import`, `remove`, `stats`, `backup`,
 //! `lookup` and `audit` (with the audit log every command that reads or changes subscribers
 //! appends to), and `ingest-mail`, which a Postfix pipe transport runs. Each works while
@@ -10,10 +15,12 @@
 //!   two processes, and the server's writer waits out such a moment (up to its lock wait);
 //! - nothing here migrates or creates a secret: a database from another version, or secrets
 //!   that `serve` would have to generate, are errors that say what to run instead;
-//! - secrets and credentials are found as `serve` finds them ([`crate::secrets`]): the
+//! - secrets and credentials are found as `serve` finds them ([`crate::config::secrets`]): the
 //!   configured files, then the credentials directory (`$CREDENTIALS_DIRECTORY`, else
 //!   `credentials/` beside the configuration file), then the data directory.
 
+pub mod admin;
+pub mod api;
 pub mod audit;
 pub mod backup;
 pub mod doctor;
@@ -23,14 +30,16 @@ pub mod import_file;
 pub mod ingest_mail;
 pub mod lookup;
 pub mod remove;
+pub mod snippet;
 pub mod stats;
+pub mod status;
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
 use crate::config::Config;
-use crate::secrets::{Secrets, SecretsPlan};
+use crate::config::secrets::{Secrets, SecretsPlan};
 use crate::storage::{self, Db, Writer};
 
 /// A mistake in how a command was called (a flag missing or not fitting the input), found only
@@ -45,7 +54,7 @@ pub struct Beside {
     pub config: Config,
     pub db: Db,
     pub path: PathBuf,
-    /// Where credentials are looked for ([`crate::secrets::credentials_dir`]).
+    /// Where credentials are looked for ([`crate::config::secrets::credentials_dir`]).
     pub credentials_dir: Option<PathBuf>,
 }
 
@@ -81,14 +90,15 @@ impl Beside {
     }
 
     /// Where the hash key `serve` uses lives, for the hint to keep it with a backup.
-    pub fn hash_key_place(&self) -> anyhow::Result<crate::secrets::SecretPlace> {
-        crate::secrets::hash_key_place(&self.config, self.credentials_dir())
+    pub fn hash_key_place(&self) -> anyhow::Result<crate::config::secrets::SecretPlace> {
+        crate::config::secrets::hash_key_place(&self.config, self.credentials_dir())
     }
 
     /// The webhook endpoints, so a removal queues its event like the server's would.
-    pub fn webhooks(&self, secrets: &Secrets) -> anyhow::Result<crate::webhooks::Webhooks> {
-        let keyring = std::sync::Arc::new(crate::tokens::Keyring::new(&secrets.token_secret, &secrets.verify_only));
-        crate::webhooks::Webhooks::load(&self.config, self.credentials_dir(), keyring)
+    pub fn webhooks(&self, secrets: &Secrets) -> anyhow::Result<crate::outbound::webhooks::Webhooks> {
+        let keyring =
+            std::sync::Arc::new(crate::config::tokens::Keyring::new(&secrets.token_secret, &secrets.verify_only));
+        crate::outbound::webhooks::Webhooks::load(&self.config, self.credentials_dir(), keyring)
     }
 
     /// A writer of this process's own, for a command that writes.

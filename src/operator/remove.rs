@@ -1,6 +1,6 @@
 //! `signupd remove EMAIL [--list ID] [--reason unsubscribed|not_me]`: the erasure request an
 //! operator receives by mail. It runs the same removal the manage page runs
-//! ([`crate::subscription::Subscriptions::remove_address`]): the row, its queued mail and any signup of the
+//! ([`crate::subscribers::subscription::Subscriptions::remove_address`]): the row, its queued mail and any signup of the
 //! address not yet applied go, in one transaction, and only the suppression hash stays. Without
 //! `--list`, every configured list. The reason defaults to what the manage page would record
 //! (`unsubscribed` for a confirmed address, `not_me` for a pending one).
@@ -11,7 +11,7 @@ use super::Beside;
 use crate::clock::{Clock, SystemClock};
 use crate::domain::EmailAddress;
 use crate::storage::suppressions::{self, Reason};
-use crate::subscription::Subscriptions;
+use crate::subscribers::subscription::Subscriptions;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ReasonArg {

@@ -86,13 +86,15 @@ fn read_credential(relay: &RelayConfig, credentials_dir: Option<&Path>) -> anyho
         Some(path) => path.clone(),
         None => {
             let credential = format!("relay_{name}");
-            let found =
-                credentials_dir.map(|dir| crate::secrets::find_credential(dir, &credential)).transpose()?.flatten();
+            let found = credentials_dir
+                .map(|dir| crate::config::secrets::find_credential(dir, &credential))
+                .transpose()?
+                .flatten();
             found.ok_or_else(|| {
                 anyhow::anyhow!(
                     "not set, and {}: set it to a file holding {form}, or put that file at relay/{name} in the \
                      credentials directory",
-                    crate::secrets::missing_credential(credentials_dir, &credential),
+                    crate::config::secrets::missing_credential(credentials_dir, &credential),
                 )
             })?
         }

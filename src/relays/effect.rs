@@ -42,14 +42,14 @@
 use super::event::Class;
 use crate::clock::UnixSeconds;
 use crate::domain::{EmailAddress, ListId, RegistrableDomain};
-use crate::mail::reference::{MailKind, Reference};
+use crate::outbound::mail::reference::{MailKind, Reference};
 use crate::storage::counters;
 use crate::storage::relay_events;
 use crate::storage::rollups;
 use crate::storage::subscribers;
 use crate::storage::suppressions::{self, Reason};
 use crate::storage::{Batch, Command};
-use crate::subscription::{Removed, Subscriptions, Suppression, write_prepared};
+use crate::subscribers::subscription::{Removed, Subscriptions, Suppression, write_prepared};
 
 /// How old a reference may be, in days since it was sealed, for a complaint about it to count
 /// toward the complaint breaker. Feedback loops report within minutes to a few days of delivery

@@ -6,7 +6,7 @@
 //! under the installation's key), the recipient only for a relay's authenticated event, the
 //! enhanced status code without the diagnostic text around it (which often quotes the address).
 
-use crate::mail::failure::{enhanced_status, refuses_the_address};
+use crate::outbound::mail::failure::{enhanced_status, refuses_the_address};
 
 /// What happened to a mail, as signupd acts on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -41,10 +41,10 @@ use super::report;
 use super::signature::{self, MAILGUN_TOLERANCE, Refusal, SnsType};
 use crate::clock::UnixSeconds;
 use crate::domain::{EmailAddress, ListId};
-use crate::mail::alert;
-use crate::mail::reference::{Reference, ReferenceKey};
-use crate::subscription::Subscriptions;
-use crate::surge::SurgeModes;
+use crate::door::surge::SurgeModes;
+use crate::outbound::mail::alert;
+use crate::outbound::mail::reference::{Reference, ReferenceKey};
+use crate::subscribers::subscription::Subscriptions;
 
 /// How long an event's receipt is kept, in seconds.
 pub const RECEIPT_SECS: i64 = 72 * 3600;

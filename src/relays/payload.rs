@@ -93,7 +93,7 @@
 use serde_json::Value;
 
 use super::event::{Class, RelayEvent};
-use crate::mail::reference;
+use crate::outbound::mail::reference;
 
 /// The field name signupd sets in a relay's metadata so the relay echoes the reference back:
 /// Mailgun's user-variables (`X-Mailgun-Variables`) and SendGrid's unique_args (`X-SMTPAPI`).

@@ -19,7 +19,7 @@ use std::borrow::Cow;
 use mail_parser::{Header, HeaderName, HeaderValue, MessageParser, MessagePart, MimeHeaders, PartType};
 
 use super::event::{Class, RelayEvent};
-use crate::mail::reference::HEADER;
+use crate::outbound::mail::reference::HEADER;
 
 /// The largest mail read, in bytes; anything longer is `None`, unparsed. A report about one of
 /// signupd's mails quotes a mail of a few kilobytes (Postfix returns at most `bounce_size_limit`,

@@ -44,7 +44,7 @@ pub async fn prepare_database_file(config: &Config) -> anyhow::Result<PathBuf> {
 /// Creates `dir` (0700) if missing and proves it writable by creating and removing a file, so a
 /// read-only or misowned directory fails at start with its path, not at the first signup.
 fn ensure_writable_dir(dir: &Path) -> anyhow::Result<()> {
-    crate::secrets::create_private_dir(dir)?;
+    crate::config::secrets::create_private_dir(dir)?;
     let probe = dir.join(format!(".signupd-write-test-{}", std::process::id()));
     std::fs::write(&probe, b"").with_context(|| format!("{} is not writable", dir.display()))?;
     std::fs::remove_file(&probe).with_context(|| format!("cannot remove {}", probe.display()))?;

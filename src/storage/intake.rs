@@ -131,7 +131,11 @@ pub struct ConsentText {
 
 impl ConsentText {
     pub fn new(version: &str, text: &str) -> Self {
-        Self { version: version.to_owned(), text: text.to_owned(), sha256: crate::tokens::sha256_hex(text.as_bytes()) }
+        Self {
+            version: version.to_owned(),
+            text: text.to_owned(),
+            sha256: crate::config::tokens::sha256_hex(text.as_bytes()),
+        }
     }
 }
 

@@ -1,5 +1,5 @@
 //! What the preference page reads and writes in `subscribers`, `outbox` and `suppressions`
-//! (`crate::preferences`): one address's rows across a sender's lists, and confirming a list
+//! (`crate::subscribers::preferences`): one address's rows across a sender's lists, and confirming a list
 //! from the page, either a pending row or a new row. Removing a list goes the way every removal
 //! goes ([`super::subscribers::delete_everywhere`]).
 

@@ -8,8 +8,8 @@ use ring::hmac;
 use rusqlite::{Connection, params};
 
 use crate::clock::UnixSeconds;
+use crate::config::secrets::Secret;
 use crate::domain::RegistrableDomain;
-use crate::secrets::Secret;
 
 /// The window of the complaint breaker, in seconds.
 pub const COMPLAINT_WINDOW: i64 = 3600;

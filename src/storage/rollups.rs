@@ -1,4 +1,4 @@
-//! The `rollups` table: the status page's hourly counts (`crate::status`). One row per clock
+//! The `rollups` table: the status page's hourly counts (`crate::operator::status`). One row per clock
 //! hour (Unix seconds ÷ 3600), list and series; counters are added to, gauges keep the hour's
 //! maximum. Counts only: a list id (or `''` for the service-wide series) and a fixed word.
 //!

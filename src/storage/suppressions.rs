@@ -8,7 +8,7 @@
 use ring::hmac;
 use rusqlite::{Connection, OptionalExtension};
 
-use crate::secrets::Secret;
+use crate::config::secrets::Secret;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reason {

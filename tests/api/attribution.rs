@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::process::Output;
 
 use serde_json::{Value, json};
-use signupd::webhooks::worker::DeliveryOutcome;
+use signupd::outbound::webhooks::worker::DeliveryOutcome;
 
 use crate::confirm::{deliver as send_mail, dump, location, post_token};
 use crate::helpers::{TestApp, signupd, spawn_app_with};

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use reqwest::Response;
 use rusqlite::OptionalExtension;
-use signupd::mail::{MailOutcome, try_execute_task as send_next_mail};
+use signupd::outbound::mail::{MailOutcome, try_execute_task as send_next_mail};
 
 use crate::helpers::{START, TestApp, link_token_at, spawn_app_with};
 use crate::signup::{RAISED_LIMITS, count, db, drain, form_body, header, post_form, strings, valid};

@@ -76,9 +76,9 @@ fn assert_signed_with_the_credential(receiver: &Receiver, case: &str) {
     assert_eq!(requests.len(), 1, "{case}: {requests:?}");
     let request = &requests[0];
     assert_eq!(request.json()["type"], "test", "{case}");
-    let key = signupd::webhooks::parse_secret(WEBHOOK_SECRET).unwrap();
+    let key = signupd::outbound::webhooks::parse_secret(WEBHOOK_SECRET).unwrap();
     let timestamp = request.header("webhook-timestamp").unwrap().parse().unwrap();
-    let expected = signupd::webhooks::sign(&key, &request.webhook_id(), timestamp, &request.text());
+    let expected = signupd::outbound::webhooks::sign(&key, &request.webhook_id(), timestamp, &request.text());
     assert_eq!(request.header("webhook-signature"), Some(expected.as_str()), "{case}");
 }
 

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use rusqlite::OptionalExtension;
 use serde_json::{Value, json};
 use signupd::clock::Clock;
-use signupd::webhooks::worker::{DeliveryOutcome, try_deliver_batch};
+use signupd::outbound::webhooks::worker::{DeliveryOutcome, try_deliver_batch};
 
 use crate::confirm::{deliver as send_mail, dump, location, post_token, signed_up_and_mailed, status_of};
 use crate::helpers::{TestApp, signupd, spawn_app_in, write_config};

@@ -4,7 +4,7 @@
 //! dkimpy, an independent DKIM implementation, against the DNS record the guide shows. A changed
 //! copy of each mail must fail, or a pass would prove nothing.
 //!
-//! Guards the relaxed/relaxed canonicalization in `src/mail/transport.rs`: with lettre's default
+//! Guards the relaxed/relaxed canonicalization in `src/outbound/mail/transport.rs`: with lettre's default
 //! (simple header canonicalization) not one of signupd's signatures verified.
 
 use std::path::Path;

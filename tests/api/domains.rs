@@ -284,10 +284,10 @@ async fn a_flood_of_made_up_domains_asks_the_dns_about_a_bounded_number_at_once(
         dns.queries.lock().unwrap().iter().map(|(name, _)| name.clone()).collect();
     assert!(!asked.is_empty(), "the DNS was asked");
     assert!(
-        asked.len() <= signupd::domain_policy::MAX_LOOKUPS_IN_FLIGHT,
+        asked.len() <= signupd::door::domain_policy::MAX_LOOKUPS_IN_FLIGHT,
         "{} domains asked at once, more than {}",
         asked.len(),
-        signupd::domain_policy::MAX_LOOKUPS_IN_FLIGHT
+        signupd::door::domain_policy::MAX_LOOKUPS_IN_FLIGHT
     );
     assert_eq!(count(&app, "intake"), 60);
 }

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::process::Output;
 
 use serde_json::{Value, json};
-use signupd::webhooks::worker::DeliveryOutcome;
+use signupd::outbound::webhooks::worker::DeliveryOutcome;
 
 use crate::confirm::{deliver as send_mail, dump, get, location, post_token, status_and_body, with_token};
 use crate::helpers::{TestApp, signupd, spawn_app_with};

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
 
-use signupd::mail::{MailOutcome, try_execute_task};
+use signupd::outbound::mail::{MailOutcome, try_execute_task};
 
 use crate::helpers::{TestApp, spawn_app_with};
 use crate::mail::{Webhook, race_mail_workers, run_mail};

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use signupd::app::{Application, BuildOptions};
 use signupd::clock::ManualClock;
 use signupd::config::Config;
-use signupd::state::AppState;
+use signupd::web::state::AppState;
 use tempfile::TempDir;
 
 /// 2026-01-01T00:00:00Z: tests start here and move the clock explicitly.

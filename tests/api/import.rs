@@ -564,7 +564,7 @@ fn a_removed_address_is_suppressed_and_skipped_when_imported_again() {
 fn a_bounced_or_complained_address_is_suppressed_on_every_list_and_skipped() {
     // Arrange: ann's mail bounced and bob complained, as relays report them (the every-list key)
     let fx = Fixture::new();
-    let hash_key = signupd::secrets::read_secret(&fx.dir.path().join("data/hash_key")).unwrap();
+    let hash_key = signupd::config::secrets::read_secret(&fx.dir.path().join("data/hash_key")).unwrap();
     let conn = rusqlite::Connection::open(fx.database()).unwrap();
     for (email, reason) in [("ann@example.com", "bounced"), ("bob@example.com", "complained")] {
         let hash = signupd::storage::suppressions::every_list_hash(&hash_key, email);
@@ -802,8 +802,8 @@ async fn an_import_runs_beside_serve_taking_signups_and_its_rows_export_and_unsu
     let id: String = conn
         .query_row("SELECT id FROM subscribers WHERE email = 'subscriber-0000001@example.com'", [], |row| row.get(0))
         .unwrap();
-    let hash_key = signupd::secrets::read_secret(&dir.path().join("data/hash_key")).unwrap();
-    let token = signupd::tokens::RemovalToken::derive(&hash_key, &id);
+    let hash_key = signupd::config::secrets::read_secret(&dir.path().join("data/hash_key")).unwrap();
+    let token = signupd::config::tokens::RemovalToken::derive(&hash_key, &id);
     let manage = http.get(server.url(&format!("/manage?token={}", token.expose()))).send().await.unwrap();
     assert_eq!(manage.status(), 200, "the manage page knows the imported row");
     let removed = http.post(server.url("/api/manage")).form(&[("token", token.expose())]).send().await.unwrap();

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-use signupd::mail::reference::ReferenceKey;
+use signupd::outbound::mail::reference::ReferenceKey;
 use tempfile::TempDir;
 
 use crate::helpers::signupd;
@@ -422,7 +422,7 @@ async fn a_complaint_about_a_reference_sealed_over_30_days_ago_suppresses_its_ad
     let fixture = Fixture::start();
     let emails = ["ann@example.com", "bob@example.org", "cat@example.net"];
     let references = fixture.references(&emails).await;
-    let hash_key = signupd::secrets::read_secret(&fixture.dir.path().join("data/hash_key")).unwrap();
+    let hash_key = signupd::config::secrets::read_secret(&fixture.dir.path().join("data/hash_key")).unwrap();
     let key = ReferenceKey::derive(&hash_key);
     let long_ago = crate::process::unix_now() - 31 * 86_400;
     let stale: Vec<String> = references

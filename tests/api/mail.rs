@@ -17,7 +17,7 @@ use std::time::Duration;
 use base64::Engine;
 use futures_util::future::join_all;
 use signupd::clock::Clock;
-use signupd::mail::{MailOutcome, try_execute_task};
+use signupd::outbound::mail::{MailOutcome, try_execute_task};
 
 use crate::helpers::{START, TestApp, is_whole_link_token, link_token_at, spawn_app_with};
 use crate::signup::{RAISED_LIMITS, count, db, drain, post_form, valid};
@@ -75,7 +75,7 @@ pub async fn race_mail_workers(app: &TestApp, done: impl Fn() -> bool) {
             let shutdown = async move {
                 let _ = stopped.wait_for(|stop| *stop).await;
             };
-            actix_web::rt::spawn(signupd::mail::run_worker(app.state.mailer(), shutdown))
+            actix_web::rt::spawn(signupd::outbound::mail::run_worker(app.state.mailer(), shutdown))
         })
         .collect();
     for _ in 0..300 {
@@ -804,7 +804,7 @@ async fn a_relay_down_past_the_confirm_window_deletes_nothing_and_the_signup_exp
     assert_eq!((alert["event"].as_str(), alert["stage"].as_str()), (Some("relay_refused"), Some("connect")), "{alert}");
 
     // Act: the hourly cleanup
-    let report = signupd::scheduler::run_cleanup(&app.state).await.unwrap();
+    let report = signupd::app::scheduler::run_cleanup(&app.state).await.unwrap();
 
     // Assert: the signup expired like any unconfirmed one; its mail goes with it
     assert_eq!(report.expired_never_mailed + report.expired_pending, 1, "{report:?}");

@@ -8,8 +8,8 @@ use std::path::Path;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use signupd::secrets::Secret;
-use signupd::tokens::Keyring;
+use signupd::config::secrets::Secret;
+use signupd::config::tokens::Keyring;
 
 use crate::confirm::{
     PAST_COOLDOWN, Welcome, confirmed_and_welcomed, deliver, dump, get, location, malformed_tokens, post_token,

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use serde_json::json;
-use signupd::mail::{MailOutcome, try_execute_task};
+use signupd::outbound::mail::{MailOutcome, try_execute_task};
 
 use crate::confirm::{deliver, get, location, post_fields, post_token, status_and_body};
 use crate::helpers::{TestApp, spawn_app_with};

@@ -151,7 +151,7 @@ async fn each_endpoint_refuses_no_token_a_wrong_one_and_a_missing_scope_and_answ
             assert!(response.bytes().await.unwrap().is_empty(), "{case}: {variant}: nothing else said");
         }
         // Six failed authentications an endpoint: a new window for each, below the client's 20.
-        api.app.clock.advance(std::time::Duration::from_secs(signupd::api::limits::WINDOW_SECS as u64));
+        api.app.clock.advance(std::time::Duration::from_secs(signupd::operator::api::limits::WINDOW_SECS as u64));
         let (lacking, holding) = if scope == "read" { (WRITER, READER) } else { (READER, WRITER) };
         let response = body_for(&method, path, api.request(method.clone(), path, Some(lacking))).send().await.unwrap();
         let body = assert_error(response, 403, "forbidden", &format!("{case}: without the scope")).await;
@@ -567,7 +567,7 @@ async fn thirty_wrong_tokens_from_one_client_leave_the_right_token_served_and_th
     // Regression: the failures' window was checked before the token, so 20 wrong
     // tokens from a shared egress address locked every tool behind it out for a minute.
     let api = api().await;
-    let failures = signupd::api::limits::FAILURES_PER_CLIENT as usize;
+    let failures = signupd::operator::api::limits::FAILURES_PER_CLIENT as usize;
     let mut statuses = Vec::new();
     for _ in 0..30 {
         statuses.push(api.get("/api/v1/stats", WRONG).await.status().as_u16());
@@ -640,7 +640,7 @@ async fn a_flood_of_wrong_tokens_writes_no_audit_row_and_moves_the_failures_metr
 #[actix_web::test]
 async fn a_token_gets_its_window_and_no_more_when_calls_race() {
     let api = api().await;
-    let total = signupd::api::limits::PER_TOKEN as usize + 100;
+    let total = signupd::operator::api::limits::PER_TOKEN as usize + 100;
     let calls = (0..total).map(|_| {
         let request = api.request(Method::GET, "/api/v1/subscribers?email=ann@example.com", Some(READER));
         async move { request.send().await.unwrap().status().as_u16() }
@@ -648,7 +648,7 @@ async fn a_token_gets_its_window_and_no_more_when_calls_race() {
     let statuses = futures_util::future::join_all(calls).await;
     let answered = statuses.iter().filter(|status| **status == 200).count();
     let limited = statuses.iter().filter(|status| **status == 429).count();
-    assert_eq!((answered, limited), (signupd::api::limits::PER_TOKEN as usize, 100), "{statuses:?}");
+    assert_eq!((answered, limited), (signupd::operator::api::limits::PER_TOKEN as usize, 100), "{statuses:?}");
     assert_eq!(count(&api.app, "audit_log"), answered as i64, "every answered call audited, no other");
 }
 

@@ -15,7 +15,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use rusqlite::OptionalExtension;
 use serde_json::Value;
-use signupd::webhooks::worker::{DeliveryOutcome, try_deliver_batch};
+use signupd::outbound::webhooks::worker::{DeliveryOutcome, try_deliver_batch};
 
 use crate::confirm::{deliver, dump, get, location, post_fields, post_token, status_and_body, with_token};
 use crate::helpers::{START, TestApp, spawn_app_in};

@@ -86,6 +86,6 @@ async fn the_relay_hears_the_configured_ehlo_name() {
     let sent = crate::mail::run_mail(&app).await;
 
     // Assert
-    assert_eq!(sent, [signupd::mail::MailOutcome::Sent]);
+    assert_eq!(sent, [signupd::outbound::mail::MailOutcome::Sent]);
     assert_eq!(smtp.helo_names(), ["mta.bakery.test"]);
 }

@@ -6,10 +6,10 @@
 
 use serde_json::Value;
 use signupd::clock::Clock;
+use signupd::config::secrets::Secret;
 use signupd::domain::{EmailAddress, ListId};
-use signupd::mail::reference::{MailKind, ReferenceKey};
+use signupd::outbound::mail::reference::{MailKind, ReferenceKey};
 use signupd::relays::effect::{self, Subject, Verdict};
-use signupd::secrets::Secret;
 use signupd::storage::suppressions;
 
 use crate::confirm::{SentMail, deliver, location, post_fields, post_token};
@@ -20,7 +20,7 @@ use crate::webhooks::app_with_hooks;
 const JANE: &str = "jane.doe+news@example.com";
 
 /// The reference of `mail`, opened with the app's own key.
-fn opened(app: &TestApp, mail: &SentMail) -> signupd::mail::reference::Reference {
+fn opened(app: &TestApp, mail: &SentMail) -> signupd::outbound::mail::reference::Reference {
     let value = mail.header("X-Signupd-Ref").unwrap_or_else(|| panic!("no X-Signupd-Ref in {}", mail.text()));
     ReferenceKey::derive(&app.state.secrets.hash_key).open(value).unwrap_or_else(|| panic!("{value:?} does not open"))
 }
@@ -108,7 +108,11 @@ async fn jane_on_two_lists() -> (TestApp, SentMail) {
 }
 
 /// `relays::effect::suppress` on every configured list, now.
-async fn suppress(app: &TestApp, subject: Subject<'_>, verdict: Verdict) -> Vec<signupd::subscription::Removed> {
+async fn suppress(
+    app: &TestApp,
+    subject: Subject<'_>,
+    verdict: Verdict,
+) -> Vec<signupd::subscribers::subscription::Removed> {
     let lists: Vec<ListId> = app.state.config.lists.iter().map(|list| list.id.clone()).collect();
     effect::suppress(&app.state.subscriptions(), &lists, subject, verdict, app.clock.now()).await.unwrap()
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use reqwest::{RequestBuilder, Response};
 use serde_json::{Value, json};
-use signupd::signup::{ExecutionOutcome, try_execute_task};
+use signupd::door::signup::{ExecutionOutcome, try_execute_task};
 
 use crate::helpers::{START, TestApp, spawn_app, spawn_app_with};
 

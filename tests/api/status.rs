@@ -201,14 +201,14 @@ async fn status_is_only_on_the_metrics_listener_with_the_pages_csp_charts_tables
 
     // Act: a signup, stored the way the rollup worker does
     assert_eq!(post_form(&app, &valid("jane@example.com")).await.status().as_u16(), 303);
-    signupd::status::record_rollups(&app.state).await.unwrap();
+    signupd::operator::status::record_rollups(&app.state).await.unwrap();
     let response = app.client.get(format!("{metrics}/status")).send().await.unwrap();
 
     // Assert: an HTML page under the pages' own policy, without script
     assert_eq!(response.status(), 200);
     let header = |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
     assert_eq!(header("content-type").as_deref(), Some("text/html; charset=utf-8"));
-    assert_eq!(header("content-security-policy"), Some(signupd::middleware::csp_with_form_targets(&[])));
+    assert_eq!(header("content-security-policy"), Some(signupd::web::middleware::csp_with_form_targets(&[])));
     assert_eq!(header("cache-control").as_deref(), Some("no-store"));
     let page = response.text().await.unwrap();
     assert!(!page.to_lowercase().contains("<script"), "no script");

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use reqwest::Response;
 use serde_json::{Value, json};
-use signupd::mail::MailOutcome;
+use signupd::outbound::mail::MailOutcome;
 
 use crate::confirm::{location, post_fields};
 use crate::mail::run_mail;
@@ -206,7 +206,7 @@ async fn held_mail_is_never_sent_pressed_mail_goes_first_and_the_cleanup_expires
     // Act: the confirm window of the held signup ends, and the real cleanup runs
     app.clock.advance(Duration::from_secs(48 * 3600 + 1));
     assert_eq!(run_mail(&app).await, Vec::<MailOutcome>::new(), "held mail is not due, ever");
-    let report = signupd::scheduler::run_cleanup(&app.state).await.unwrap();
+    let report = signupd::app::scheduler::run_cleanup(&app.state).await.unwrap();
 
     // Assert: the row and its mail are gone; nothing is kept for an address never mailed
     assert!(report.expired_never_mailed >= 1, "{report:?}");

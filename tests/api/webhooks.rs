@@ -21,7 +21,7 @@ use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 use signupd::app::{Application, BuildOptions};
 use signupd::clock::{Clock, ManualClock};
-use signupd::webhooks::worker::{DeliveryOutcome, try_deliver_batch};
+use signupd::outbound::webhooks::worker::{DeliveryOutcome, try_deliver_batch};
 
 use crate::confirm::{deliver as send_mail, dump, location, post_token, signed_up_and_mailed, status_of};
 use crate::helpers::{
@@ -540,14 +540,14 @@ async fn the_documented_receiver_example_accepts_signupd_events_and_refuses_a_wr
     let body = json!({"type": CONFIRMED, "timestamp": "2026-01-01T00:00:00Z", "data": {}}).to_string();
     let mut statuses = Vec::new();
     for (id, secret) in [("evt_forged", new_secret()), ("evt_control", secret.clone())] {
-        let key = signupd::webhooks::parse_secret(&secret).unwrap();
+        let key = signupd::outbound::webhooks::parse_secret(&secret).unwrap();
         let now = unix_now();
         let response = reqwest::Client::new()
             .post(&url)
             .header("content-type", "application/json")
             .header("webhook-id", id)
             .header("webhook-timestamp", now.to_string())
-            .header("webhook-signature", signupd::webhooks::sign(&key, id, now, &body))
+            .header("webhook-signature", signupd::outbound::webhooks::sign(&key, id, now, &body))
             .body(body.clone())
             .send()
             .await
@@ -709,7 +709,10 @@ async fn four_real_workers_racing_for_one_endpoint_post_each_event_once_and_in_o
             let until_stopped = async move {
                 let _ = stopped.wait_for(|stop| *stop).await;
             };
-            tokio::spawn(signupd::webhooks::worker::run_worker(app.state.deliverer(endpoint.clone()), until_stopped))
+            tokio::spawn(signupd::outbound::webhooks::worker::run_worker(
+                app.state.deliverer(endpoint.clone()),
+                until_stopped,
+            ))
         })
         .collect();
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -777,7 +780,7 @@ async fn received(receiver: &Receiver, n: usize, within: Duration) -> Duration {
 #[actix_web::test]
 async fn a_real_worker_hands_on_one_batch_then_waits_while_the_writer_is_busy_at_most_max_yield_and_resumes_when_it_is_not()
  {
-    use signupd::webhooks::worker::{BATCH, MAX_YIELD};
+    use signupd::outbound::webhooks::worker::{BATCH, MAX_YIELD};
     // Arrange: three batches and a bit of due events, queued for a receiver that answers at once
     let receiver = Receiver::start(Reply::Status(204));
     let (app, _) = app_with_hooks("", "", &[("crm", &receiver.url(HOOK_PATH))]).await;
@@ -800,9 +803,10 @@ async fn a_real_worker_hands_on_one_batch_then_waits_while_the_writer_is_busy_at
     // Act: the real worker, while the writer is kept busy
     let endpoint = app.state.webhooks.endpoints()[0].clone();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let worker = tokio::spawn(signupd::webhooks::worker::run_worker(app.state.deliverer(endpoint), async move {
-        let _ = stopped.await;
-    }));
+    let worker =
+        tokio::spawn(signupd::outbound::webhooks::worker::run_worker(app.state.deliverer(endpoint), async move {
+            let _ = stopped.await;
+        }));
 
     // Assert: the first batch at once; the next only after MAX_YIELD, as long as the load lasts
     received(&receiver, BATCH, Duration::from_secs(5)).await;

@@ -4,7 +4,7 @@
 // shop's two lists and never the club's, Alpha ticked; Beta ticked with the keyboard and saved
 // (it is confirmed at once, its own welcome mail comes); the link again shows both ticked; Alpha
 // unticked and saved. Alpha's row is then gone, so its link names nothing and shows the page
-// from before the preference page (src/preferences.rs); Beta's manage link shows Alpha unticked
+// from before the preference page (src/subscribers/preferences.rs); Beta's manage link shows Alpha unticked
 // and Beta ticked, on every visit.
 
 import { check, ok } from './lib/checks.mjs';

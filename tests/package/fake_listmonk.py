@@ -2,7 +2,7 @@
 """A fake listmonk for the package test: the sender of the destination in docs/operations.md
 ("Handing subscribers to your sender"), on 127.0.0.1.
 
-It answers the calls signupd makes to listmonk (src/destinations/listmonk.rs) as listmonk's API
+It answers the calls signupd makes to listmonk (src/outbound/destinations/listmonk.rs) as listmonk's API
 does, in memory, with one list (id 3, "Newsletter", double opt-in):
 
     GET  /api/lists/{id}             {"data": {"id", "name", "optin", "subscriber_count", ...}};

@@ -72,7 +72,7 @@ fn authenticator(servers: &[SocketAddr]) -> anyhow::Result<MessageAuthenticator>
     let (config, mut options) = if servers.is_empty() {
         hickory_resolver::system_conf::read_system_conf()?
     } else {
-        (crate::domain_policy::mx::name_servers(servers), ResolverOpts::default())
+        (crate::door::domain_policy::mx::name_servers(servers), ResolverOpts::default())
     };
     options.timeout = QUERY_TIMEOUT;
     options.attempts = 1;
@@ -344,7 +344,7 @@ async fn dkim_key(authenticator: &MessageAuthenticator, dkim: &DkimConfig) -> Ch
 /// A small message signed with `[mail.dkim]`'s key by the signer signupd's mail is signed with,
 /// formatted for verifying.
 fn signed_probe(dkim: &DkimConfig) -> Result<Vec<u8>, String> {
-    let signer = crate::mail::transport::dkim_signer(dkim).map_err(|error| format!("{error:#}"))?;
+    let signer = crate::outbound::mail::transport::dkim_signer(dkim).map_err(|error| format!("{error:#}"))?;
     let address = format!("doctor@{}", dkim.domain);
     let mailbox = address.parse().map_err(|error| format!("mail.dkim.domain {:?}: {error}", dkim.domain))?;
     let mut message = lettre::Message::builder()

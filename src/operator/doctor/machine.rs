@@ -90,7 +90,7 @@ pub fn network_filesystem(kind: u32) -> Option<&'static str> {
 /// The secrets' files: nobody but the service may read them.
 fn secrets(config: &Config, credentials_dir: Option<&Path>) -> Vec<Check> {
     let mut files: Vec<(String, std::path::PathBuf)> = Vec::new();
-    match crate::secrets::SecretsPlan::resolve(config, credentials_dir) {
+    match crate::config::secrets::SecretsPlan::resolve(config, credentials_dir) {
         Ok(plan) => {
             files.push(("token secret".into(), plan.token_secret_path().to_owned()));
             files.push(("hash key".into(), plan.hash_key_path().to_owned()));

@@ -87,7 +87,7 @@ impl Report {
 }
 
 /// Runs every check of `config`; `credentials_dir` is where the secrets are found, as `serve`
-/// finds them ([`crate::secrets::credentials_dir`]).
+/// finds them ([`crate::config::secrets::credentials_dir`]).
 pub async fn examine(config: &Config, credentials_dir: Option<&Path>) -> Report {
     let mut checks = machine::checks(config, credentials_dir);
     checks.extend(relay::checks(config, credentials_dir).await);

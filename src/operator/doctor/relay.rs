@@ -7,9 +7,9 @@ use std::path::Path;
 
 use super::Check;
 use crate::config::{Config, MailTransportKind, SmtpSecurity};
-use crate::mail::Transport;
-use crate::mail::failure::Stage;
-use crate::mail::relay_trust::Shown;
+use crate::outbound::mail::Transport;
+use crate::outbound::mail::failure::Stage;
+use crate::outbound::mail::relay_trust::Shown;
 
 const AREA: &str = "relay";
 
