@@ -372,13 +372,15 @@ check "python3 has the standardwebhooks package (the receiver of docs/operations
 
 printf '%s\t%s\n' "${guide_substitutions[@]}" >"$work/substitutions.tsv"
 inputs="$(IFS=,; echo "${!guide_input[*]}")"
+# The section "Release files" installs from the tarball instead of the package: its blocks are
+# run by tests/release/install_as_written.py, in a scratch directory, not on this machine.
 python3 "$repo/tests/package/guide.py" extract --out "$guide" --substitutions "$work/substitutions.tsv" \
     --inputs "$inputs" \
     "$repo/docs/install.md#:start" \
     "$repo/docs/install.md#start:remove-and-purge" \
     "$repo/docs/operations.md#webhooks" \
     "$repo/docs/operations.md#handing-subscribers-to-your-sender" \
-    "$repo/docs/install.md#remove-and-purge:" 2>"$work/extract.log"
+    "$repo/docs/install.md#remove-and-purge:release-files" 2>"$work/extract.log"
 extract_status=$?
 sed 's/^/      /' "$work/extract.log"
 check "the blocks CI runs are read, with every placeholder in the table of substitutions" test "$extract_status" -eq 0
