@@ -196,6 +196,16 @@ async fn a_browser_gets_the_form_back_with_what_was_typed_and_the_field_marked_a
         ),
         "{page}"
     );
+    assert_eq!(page.matches(r#"<div class="field invalid">"#).count(), 1, "one control marked for the eye: {page}");
+    let marked = page.split(r#"<div class="field invalid">"#).nth(1).unwrap();
+    assert!(
+        marked.split("</div>").next().unwrap().contains(r#"name="first_name""#),
+        "the marked one is First name: {page}"
+    );
+    assert!(
+        page.contains(r#"<input type="checkbox" id="consent" name="consent" value="yes" required checked>"#),
+        "the consent box as the visitor left it, ticked: {page}"
+    );
     assert!(page.contains("<option selected>Go</option>"), "the chosen option kept: {page}");
     assert!(page.contains(r#"<input type="hidden" name="campaign" value="spring">"#), "{page}");
     assert!(page.contains(r#"value="jane@example.com""#), "{page}");
@@ -205,6 +215,32 @@ async fn a_browser_gets_the_form_back_with_what_was_typed_and_the_field_marked_a
         header(&redirect, "location").as_deref(),
         Some("https://www.example.com/join?signup=error&reason=invalid_field&field=first_name")
     );
+    assert_eq!(count(&app, "intake"), 0);
+}
+
+#[actix_web::test]
+async fn the_consent_box_comes_back_as_the_visitor_left_it_after_any_refusal() {
+    // Arrange
+    let app = spawn_app_with(&format!("{RAISED_LIMITS}\n{LISTS}")).await;
+    let ticked = r#"<input type="checkbox" id="consent" name="consent" value="yes" required checked>"#;
+    let unticked = r#"<input type="checkbox" id="consent" name="consent" value="yes" required>"#;
+
+    // Act: refused for the address with the box ticked, and for the consent itself
+    let bad_address = post_form(&app, &signup("not-an-address", &[("first_name", "Ada")])).await;
+    let bad_address = (bad_address.status().as_u16(), bad_address.text().await.unwrap());
+    let no_consent = post_form(&app, &[("email", "ada@example.com"), ("list", "news"), ("first_name", "Ada")]).await;
+    let no_consent = (no_consent.status().as_u16(), no_consent.text().await.unwrap());
+    let said_no = post_form(&app, &[("email", "ada@example.com"), ("list", "news"), ("consent", "no")]).await;
+    let said_no = (said_no.status().as_u16(), said_no.text().await.unwrap());
+
+    // Assert: ticked where it was ticked, never ticked for the visitor where it was not
+    assert_eq!(bad_address.0, 400);
+    assert!(bad_address.1.contains(ticked) && !bad_address.1.contains(unticked), "{}", bad_address.1);
+    for (case, (status, page)) in [("no consent field", no_consent), ("consent=no", said_no)] {
+        assert_eq!(status, 400, "{case}");
+        assert!(page.contains(unticked) && !page.contains(ticked), "{case}: {page}");
+        assert!(!page.contains(r#"class="field invalid""#), "{case}: no field marked: {page}");
+    }
     assert_eq!(count(&app, "intake"), 0);
 }
 

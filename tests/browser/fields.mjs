@@ -7,8 +7,9 @@
 //    one") each with its label, and the campaign as a hidden input holding "spring" from the
 //    query string (empty without it), in no label and not in the accessibility tree. Sent with
 //    First name empty: 400, the form again with the alert naming "First name", the field
-//    aria-invalid="true" and aria-describedby the alert (the email field no longer is), and the
-//    address, the topic and the campaign kept. Filled (with spaces around it) and sent: the
+//    aria-invalid="true" and aria-describedby the alert (the email field no longer is) and marked
+//    for the eye (border and a 4px bar in the error colour, 3:1 or more against the page; the
+//    others unmarked), and the address, the topic, the campaign and the ticked consent kept. Filled (with spaces around it) and sent: the
 //    check-inbox page; the mail's confirm link, the button, the welcome mail's manage link: the
 //    preference page shows First name "Ada" (trimmed), Topic "Go", Campaign "spring" read-only
 //    (a list of terms, no control carrying them).
@@ -17,7 +18,7 @@
 //    → First name → Topic → consent → "Sign up", then only links, never the honeypot or the
 //    hidden field; ArrowDown changes the focused select; Space on "Sign up" with First name
 //    empty sends the form (400, the field marked), then Tab to First name, type, Tab past the kept
-//    topic, Space on consent and Enter on "Sign up" land on check-inbox; the stored values are
+//    topic and the consent still ticked, and Enter on "Sign up" land on check-inbox; the stored values are
 //    on that subscriber's preference page.
 // 3. Refusals, with JavaScript on where the page is altered: the browser stops typing at
 //    maxlength (20 characters); with the attribute removed, 21 characters are sent: 400, First
@@ -38,7 +39,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { THEMES, VIEWPORTS } from './a11y.mjs';
+import { THEMES, VIEWPORTS, contrast } from './a11y.mjs';
 import { describeViolations, runAxe } from './lib/axe.mjs';
 import { CheckFailed, check, ok } from './lib/checks.mjs';
 import { readMail, waitForMailLink } from './lib/mail.mjs';
@@ -106,9 +107,30 @@ async function formState(page) {
         .filter(Boolean)
         .map((id) => document.getElementById(id)?.textContent.trim() ?? `(no element #${id})`)
         .join(' | ');
+    // The colours as the page paints them: the control's border and its field's left bar, and
+    // the error and page colours of the scheme in force, each resolved by the browser.
+    const painted = (value) => {
+      const probe = document.createElement('span');
+      probe.style.color = value;
+      document.body.append(probe);
+      const rgb = getComputedStyle(probe).color;
+      probe.remove();
+      return rgb;
+    };
+    const root = getComputedStyle(document.documentElement);
+    const colours = { error: painted(root.getPropertyValue('--error')), bg: painted(root.getPropertyValue('--bg')) };
     const control = (selector) => {
       const el = document.querySelector(selector);
-      return el ? { value: el.value, invalid: el.getAttribute('aria-invalid'), described: described(el) } : null;
+      if (!el) return null;
+      const style = getComputedStyle(el);
+      const field = getComputedStyle(el.closest('.field'));
+      return {
+        value: el.value,
+        invalid: el.getAttribute('aria-invalid'),
+        described: described(el),
+        border: style.borderTopColor,
+        bar: field.borderLeftStyle === 'none' ? null : `${field.borderLeftWidth} ${field.borderLeftColor}`,
+      };
     };
     const alerts = [...document.querySelectorAll('[role=alert]')].map((el) => el.textContent.trim());
     return {
@@ -117,6 +139,7 @@ async function formState(page) {
       topic: control('#field-topic'),
       campaign: document.querySelector('input[type=hidden][name=campaign]')?.value ?? null,
       consent: document.querySelector('#consent')?.checked ?? null,
+      colours,
       alerts,
     };
   });
@@ -132,6 +155,7 @@ async function checkRefused(page, where, { message, marked, kept }) {
     `alerts: ${JSON.stringify(state.alerts)}`,
   );
   check(await page.getByRole('alert').isVisible(), `${where}: the alert is visible`);
+  const { error, bg } = state.colours;
   for (const name of ['email', 'first_name', 'topic']) {
     const control = state[name];
     if (name === marked) {
@@ -140,7 +164,19 @@ async function checkRefused(page, where, { message, marked, kept }) {
         `${where}: ${name} is aria-invalid="true" and aria-describedby the alert`,
         JSON.stringify(control),
       );
+      // Marked for the eye too: its border in the error colour, and the alert's bar beside it,
+      // the colour at 3:1 or more against the page (WCAG 1.4.11, a user interface component).
+      check(
+        control.border === error && control.bar === `4px ${error}` && contrast(error, bg) >= 3,
+        `${where}: ${name} is marked for the eye: border and a 4px bar in the error colour ${error}, ${contrast(error, bg).toFixed(1)}:1 against ${bg}`,
+        JSON.stringify(control),
+      );
     } else {
+      check(
+        control.border !== error && control.bar === null,
+        `${where}: ${name} carries no error mark (border ${control.border}, no bar)`,
+        JSON.stringify(control),
+      );
       check(
         control.invalid === null && control.described === '',
         `${where}: ${name} is neither aria-invalid nor described by the alert`,
@@ -441,7 +477,7 @@ async function keyboardFlow(browser, server, seen) {
     kept: { email: address, first_name: '', topic: TOPICS[2], campaign: 'kbd' },
   });
 
-  // The marked field by keyboard: Tab, Tab, type; the topic kept; consent again; Enter.
+  // The marked field by keyboard: Tab, Tab, type; the topic and the ticked consent kept; Enter.
   trail.length = 0;
   await startFromTop(page);
   await press('Tab');
@@ -452,8 +488,8 @@ async function keyboardFlow(browser, server, seen) {
   await press('Tab');
   await at('select[name=topic]', 'the next Tab focuses Topic, still on the kept choice');
   await press('Tab');
-  await press('Space');
-  check(await page.locator('#consent').isChecked(), 'fields keyboard: Space ticks consent on the refused form');
+  await at('input[type=checkbox][name=consent]', 'the next Tab focuses consent');
+  check(await page.locator('#consent').isChecked(), 'fields keyboard: consent is still ticked on the refused form, as it was left');
   await press('Tab');
   await at('button "Sign up"', 'the next Tab focuses "Sign up"');
   response = await navigateBy(page, () => page.keyboard.press('Enter'));

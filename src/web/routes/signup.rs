@@ -80,6 +80,9 @@ struct SignupPage<'a> {
     error_on_field: bool,
     /// The offered lists' `[[lists.fields]]`, each name once.
     fields: Vec<FormField<'a>>,
+    /// Whether the visitor ticked the consent box: a refusal for something else shows it ticked
+    /// again, as they left it, rather than making them find and tick it a second time.
+    consented: bool,
 }
 
 struct Choice<'a> {
@@ -105,6 +108,7 @@ impl<'a> SignupPage<'a> {
             error_on_lists: false,
             error_on_field: false,
             fields: signup_fields::form_fields(offered, |_| None),
+            consented: false,
         })
     }
 }
@@ -244,6 +248,8 @@ struct Answer<'a> {
     typed_fields: Vec<(String, String)>,
     /// The field an `invalid_field` refusal is about.
     refused_field: Option<Refused<'a>>,
+    /// Whether the form's consent said yes, to show the box as the visitor left it.
+    consented: bool,
 }
 
 impl<'a> Answer<'a> {
@@ -388,6 +394,7 @@ impl<'a> Answer<'a> {
             form_field.invalid = field.is_some_and(|spec| spec.name == form_field.spec.name);
         }
         page.error_on_field = field.is_some();
+        page.consented = self.consented;
         let page = html(refusal.status(), &page);
         // Keep the status, Retry-After, Allow and CORS headers decided above.
         let mut response = builder.content_type("text/html; charset=utf-8").body(page.into_body());
@@ -482,6 +489,7 @@ pub async fn signup(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
         inbox: None,
         typed_fields: Vec::new(),
         refused_field: None,
+        consented: false,
     };
 
     // 1. Content type and size.
@@ -503,6 +511,7 @@ pub async fn signup(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
         Err(BodyError::TimedOut) => return answer.refuse(Refusal::RequestTimeout, ""),
     };
     let typed_email = fields.email.as_deref().unwrap_or("");
+    answer.consented = fields.consent;
     let named = named_lists(config, &fields.lists);
     answer.lists = named.clone().unwrap_or_default();
     answer.offered = named_lists(config, &fields.offered).unwrap_or_default();
@@ -640,6 +649,7 @@ pub async fn method_not_allowed(req: HttpRequest, state: web::Data<AppState>) ->
         inbox: None,
         typed_fields: Vec::new(),
         refused_field: None,
+        consented: false,
     };
     answer.refuse(Refusal::MethodNotAllowed, "")
 }
