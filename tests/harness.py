@@ -6,11 +6,28 @@ Python 3 standard library only. A script imports it after putting tests/ on its 
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from harness import Checks, Processes, free_port
+
+A script that needs a module from outside the standard library asks for it with `require`, which
+stops the test with the module's name and the line that installs it, instead of an ImportError
+or, from a server that died at start, a connection refused further on.
 """
 
+import importlib
 import socket
 import subprocess
+import sys
 from pathlib import Path
+from types import ModuleType
+
+
+def require(module: str, install: str, script: str) -> ModuleType:
+    """The module `module`, imported; if it is missing, ends the test (exit 2) with its name and
+    `install`, the command that installs the pinned version (`script` names who installs it in
+    CI)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        sys.exit(f"this test needs the Python module {module} ({error}); install it with:\n    {install}\n({script} does this in CI)")
 
 
 class Checks:

@@ -192,3 +192,45 @@ fn backup_names_the_hash_key_file_it_found_not_the_data_directory() {
     assert!(stdout(&again).contains(&warning), "{}", stdout(&again));
     assert!(stdout(&again).contains("does not exist"), "{}", stdout(&again));
 }
+
+/// The shipped `packaging/signupd.toml` with its FILL IN values on a test domain and its
+/// commented-out `[[api_tokens]]` example switched on (`# key` becomes `key`, `# # note` a
+/// comment), as an operator following its comment would.
+fn shipped_config_with_its_api_token_example(dir: &Path) -> PathBuf {
+    let shipped = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/packaging/signupd.toml")).unwrap();
+    let filled = shipped.replace("example.com", "signupd.test").replace("example.org", "signupd.test");
+    let (before, example) =
+        filled.split_once("# [[api_tokens]]").expect("the shipped config shows an [[api_tokens]] example");
+    let example = format!("# [[api_tokens]]{example}");
+    let switched_on: Vec<&str> = example.lines().map(|line| line.strip_prefix("# ").unwrap_or(line)).collect();
+    let path = dir.join("signupd.toml");
+    std::fs::write(&path, format!("{before}{}\n", switched_on.join("\n"))).unwrap();
+    path
+}
+
+#[test]
+fn the_shipped_api_token_example_works_as_its_comment_says_with_the_token_in_the_credentials() {
+    // Arrange: /etc/signupd as the install guide lays it out, the token where the comment says
+    let etc = tempfile::tempdir().unwrap();
+    let config = shipped_config_with_its_api_token_example(etc.path());
+    let credentials = etc.path().join("credentials");
+    write_credentials(&credentials, Layout::OnDisk);
+    let without_token = run(signupd().arg("check-config").arg("--config").arg(&config));
+    let token = "n8n-token-of-at-least-32-characters-long";
+    std::fs::create_dir_all(credentials.join("api_token")).unwrap();
+    std::fs::write(credentials.join("api_token/n8n"), format!("{token}\n")).unwrap();
+
+    // Act
+    let with_token = run(signupd().arg("check-config").arg("--config").arg(&config));
+
+    // Assert: refused without the file, naming where it goes; accepted with it, never printed
+    assert_eq!(without_token.status.code(), Some(1), "{}", stdout(&without_token));
+    assert!(
+        stderr(&without_token).contains("api_tokens[0].token_file") && stderr(&without_token).contains("api_token/n8n")
+    );
+    assert_eq!(with_token.status.code(), Some(0), "{}", stderr(&with_token));
+    let printed = stdout(&with_token);
+    assert!(printed.contains("[[api_tokens]]\nname = \"n8n\""), "{printed}");
+    assert!(printed.contains("scopes = [\"read\"]"), "{printed}");
+    assert!(!printed.contains(token), "the token printed: {printed}");
+}

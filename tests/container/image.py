@@ -42,7 +42,7 @@ import tomllib
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from harness import Checks, Processes, free_port  # noqa: E402
+from harness import Checks, Processes, free_port, require  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 UID = 10001
@@ -350,7 +350,7 @@ def run_healthcheck(rootfs: Rootfs, config: dict, extra: dict[str, str]) -> subp
 
 
 def check_compose() -> None:
-    import yaml  # PyYAML; .ci/container installs it when missing
+    yaml = require("yaml", "python3 -m pip install pyyaml==6.0.3", ".ci/container")
 
     compose = yaml.safe_load((ROOT / "compose.yaml").read_text())
     services = compose.get("services", {})

@@ -65,13 +65,14 @@ import time
 import urllib.parse
 from pathlib import Path
 
-import jsonschema
-import referencing
-import referencing.jsonschema
-import yaml
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from harness import Processes, free_port  # noqa: E402
+from harness import Processes, free_port, require  # noqa: E402
+
+PIP = "python3 -m pip install PyYAML==6.0.3 jsonschema==4.26.0"
+yaml = require("yaml", PIP, ".ci/openapi")
+jsonschema = require("jsonschema", PIP, ".ci/openapi")
+referencing = require("referencing", PIP, ".ci/openapi")
+require("referencing.jsonschema", PIP, ".ci/openapi")
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC_PATH = ROOT / "docs" / "openapi.yaml"
