@@ -12,7 +12,11 @@
 # the figures are render times, not queueing): requests, median, p99. Then one more request of
 # each range with curl, for its size.
 # With SOURCES=1 (the default) it also fills `source_rollups` at its bound: every hour of the 31
-# days kept, 102 rows a list (100 sources by name, none, other); SOURCES=0 leaves it empty.
+# days kept, 102 rows a list (100 sources by name, none, other); SOURCES=0 leaves it empty. Where
+# the schema has `source_rollups_daily` (version 16 on), its days are filled from those hours as
+# the writer would have added them (the same 102 sources every hour, so each day keeps all 102);
+# an older binary's database has no such table and reads the hours only, so one script measures
+# both sides.
 # Knobs: SECONDS_EACH=10, SOURCES=1, and bench/common.sh's BUILD, BENCH_SIGNUPD, BENCH_REVISION, KEEP_TMP.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -65,16 +69,27 @@ fill() { # LIST SERIES MODULUS
                   SELECT hour, '$list', CASE n WHEN 100 THEN '' WHEN 101 THEN '(other)' ELSE printf('campaign-%03d', n) END,
                          1 + (hour * 31 + n) % 7, (hour * 31 + n) % 4 FROM h, s;"
         done
+        if [ "$(sql "$dir/signupd.sqlite3" "SELECT count(*) FROM sqlite_schema WHERE name = 'source_rollups_daily'")" = 1 ]; then
+            echo "INSERT INTO source_rollups_daily (day, list, source, signups, confirmations)
+                  SELECT hour / 24, list, source, sum(signups), sum(confirmations) FROM source_rollups
+                  GROUP BY hour / 24, list, source;"
+        fi
     fi
     echo "COMMIT;"
 } | sqlite3 -cmd '.timeout 30000' "$dir/signupd.sqlite3"
 rows=$(sql "$dir/signupd.sqlite3" "SELECT count(*) FROM rollups")
 source_rows=$(sql "$dir/signupd.sqlite3" "SELECT count(*) FROM source_rollups")
+daily_rows=$(sql "$dir/signupd.sqlite3" "SELECT count(*) FROM sqlite_schema WHERE name = 'source_rollups_daily'")
+if [ "$daily_rows" = 1 ]; then
+    daily_rows=$(sql "$dir/signupd.sqlite3" "SELECT count(*) FROM source_rollups_daily")
+else
+    daily_rows="(no such table)"
+fi
 hours=$(sql "$dir/signupd.sqlite3" "SELECT count(DISTINCT hour) FROM rollups")
 bytes=$(stat -c %s "$dir/signupd.sqlite3")
 
 echo "== status page: commit $REVISION (binary built $BUILT_AT, $SIGNUPD), $(machine), $(date -u +%FT%TZ)"
-echo "rollups: $rows rows over $hours hours (400 days), source_rollups: $source_rows rows, database $((bytes / 1024 / 1024)) MiB"
+echo "rollups: $rows rows over $hours hours (400 days), source_rollups: $source_rows rows, source_rollups_daily: $daily_rows rows, database $((bytes / 1024 / 1024)) MiB"
 serve_start "$dir"
 wait_for "$PID" answers "http://127.0.0.1:$METRICS_PORT/status"
 for range in 48h 30d; do

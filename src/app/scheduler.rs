@@ -229,5 +229,13 @@ mod tests {
         let mut by_source = 0;
         rollups::visit_sources_between(&conn, 0, i64::MAX, |_, _, figures| by_source += figures.signups).unwrap();
         assert_eq!(by_source, 1, "the hour of 31 days ago is kept");
+        let mut by_day = Vec::new();
+        rollups::visit_daily_sources_between(&conn, 0, i64::MAX, |_, _, figures| by_day.push(figures.signups)).unwrap();
+        assert_eq!(by_day, [2], "the day of 31 days ago is kept whole, with the hour before");
+        conn.execute("DELETE FROM source_rollups", []).unwrap();
+        cleanup(&conn, now + 24 * 3600, 48 * 3600, 90, 400).unwrap();
+        let mut left = 0;
+        rollups::visit_daily_sources_between(&conn, 0, i64::MAX, |_, _, _| left += 1).unwrap();
+        assert_eq!(left, 0, "a day later, that day goes too");
     }
 }

@@ -21,6 +21,7 @@ const MIGRATION_SLICE: &[M<'_>] = &[
     M::up(include_str!("migrations/0013_fields.sql")),
     M::up(include_str!("migrations/0014_source_rollups.sql")),
     M::up(include_str!("migrations/0015_complaint_domains.sql")),
+    M::up(include_str!("migrations/0016_daily_source_rollups.sql")),
 ];
 
 pub const MIGRATIONS: Migrations<'_> = Migrations::from_slice(MIGRATION_SLICE);
@@ -121,6 +122,7 @@ mod tests {
                 "service_runs",
                 "sink_leases",
                 "source_rollups",
+                "source_rollups_daily",
                 "subscribers",
                 "suppressions",
                 "webhook_deliveries",
@@ -223,6 +225,49 @@ mod tests {
             conn.query_row("SELECT email, fields FROM intake", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
         assert_eq!(waiting, ("bob@example.com".into(), None));
         conn.execute("UPDATE subscribers SET fields = '{\"first_name\":\"Ann\"}' WHERE id = 'a'", []).unwrap();
+    }
+
+    #[test]
+    fn version_16_sums_the_hours_by_source_into_days_keeping_the_100_largest_names_of_each() {
+        // Arrange: at version 15, day 1 of news: 101 named sources in hour 24 (s000 the largest,
+        // s100 the smallest), none and other in hour 30, s000 again in hour 47; day 2 apart
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = Connection::open(dir.path().join("db.sqlite3")).unwrap();
+        MIGRATIONS.to_version(&mut conn, 15).unwrap();
+        let insert = "INSERT INTO source_rollups VALUES (?1, 'news', ?2, ?3, ?4)";
+        for n in 0..=100_i64 {
+            conn.execute(insert, rusqlite::params![24, format!("s{n:03}"), 200 - n, 1]).unwrap();
+        }
+        conn.execute(insert, rusqlite::params![30, "", 5, 2]).unwrap();
+        conn.execute(insert, rusqlite::params![30, "(other)", 7, 0]).unwrap();
+        conn.execute(insert, rusqlite::params![47, "s000", 3, 3]).unwrap();
+        conn.execute(insert, rusqlite::params![48, "s100", 1, 0]).unwrap();
+
+        // Act
+        assert_eq!(migrate(&mut conn).unwrap(), LATEST_VERSION - 15);
+
+        // Assert
+        let day = |day: i64, source: &str| -> Option<(i64, i64)> {
+            conn.query_row(
+                "SELECT signups, confirmations FROM source_rollups_daily WHERE day = ?1 AND list = 'news' AND source = ?2",
+                rusqlite::params![day, source],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .ok()
+        };
+        assert_eq!(day(1, "s000"), Some((203, 4)), "its two hours summed");
+        assert_eq!(day(1, "s099"), Some((101, 1)));
+        assert_eq!(day(1, "s100"), None, "the 101st name is summed as other");
+        assert_eq!(day(1, "(other)"), Some((7 + 100, 1)));
+        assert_eq!(day(1, ""), Some((5, 2)));
+        assert_eq!(day(2, "s100"), Some((1, 0)), "a day of its own");
+        let totals = |table: &str| -> (i64, i64) {
+            conn.query_row(&format!("SELECT sum(signups), sum(confirmations) FROM {table}"), [], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })
+            .unwrap()
+        };
+        assert_eq!(totals("source_rollups_daily"), totals("source_rollups"));
     }
 
     #[test]

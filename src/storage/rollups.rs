@@ -6,7 +6,10 @@
 //! confirmations, for the page's confirmation rate by source. An hour of a list keeps at most
 //! [`SOURCES_PER_HOUR`] sources by name and sums the rest under [`OTHER_SOURCES`], so a flood of
 //! made-up sources adds at most that many rows an hour; they are kept
-//! [`SOURCE_RETENTION_DAYS`].
+//! [`SOURCE_RETENTION_DAYS`]. The same counts are added, in the same statement's command, to
+//! `source_rollups_daily`, one row per UTC day, list and source under the same bound per day:
+//! the page's 30 days read 31 rows a source instead of 744, and a day's totals are always the
+//! sum of its hours (only which sources keep their names can differ, past the bound).
 
 use rusqlite::{Connection, params};
 
@@ -102,10 +105,19 @@ pub fn delete_before(conn: &Connection, hour: i64) -> rusqlite::Result<usize> {
 /// ([`SOURCES_PER_HOUR`]), not by the configuration: at most 31 × 24 × 102 rows a list.
 pub const SOURCE_RETENTION_DAYS: i64 = 31;
 
-/// Adds `figures` to `source` of `list` in `hour` (`source`: a source, [`NO_SOURCE`] or
-/// [`OTHER_SOURCES`]). A source the hour does not hold yet goes to [`OTHER_SOURCES`] once the
-/// hour holds [`SOURCES_PER_HOUR`] of the list by name. One statement, in the writer: nothing
-/// else writes between its count and its insert.
+/// Hours in a day: a daily source rollup's `day` is an hour divided by this (UTC days, as the
+/// page's 30-day buckets).
+pub const HOURS_PER_DAY: i64 = 24;
+
+/// The UTC day of the clock hour `hour`.
+pub fn day_of(hour: i64) -> i64 {
+    hour.div_euclid(HOURS_PER_DAY)
+}
+
+/// Adds `figures` to `source` of `list` in `hour`, and in its day (`source`: a source,
+/// [`NO_SOURCE`] or [`OTHER_SOURCES`]). A source the hour (or the day) does not hold yet goes to
+/// [`OTHER_SOURCES`] once it holds [`SOURCES_PER_HOUR`] of the list by name. One statement a
+/// table, in the writer: nothing else writes between its count and its insert.
 pub fn add_source(
     conn: &Connection,
     hour: i64,
@@ -113,22 +125,45 @@ pub fn add_source(
     source: &str,
     figures: SourceFigures,
 ) -> rusqlite::Result<()> {
+    add_bounded_source(conn, BY_HOUR, hour, list, source, figures)?;
+    add_bounded_source(conn, BY_DAY, day_of(hour), list, source, figures)
+}
+
+/// The upsert of [`add_source`] into one table, keyed by its first column (an hour or a day).
+const BY_HOUR: &str = "INSERT INTO source_rollups (hour, list, source, signups, confirmations)
+     SELECT ?1, ?2,
+            CASE WHEN ?3 IN (?6, ?7)
+                   OR EXISTS (SELECT 1 FROM source_rollups WHERE hour = ?1 AND list = ?2 AND source = ?3)
+                   OR (SELECT count(*) FROM source_rollups
+                       WHERE hour = ?1 AND list = ?2 AND source NOT IN (?6, ?7)) < ?8
+                 THEN ?3 ELSE ?7 END,
+            ?4, ?5
+     WHERE true
+     ON CONFLICT (hour, list, source) DO UPDATE
+     SET signups = signups + excluded.signups, confirmations = confirmations + excluded.confirmations";
+const BY_DAY: &str = "INSERT INTO source_rollups_daily (day, list, source, signups, confirmations)
+     SELECT ?1, ?2,
+            CASE WHEN ?3 IN (?6, ?7)
+                   OR EXISTS (SELECT 1 FROM source_rollups_daily WHERE day = ?1 AND list = ?2 AND source = ?3)
+                   OR (SELECT count(*) FROM source_rollups_daily
+                       WHERE day = ?1 AND list = ?2 AND source NOT IN (?6, ?7)) < ?8
+                 THEN ?3 ELSE ?7 END,
+            ?4, ?5
+     WHERE true
+     ON CONFLICT (day, list, source) DO UPDATE
+     SET signups = signups + excluded.signups, confirmations = confirmations + excluded.confirmations";
+
+fn add_bounded_source(
+    conn: &Connection,
+    statement: &str,
+    key: i64,
+    list: &str,
+    source: &str,
+    figures: SourceFigures,
+) -> rusqlite::Result<()> {
     let bound = i64::try_from(SOURCES_PER_HOUR).unwrap_or(i64::MAX);
-    conn.prepare_cached(
-        "INSERT INTO source_rollups (hour, list, source, signups, confirmations)
-         SELECT ?1, ?2,
-                CASE WHEN ?3 IN (?6, ?7)
-                       OR EXISTS (SELECT 1 FROM source_rollups WHERE hour = ?1 AND list = ?2 AND source = ?3)
-                       OR (SELECT count(*) FROM source_rollups
-                           WHERE hour = ?1 AND list = ?2 AND source NOT IN (?6, ?7)) < ?8
-                     THEN ?3 ELSE ?7 END,
-                ?4, ?5
-         WHERE true
-         ON CONFLICT (hour, list, source) DO UPDATE
-         SET signups = signups + excluded.signups, confirmations = confirmations + excluded.confirmations",
-    )?
-    .execute(params![
-        hour,
+    conn.prepare_cached(statement)?.execute(params![
+        key,
         list,
         source,
         figures.signups,
@@ -159,9 +194,31 @@ pub fn visit_sources_between(
     Ok(())
 }
 
-/// Deletes the source rollups of hours before `hour`; returns how many went.
+/// Calls `visit(list, source, figures)` for every source's day from day `first` to day `last`,
+/// both included: a range scan of the primary key of `source_rollups_daily`.
+pub fn visit_daily_sources_between(
+    conn: &Connection,
+    first: i64,
+    last: i64,
+    mut visit: impl FnMut(&str, &str, SourceFigures),
+) -> rusqlite::Result<()> {
+    let mut statement = conn.prepare_cached(
+        "SELECT list, source, signups, confirmations FROM source_rollups_daily WHERE day >= ?1 AND day <= ?2",
+    )?;
+    let mut rows = statement.query(params![first, last])?;
+    while let Some(row) = rows.next()? {
+        let text = |index: usize| row.get_ref(index).and_then(|value| Ok(value.as_str()?));
+        visit(text(0)?, text(1)?, SourceFigures { signups: row.get(2)?, confirmations: row.get(3)? });
+    }
+    Ok(())
+}
+
+/// Deletes the source rollups of hours before `hour`, and of the days before its day; returns
+/// how many went.
 pub fn delete_sources_before(conn: &Connection, hour: i64) -> rusqlite::Result<usize> {
-    conn.prepare_cached("DELETE FROM source_rollups WHERE hour < ?1")?.execute([hour])
+    let hours = conn.prepare_cached("DELETE FROM source_rollups WHERE hour < ?1")?.execute([hour])?;
+    let days = conn.prepare_cached("DELETE FROM source_rollups_daily WHERE day < ?1")?.execute([day_of(hour)])?;
+    Ok(hours + days)
 }
 
 #[cfg(test)]
@@ -207,6 +264,56 @@ mod tests {
         visit_sources_between(&conn, 11, 11, |list, source, _| next.push(format!("{list}/{source}"))).unwrap();
         assert_eq!(next, ["news/late0"], "a new hour, a new bound");
         assert_eq!(delete_sources_before(&conn, 11).unwrap(), of_news + 1);
+    }
+
+    #[test]
+    fn a_day_holds_the_sum_of_its_hours_under_the_same_bound_and_its_totals_equal_theirs() {
+        // Arrange: day 1 (hours 24 to 47) of news, each of two hours with 100 sources of its own
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = Connection::open(dir.path().join("db.sqlite3")).unwrap();
+        crate::storage::migrations::migrate(&mut conn).unwrap();
+        let signup = SourceFigures { signups: 1, confirmations: 0 };
+        let confirmed_pair = SourceFigures { signups: 2, confirmations: 1 };
+
+        // Act
+        for n in 0..SOURCES_PER_HOUR {
+            add_source(&conn, 24, "news", &format!("a{n:03}"), signup).unwrap();
+        }
+        for n in 0..SOURCES_PER_HOUR {
+            add_source(&conn, 47, "news", &format!("b{n:03}"), confirmed_pair).unwrap();
+        }
+        add_source(&conn, 47, "news", NO_SOURCE, signup).unwrap();
+        add_source(&conn, 48, "news", "a000", signup).unwrap();
+
+        // Assert: the day keeps the first 100 names it saw, sums the rest as other, and adds up
+        // to its hours; the next hour starts the next day
+        let read = |daily: bool, first: i64, last: i64| {
+            let mut rows = std::collections::BTreeMap::new();
+            let mut visit = |_: &str, source: &str, figures: SourceFigures| {
+                let total: &mut SourceFigures = rows.entry(source.to_owned()).or_default();
+                total.signups += figures.signups;
+                total.confirmations += figures.confirmations;
+            };
+            if daily {
+                visit_daily_sources_between(&conn, first, last, &mut visit).unwrap();
+            } else {
+                visit_sources_between(&conn, first, last, &mut visit).unwrap();
+            }
+            rows
+        };
+        let day = read(true, 1, 1);
+        let hours = read(false, 24, 47);
+        assert_eq!(day.len(), SOURCES_PER_HOUR + 2, "100 names, none and other: {day:?}");
+        assert!(day.contains_key("a099") && !day.contains_key("b000"), "{day:?}");
+        assert_eq!(day[OTHER_SOURCES], SourceFigures { signups: 200, confirmations: 100 });
+        let sum = |rows: &std::collections::BTreeMap<String, SourceFigures>| {
+            rows.values().fold((0, 0), |(s, c), figures| (s + figures.signups, c + figures.confirmations))
+        };
+        assert_eq!(sum(&day), sum(&hours), "a day's totals are its hours'");
+        assert_eq!(sum(&day), (301, 100));
+        assert_eq!(read(true, 2, 2).keys().collect::<Vec<_>>(), ["a000"], "hour 48 is day 2");
+        assert_eq!(delete_sources_before(&conn, 48).unwrap(), 2 * SOURCES_PER_HOUR + 1 + SOURCES_PER_HOUR + 2);
+        assert_eq!(read(true, 0, 2).keys().collect::<Vec<_>>(), ["a000"], "day 2 is kept");
     }
 
     #[test]

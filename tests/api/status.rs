@@ -368,5 +368,13 @@ async fn the_rate_by_source_counts_real_traffic_and_a_flood_of_made_up_sources_s
     assert_eq!(rows["(total)"][..2], [total.to_string(), "3".to_owned()]);
     assert_eq!(list_totals(&page, "news")["signups.accepted"], total.to_string(), "the list's own figure");
     assert!(!page.contains("victim"), "no address on the page");
+
+    // Assert: the 30 days, read from the rollups by day, show the same sources and totals
+    let month = status_page(server.metrics_port(), "?range=30d").await;
+    let by_day = source_rows(&month, "news");
+    for key in ["footer", "(none)", "(other)", "(total)"] {
+        assert_eq!(by_day[key], rows[key], "{key}: {by_day:?}");
+    }
+    assert_eq!(by_day.len(), rows.len(), "{by_day:?}");
     server.served.stop().await;
 }

@@ -129,9 +129,17 @@ pub async fn status_page(
         .run(move |conn| {
             let mut data = Aggregate::new(range, now);
             rollups::visit_between(conn, first, last, |hour, list, series, value| data.add(hour, list, series, value))?;
-            rollups::visit_sources_between(conn, first, last, |list, source, figures| {
-                data.add_source(list, source, figures)
-            })?;
+            // The 30 days are whole UTC days: their table by source is read by the day.
+            let add_source = |list: &str, source: &str, figures| data.add_source(list, source, figures);
+            match range {
+                Range::Hours48 => rollups::visit_sources_between(conn, first, last, add_source)?,
+                Range::Days30 => rollups::visit_daily_sources_between(
+                    conn,
+                    rollups::day_of(first),
+                    rollups::day_of(last),
+                    add_source,
+                )?,
+            }
             Ok::<_, anyhow::Error>(data)
         })
         .await;
