@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use signupd::app::cli::{Cli, Command};
 use signupd::app::commands;
+use signupd::config::ConfigSource;
 use signupd::operator::import::ImportRequest;
 
 #[actix_web::main]
@@ -30,7 +31,7 @@ async fn main() -> ExitCode {
         }
         Err(error) => error.exit(),
     };
-    let config = cli.config.as_deref();
+    let config = &ConfigSource::resolve(cli.config, std::env::var_os(signupd::config::source::ENVIRONMENT));
     if let Command::IngestMail = cli.command {
         return ingest_mail(config).await;
     }
@@ -79,7 +80,7 @@ async fn main() -> ExitCode {
 
 /// `ingest-mail` answers Postfix's pipe(8): 0 handled or ignored, 75 (EX_TEMPFAIL) for any
 /// failure, so the report stays queued until signupd can record it.
-async fn ingest_mail(config: Option<&std::path::Path>) -> ExitCode {
+async fn ingest_mail(config: &ConfigSource) -> ExitCode {
     let result = commands::ingest_mail(config).await;
     signupd::app::telemetry::flush();
     match result {

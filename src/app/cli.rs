@@ -27,9 +27,12 @@ smtp/password and webhook/<name>.";
     propagate_version = true
 )]
 pub struct Cli {
-    /// Configuration file (TOML). Without one, signupd runs the zero-setup demo. Credentials
-    /// are looked for in $CREDENTIALS_DIRECTORY, else in credentials/ beside this file.
-    #[arg(long, global = true, env = "SIGNUPD_CONFIG", value_name = "PATH")]
+    /// Configuration file (TOML); without it, $SIGNUPD_CONFIG, else /etc/signupd/signupd.toml
+    /// when it exists, else the zero-setup demo. Each command says on stderr which it read.
+    /// Credentials are looked for in $CREDENTIALS_DIRECTORY, else in credentials/ beside this file.
+    // Not clap's `env`: which of the two named the file is part of what a command says
+    // (`crate::config::source`).
+    #[arg(long, global = true, value_name = "PATH")]
     pub config: Option<PathBuf>,
 
     #[command(subcommand)]

@@ -9,8 +9,8 @@ use anyhow::Context;
 use crate::app::Application;
 use crate::app::preflight::preflight;
 use crate::app::telemetry;
-use crate::config::Config;
 use crate::config::secrets;
+use crate::config::{Config, ConfigSource};
 use crate::domain::EmailAddress;
 use crate::operator::export::{ExportRequest, Format, StatusFilter};
 use crate::operator::import::ImportRequest;
@@ -21,16 +21,18 @@ use crate::outbound::webhooks;
 use crate::outbound::webhooks::worker::DeliveryFailure;
 
 /// `signupd serve`: start, tell systemd we are ready, serve until SIGTERM or SIGINT.
-pub async fn serve(config_path: Option<&Path>) -> anyhow::Result<()> {
-    let config = load_config(config_path)?;
+pub async fn serve(source: &ConfigSource) -> anyhow::Result<()> {
+    // Said in the log (whose format the configuration chooses), or in the error that stops us.
+    let config = Config::load(source.path()).with_context(|| source.to_string())?;
     telemetry::init(config.server.log_format);
+    tracing::info!("{source}");
     // Before anything answers: a SIGTERM right after the first answer must stop us cleanly,
     // not kill us with the signal's default action.
     let shutdown = shutdown_signal()?;
     if let Some(warning) = crate::door::ratelimit::loopback_warning(&config.server) {
         tracing::warn!("{warning}");
     }
-    let application = Application::build(config, config_path).await?;
+    let application = Application::build(config, source.path()).await?;
     let listen = application.state().config.server.listen;
     // `metrics_port` only when `server.metrics_listen` is set (port 0 picks a free one).
     tracing::info!(
@@ -52,9 +54,9 @@ pub async fn serve(config_path: Option<&Path>) -> anyhow::Result<()> {
 /// `signupd check-config`: the checks `serve` runs before it writes anything
 /// ([`mod@crate::app::preflight`]), then the effective configuration, secrets redacted, headed by where
 /// the credentials and the two secrets were found.
-pub fn check_config(config_path: Option<&Path>) -> anyhow::Result<()> {
-    let config = load_config(config_path)?;
-    let credentials_dir = secrets::credentials_dir(config_path);
+pub fn check_config(source: &ConfigSource) -> anyhow::Result<()> {
+    let config = load_config(source)?;
+    let credentials_dir = secrets::credentials_dir(source.path());
     let checked = preflight(&config, credentials_dir.as_deref())?;
     // A warning, not an error (exit code 0): the configuration works, only the rate limit is unfair.
     if let Some(warning) = crate::door::ratelimit::loopback_warning(&config.server) {
@@ -80,8 +82,8 @@ pub fn check_config(config_path: Option<&Path>) -> anyhow::Result<()> {
 }
 
 /// `signupd migrate`: apply pending migrations and exit.
-pub async fn migrate(config_path: Option<&Path>) -> anyhow::Result<()> {
-    let config = load_config(config_path)?;
+pub async fn migrate(source: &ConfigSource) -> anyhow::Result<()> {
+    let config = load_config(source)?;
     telemetry::init(config.server.log_format);
     let path = crate::storage::prepare_database_file(&config).await?;
     let writer = crate::storage::start_writer(path, config.storage.cache_mib).await?;
@@ -100,8 +102,8 @@ pub fn gen_secret() -> anyhow::Result<()> {
 /// `signupd snippet --list ID…`: the embeddable form, from the configuration alone (no
 /// database, no secret, nothing written); warnings about fields the lists declare differently go
 /// to stderr, so stdout is the form alone. A refusal prints nothing on stdout.
-pub fn snippet(config_path: Option<&Path>, request: &crate::operator::snippet::SnippetRequest) -> anyhow::Result<()> {
-    let config = load_config(config_path)?;
+pub fn snippet(source: &ConfigSource, request: &crate::operator::snippet::SnippetRequest) -> anyhow::Result<()> {
+    let config = load_config(source)?;
     let snippet = crate::operator::snippet::render(&config, request)?;
     for warning in &snippet.warnings {
         writeln!(std::io::stderr(), "signupd: warning: {warning}")?;
@@ -113,11 +115,11 @@ pub fn snippet(config_path: Option<&Path>, request: &crate::operator::snippet::S
 /// Opens the database beside a (possibly) running server, then runs `work` off the async
 /// executor: the operator commands' one way in.
 async fn beside<T: Send + 'static>(
-    config_path: Option<&Path>,
+    source: &ConfigSource,
     work: impl FnOnce(&Beside) -> anyhow::Result<T> + Send + 'static,
 ) -> anyhow::Result<T> {
-    let config = load_config(config_path)?;
-    let credentials_dir = secrets::credentials_dir(config_path);
+    let config = load_config(source)?;
+    let credentials_dir = secrets::credentials_dir(source.path());
     tokio::task::spawn_blocking(move || work(&Beside::open(config, credentials_dir)?))
         .await
         .context("the command was cancelled")?
@@ -125,7 +127,7 @@ async fn beside<T: Send + 'static>(
 
 /// `signupd export`: subscribers to stdout or a new 0600 file.
 pub async fn export(
-    config_path: Option<&Path>,
+    source: &ConfigSource,
     list: Option<String>,
     status: StatusFilter,
     format: Format,
@@ -136,7 +138,7 @@ pub async fn export(
     let since =
         since.map(operator::export::parse_since).transpose().map_err(|error| anyhow::anyhow!("--since: {error}"))?;
     let request = ExportRequest { list, status, format, since, output };
-    let written = beside(config_path, move |beside| {
+    let written = beside(source, move |beside| {
         let mut stdout = std::io::stdout().lock();
         operator::export::run(beside, &request, &mut stdout)
     })
@@ -148,13 +150,13 @@ pub async fn export(
 
 /// `signupd remove EMAIL`: an erasure request.
 pub async fn remove(
-    config_path: Option<&Path>,
+    source: &ConfigSource,
     email: &str,
     list: Option<&str>,
     reason: Option<ReasonArg>,
 ) -> anyhow::Result<()> {
-    let config = load_config(config_path)?;
-    let credentials_dir = secrets::credentials_dir(config_path);
+    let config = load_config(source)?;
+    let credentials_dir = secrets::credentials_dir(source.path());
     let beside =
         tokio::task::spawn_blocking(move || Beside::open(config, credentials_dir)).await.context("cancelled")??;
     let mut out = Vec::new();
@@ -165,9 +167,9 @@ pub async fn remove(
 
 /// `signupd import FILE --list ID`: refused records on stderr as they are found, the counts on
 /// stdout at the end.
-pub async fn import(config_path: Option<&Path>, request: ImportRequest) -> anyhow::Result<()> {
+pub async fn import(source: &ConfigSource, request: ImportRequest) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Handle::current();
-    beside(config_path, move |beside| {
+    beside(source, move |beside| {
         let mut refusals = std::io::stderr();
         operator::import::run(beside, &request, &runtime, &mut std::io::stdout().lock(), &mut refusals)
     })
@@ -177,9 +179,9 @@ pub async fn import(config_path: Option<&Path>, request: ImportRequest) -> anyho
 
 /// `signupd ingest-mail`: one report on stdin; what was done on stderr (Postfix's log). Every
 /// failure is one the caller maps to exit 75, so the mail stays queued.
-pub async fn ingest_mail(config_path: Option<&Path>) -> anyhow::Result<()> {
-    let config = load_config(config_path)?;
-    let credentials_dir = secrets::credentials_dir(config_path);
+pub async fn ingest_mail(source: &ConfigSource) -> anyhow::Result<()> {
+    let config = load_config(source)?;
+    let credentials_dir = secrets::credentials_dir(source.path());
     let beside =
         tokio::task::spawn_blocking(move || Beside::open(config, credentials_dir)).await.context("cancelled")??;
     let done = operator::ingest_mail::run(&beside, &mut std::io::stdin().lock()).await?;
@@ -188,9 +190,9 @@ pub async fn ingest_mail(config_path: Option<&Path>) -> anyhow::Result<()> {
 }
 
 /// `signupd lookup EMAIL [--json]`.
-pub async fn lookup(config_path: Option<&Path>, email: &str, json: bool) -> anyhow::Result<()> {
-    let config = load_config(config_path)?;
-    let credentials_dir = secrets::credentials_dir(config_path);
+pub async fn lookup(source: &ConfigSource, email: &str, json: bool) -> anyhow::Result<()> {
+    let config = load_config(source)?;
+    let credentials_dir = secrets::credentials_dir(source.path());
     let beside =
         tokio::task::spawn_blocking(move || Beside::open(config, credentials_dir)).await.context("cancelled")??;
     let mut out = Vec::new();
@@ -200,35 +202,35 @@ pub async fn lookup(config_path: Option<&Path>, email: &str, json: bool) -> anyh
 }
 
 /// `signupd audit [--since TIME] [--json]`.
-pub async fn audit(config_path: Option<&Path>, since: Option<&str>, json: bool) -> anyhow::Result<()> {
+pub async fn audit(source: &ConfigSource, since: Option<&str>, json: bool) -> anyhow::Result<()> {
     let since = since
         .map(operator::export::parse_since)
         .transpose()
         .map_err(|error| operator::UsageError(format!("--since: {error}")))?;
-    beside(config_path, move |beside| operator::audit::run(beside, since, json, &mut std::io::stdout().lock())).await
+    beside(source, move |beside| operator::audit::run(beside, since, json, &mut std::io::stdout().lock())).await
 }
 
 /// `signupd stats [--json]`.
-pub async fn stats(config_path: Option<&Path>, json: bool) -> anyhow::Result<()> {
-    beside(config_path, move |beside| operator::stats::run(beside, json, &mut std::io::stdout().lock())).await
+pub async fn stats(source: &ConfigSource, json: bool) -> anyhow::Result<()> {
+    beside(source, move |beside| operator::stats::run(beside, json, &mut std::io::stdout().lock())).await
 }
 
 /// `signupd backup DEST [--force]`.
-pub async fn backup(config_path: Option<&Path>, dest: &Path, force: bool) -> anyhow::Result<()> {
+pub async fn backup(source: &ConfigSource, dest: &Path, force: bool) -> anyhow::Result<()> {
     let dest = dest.to_owned();
-    beside(config_path, move |beside| operator::backup::run(beside, &dest, force, &mut std::io::stdout().lock())).await
+    beside(source, move |beside| operator::backup::run(beside, &dest, force, &mut std::io::stdout().lock())).await
 }
 
 /// `signupd send-test-mail --to ADDR [--list ID]`: one mail through the configured transport,
 /// with the outcome in plain words and a hint for the usual mistakes.
-pub async fn send_test_mail(config_path: Option<&Path>, to: &str, list: Option<&str>) -> anyhow::Result<()> {
-    let config = load_config(config_path)?;
+pub async fn send_test_mail(source: &ConfigSource, to: &str, list: Option<&str>) -> anyhow::Result<()> {
+    let config = load_config(source)?;
     let to = EmailAddress::parse(to).map_err(|error| anyhow::anyhow!("--to: {error}"))?;
     let list = match list {
         Some(id) => config.list(id).ok_or_else(|| anyhow::anyhow!("--list: no list with id {id:?}"))?,
         None => config.lists.first().ok_or_else(|| anyhow::anyhow!("no list configured"))?,
     };
-    let credentials_dir = secrets::credentials_dir(config_path);
+    let credentials_dir = secrets::credentials_dir(source.path());
     let transport = Transport::from_config(&config, credentials_dir.as_deref())?;
     let message = mail::message::test_mail(&config, list, to.as_ref())?;
     match transport.send(message).await {
@@ -237,7 +239,13 @@ pub async fn send_test_mail(config_path: Option<&Path>, to: &str, list: Option<&
             Ok(())
         }
         Ok(Delivered::File { path }) => {
-            writeln!(std::io::stdout(), "written to {} (mail.transport = \"file\")", path.display())?;
+            // The zero-setup defaults write mail to files: say plainly that nothing was sent, so
+            // a test run without the server's configuration is not taken for a working relay.
+            writeln!(
+                std::io::stdout(),
+                "not sent: mail.transport = \"file\" wrote the mail to {}; no mail left this machine",
+                path.display()
+            )?;
             Ok(())
         }
         // The relay's and the certificate's failures say what to change in their own words;
@@ -252,9 +260,9 @@ pub async fn send_test_mail(config_path: Option<&Path>, to: &str, list: Option<&
 
 /// `signupd send-test-webhook [--name NAME]`: a signed `test` event to each endpoint, with each
 /// answer (status and time) or the failure and a hint. Exit 1 if any endpoint failed.
-pub async fn send_test_webhook(config_path: Option<&Path>, name: Option<&str>) -> anyhow::Result<()> {
-    let config = load_config(config_path)?;
-    let credentials_dir = secrets::credentials_dir(config_path);
+pub async fn send_test_webhook(source: &ConfigSource, name: Option<&str>) -> anyhow::Result<()> {
+    let config = load_config(source)?;
+    let credentials_dir = secrets::credentials_dir(source.path());
     let endpoints = webhooks::load_endpoints(&config, credentials_dir.as_deref())?;
     let chosen: Vec<_> =
         endpoints.iter().filter(|endpoint| name.is_none_or(|name| endpoint.config.name == name)).collect();
@@ -298,9 +306,9 @@ pub async fn send_test_webhook(config_path: Option<&Path>, name: Option<&str>) -
 /// `signupd send-test-destination [--name NAME]`: one read-only call to each destination, with
 /// what the sender said about the target (and the time) or the failure and a hint. Exit 1 if any
 /// destination failed. Never prints the credential.
-pub async fn send_test_destination(config_path: Option<&Path>, name: Option<&str>) -> anyhow::Result<()> {
-    let config = load_config(config_path)?;
-    let credentials_dir = secrets::credentials_dir(config_path);
+pub async fn send_test_destination(source: &ConfigSource, name: Option<&str>) -> anyhow::Result<()> {
+    let config = load_config(source)?;
+    let credentials_dir = secrets::credentials_dir(source.path());
     let destinations = crate::outbound::destinations::load_destinations(&config, credentials_dir.as_deref())?;
     let chosen: Vec<_> =
         destinations.iter().filter(|destination| name.is_none_or(|name| destination.name() == name)).collect();
@@ -333,9 +341,9 @@ pub async fn send_test_destination(config_path: Option<&Path>, name: Option<&str
 
 /// What usually causes this failure, in the operator's terms.
 /// `signupd doctor [--json]`: every check, then exit 1 when any is a problem.
-pub async fn doctor(config_path: Option<&Path>, json: bool) -> anyhow::Result<()> {
-    let config = load_config(config_path)?;
-    let credentials_dir = secrets::credentials_dir(config_path);
+pub async fn doctor(source: &ConfigSource, json: bool) -> anyhow::Result<()> {
+    let config = load_config(source)?;
+    let credentials_dir = secrets::credentials_dir(source.path());
     let report = crate::operator::doctor::examine(&config, credentials_dir.as_deref()).await;
     let mut out = std::io::stdout().lock();
     if json {
@@ -352,15 +360,18 @@ pub async fn doctor(config_path: Option<&Path>, json: bool) -> anyhow::Result<()
 }
 
 /// `signupd healthcheck`: whether the configured listener answers `/readyz` with 200.
-pub async fn healthcheck(config_path: Option<&Path>) -> anyhow::Result<()> {
-    let config = load_config(config_path)?;
+pub async fn healthcheck(source: &ConfigSource) -> anyhow::Result<()> {
+    let config = load_config(source)?;
     let ready = crate::app::healthcheck::check(config.server.listen).await?;
     writeln!(std::io::stdout(), "{ready}")?;
     Ok(())
 }
 
-fn load_config(path: Option<&Path>) -> anyhow::Result<Config> {
-    Ok(Config::load(path)?)
+/// Says which configuration it reads, in one line on stderr (before any error about it), then
+/// reads it.
+fn load_config(source: &ConfigSource) -> anyhow::Result<Config> {
+    writeln!(std::io::stderr(), "signupd: {source}")?;
+    Ok(Config::load(source.path())?)
 }
 
 /// Installs the SIGTERM (systemd stop) and SIGINT (Ctrl-C) handlers now; the returned future

@@ -23,6 +23,7 @@
 
 pub mod presentation;
 pub mod secrets;
+pub mod source;
 pub mod tokens;
 
 mod api_tokens;
@@ -51,6 +52,7 @@ pub use destinations::{DestinationConfig, DestinationKind, MAX_SINKS};
 pub use raw::RawConfig;
 use raw::{RawField, RawList};
 pub use relays::{RelayConfig, RelayKind};
+pub use source::ConfigSource;
 
 /// The checked configuration. Built once at start and shared read-only through `AppState`.
 #[derive(Debug, Clone)]

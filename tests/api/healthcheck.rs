@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::helpers::{TestApp, signupd, spawn_app, write_config};
+use crate::helpers::{TestApp, after_config_line, signupd, spawn_app, write_config};
 
 /// Runs `signupd healthcheck` for a server listening on `listen`: (exit code, stdout, stderr).
 async fn healthcheck(listen: &str) -> (i32, String, String) {
@@ -14,7 +14,8 @@ async fn healthcheck(listen: &str) -> (i32, String, String) {
     // Beside the server on this test's runtime: a blocking wait would stop it from answering.
     let output = tokio::task::spawn_blocking(move || command.output()).await.unwrap().unwrap();
     let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).trim().to_owned();
-    (output.status.code().unwrap(), text(&output.stdout), text(&output.stderr))
+    let stderr = text(&output.stderr);
+    (output.status.code().unwrap(), text(&output.stdout), after_config_line(&stderr).to_owned())
 }
 
 fn port(app: &TestApp) -> u16 {

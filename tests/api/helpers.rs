@@ -94,6 +94,17 @@ pub fn signupd() -> Command {
     command
 }
 
+/// A command's stderr after its first line, which says which configuration it read
+/// (`signupd: configuration …` or `signupd: no configuration file …`; `docs/configuration.md`).
+pub fn after_config_line(stderr: &str) -> &str {
+    let (first, rest) = stderr.split_once('\n').unwrap_or((stderr, ""));
+    if first.starts_with("signupd: configuration ") || first.starts_with("signupd: no configuration file") {
+        rest
+    } else {
+        stderr
+    }
+}
+
 /// Writes a config file into `dir` with data under `dir/data`. `serve` in tests listens on
 /// port 0 through the environment, so `extra` may contain any table.
 pub fn write_config(dir: &Path, extra: &str) -> PathBuf {

@@ -10,7 +10,7 @@ use rusqlite::types::ValueRef;
 use serde_json::Value;
 use tempfile::TempDir;
 
-use crate::helpers::signupd;
+use crate::helpers::{after_config_line, signupd};
 use crate::process::{client, config, count, read_only, serve, unix_now};
 
 /// `news` with two tags and its own consent text; `other` plain.
@@ -168,7 +168,7 @@ fn counts(output: &Output) -> String {
 
 /// Exit 2 with one line on stderr (`case` names the call in a failure); that line.
 fn usage_error(output: &Output, case: &str) -> String {
-    let line = stderr(output);
+    let line = after_config_line(&stderr(output)).to_owned();
     assert_eq!(output.status.code(), Some(2), "{case}: a usage error: {line}");
     assert_eq!(line.lines().count(), 1, "{case}: one line: {line}");
     assert!(stdout(output).is_empty(), "{case}: no counts: {}", stdout(output));
@@ -499,7 +499,7 @@ fn the_format_comes_from_the_flag_or_the_extension_and_an_unknown_extension_is_a
     let before = fx.dump();
     let failed = fx.import(&no_email, &["--list", "other", "--consent-text", "Yes."]);
     assert_eq!(failed.status.code(), Some(1), "{}", stderr(&failed));
-    assert_eq!(stderr(&failed).trim_end().lines().count(), 1, "{}", stderr(&failed));
+    assert_eq!(after_config_line(&stderr(&failed)).trim_end().lines().count(), 1, "{}", stderr(&failed));
     assert!(stderr(&failed).contains("no email column"), "{}", stderr(&failed));
     assert_eq!(fx.dump(), before);
     let missing = fx.import(&fx.dir.path().join("missing.csv"), &["--list", "other", "--consent-text", "Yes."]);

@@ -15,7 +15,7 @@ use futures_util::future::join_all;
 use serde_json::Value;
 use tempfile::TempDir;
 
-use crate::helpers::{files_under, signupd};
+use crate::helpers::{after_config_line, files_under, signupd};
 use crate::process::{
     Served, Tokens, client, config, count, read_only, serve, spawn_serve, strings, tokens_by_recipient, unix_now,
 };
@@ -195,6 +195,7 @@ fn succeeded(output: &Output) {
 fn failed_with_one_line(output: &Output) -> String {
     let stderr = stderr(output);
     assert_eq!(output.status.code(), Some(1), "stderr: {stderr}");
+    let stderr = after_config_line(&stderr).to_owned();
     assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr:?}");
     assert!(stderr.starts_with("signupd: error: "), "{stderr:?}");
     stderr

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use html5gum::{Token, Tokenizer};
 
-use crate::helpers::{files_under, guide_example, signupd, write_config};
+use crate::helpers::{after_config_line, files_under, guide_example, signupd, write_config};
 use crate::process::{Served, client, config, read_only, serve};
 
 const GENERATORS: [&str; 5] = ["html", "hugo", "jekyll", "astro", "eleventy"];
@@ -60,7 +60,7 @@ fn printed(config: &Path, public_url: &str, args: &[&str]) -> (String, String) {
     let output = snippet(config, public_url, args);
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert_eq!(output.status.code(), Some(0), "{args:?}: {stderr}");
-    (String::from_utf8(output.stdout).unwrap(), stderr)
+    (String::from_utf8(output.stdout).unwrap(), after_config_line(&stderr).to_owned())
 }
 
 /// HTML-escaped as Hugo's autoescaping and Liquid's and Nunjucks' `escape` filters escape it.
@@ -493,7 +493,7 @@ fn what_the_command_refuses_exits_with_its_code_names_the_option_and_writes_noth
         assert_eq!(output.status.code(), Some(code), "{name}: {stderr}");
         assert!(stderr.contains(expected), "{name}: expected {expected:?} in {stderr:?}");
         if code == 1 {
-            assert_eq!(stderr.trim_end().lines().count(), 1, "{name}: one line: {stderr}");
+            assert_eq!(after_config_line(&stderr).trim_end().lines().count(), 1, "{name}: one line: {stderr}");
         }
         assert!(output.stdout.is_empty(), "{name}: no form printed");
         assert_eq!(files_under(dir.path()), ["signupd.toml"], "{name}: nothing written");
