@@ -44,8 +44,9 @@
 //!   with its workers' runtimes. It imports every room; no room imports it.
 //!
 //! The leaves, which every room may use:
-//! - [`config`]: defaults, TOML and environment into a checked `Config` whose errors name the
-//!   key; the secrets and where credentials are found; the tokens derived from the secrets;
+//! - [`config`]: which file a command reads ([`config::source`]); defaults, TOML and
+//!   environment into a checked `Config` whose errors name the key (a password in the file is
+//!   one); the secrets and where credentials are found; the tokens derived from the secrets;
 //!   how each list looks and speaks ([`config::presentation`]). Loading writes nothing.
 //! - [`domain`]: types valid by construction (`ListId`, `EmailAddress`, `TrustedProxies`, …)
 //!   and Cloudflare's published ranges; imports nothing.

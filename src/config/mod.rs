@@ -3,8 +3,12 @@
 //! and the hashes stored instead of tokens ([`tokens`]), and how each list's pages and mails look
 //! and speak ([`presentation`]). It imports only [`crate::domain`].
 //!
-//! Configuration (`docs/configuration.md`): built-in defaults, then the TOML file from `--config` or
-//! `SIGNUPD_CONFIG`, then `SIGNUPD_…` environment variables with `__` for nesting.
+//! Configuration (`docs/configuration.md`): built-in defaults, then the TOML file from `--config`,
+//! `SIGNUPD_CONFIG` or the default path ([`source`] decides which), then `SIGNUPD_…` environment
+//! variables with `__` for nesting. The file may not hold `mail.smtp.password` (issue 46:
+//! secrets never in the file): that key is refused even when the environment's password would override
+//! it, and the password comes from `mail.smtp.password_file`, `SIGNUPD_MAIL__SMTP__PASSWORD` or
+//! the credential `smtp_password`.
 //!
 //! Loading is two steps, like ripgrep's low-level and high-level arguments: figment merges the
 //! sources into a [`RawConfig`] of plain strings, then [`Config::check`] turns every value into
@@ -396,29 +400,50 @@ impl Config {
     /// Defaults, then `file` (if any), then the `SIGNUPD_…` environment.
     pub fn load(file: Option<&Path>) -> Result<Self, ConfigError> {
         let mut figment = Figment::from(Serialized::defaults(RawConfig::default()));
+        let mut refused = Vec::new();
         if let Some(path) = file {
             let text = std::fs::read_to_string(path).map_err(|error| {
                 ConfigError::single("", format!("cannot read config file {}: {error}", path.display()))
             })?;
-            figment = figment.merge(Toml::string(&text));
+            let toml = Toml::string(&text);
+            refused = secrets_in_file(&toml);
+            figment = figment.merge(toml);
         }
         // `SIGNUPD_CONFIG` names the file; it is not a key (DEPENDENCIES trap 7).
         figment = figment.merge(Env::prefixed("SIGNUPD_").ignore(&["config"]).split("__"));
-        Self::extract(figment, file.is_some())
+        Self::extract(figment, file.is_some(), refused)
     }
 
     /// Defaults, then the given TOML text; the environment is not read. For tests and tools
     /// that need a configuration independent of the process environment.
     pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
-        let figment = Figment::from(Serialized::defaults(RawConfig::default())).merge(Toml::string(text));
-        Self::extract(figment, true)
+        let toml = Toml::string(text);
+        let refused = secrets_in_file(&toml);
+        let figment = Figment::from(Serialized::defaults(RawConfig::default())).merge(toml);
+        Self::extract(figment, true, refused)
     }
 
-    fn extract(figment: Figment, has_file: bool) -> Result<Self, ConfigError> {
-        let raw: RawConfig = figment
+    /// Extracts and checks the merged sources; `refused` (what the file may not hold) comes
+    /// first among the problems, all reported at once.
+    fn extract(figment: Figment, has_file: bool, mut refused: Vec<Problem>) -> Result<Self, ConfigError> {
+        let checked = figment
             .extract()
-            .map_err(|error| ConfigError { problems: error.into_iter().map(parse::figment_problem).collect() })?;
-        Self::check(raw, has_file)
+            .map_err(|error| ConfigError { problems: error.into_iter().map(parse::figment_problem).collect() })
+            .and_then(|raw: RawConfig| Self::check(raw, has_file));
+        match checked {
+            Ok(config) if refused.is_empty() => Ok(config),
+            Ok(_) => Err(ConfigError { problems: refused }),
+            Err(error) => {
+                // A refused key's value is not worth a second complaint (`password = 1234`).
+                let others: Vec<Problem> = error
+                    .problems
+                    .into_iter()
+                    .filter(|problem| !refused.iter().any(|refusal| refusal.key == problem.key))
+                    .collect();
+                refused.extend(others);
+                Err(ConfigError { problems: refused })
+            }
+        }
     }
 
     /// Turns the merged raw values into a checked configuration, or lists every problem.
@@ -646,16 +671,42 @@ impl Config {
     /// The effective configuration as TOML, with every secret value replaced by `[redacted]`.
     /// Secret *files* are shown by path; their contents are never read here.
     pub fn to_redacted_toml(&self) -> String {
+        // `mail.smtp.password` is never serialised: it is not a key of the file (`check-config`
+        // says apart whether one is set).
         let mut shown = self.effective.clone();
-        if !shown.mail.smtp.password.is_empty() {
-            shown.mail.smtp.password = REDACTED.into();
-        }
         // A chat service's incoming-webhook URL (Slack and its kind) is itself the credential.
         if !shown.mail.alert_webhook.is_empty() {
             shown.mail.alert_webhook = REDACTED.into();
         }
         toml::to_string_pretty(&shown).unwrap_or_else(|error| format!("# cannot print configuration: {error}\n"))
     }
+}
+
+/// The environment variable that may carry the relay's password, which the file may not.
+pub const SMTP_PASSWORD_ENVIRONMENT: &str = "SIGNUPD_MAIL__SMTP__PASSWORD";
+
+/// What the file itself holds that it must not: `mail.smtp.password`, with any value (an empty
+/// one too), whatever the environment merges over it. Read from the file's own table, not the
+/// merged figment, where `SIGNUPD_MAIL__SMTP__PASSWORD` would hide it. A file that does not parse
+/// has nothing to refuse here: figment reports its syntax error.
+fn secrets_in_file(toml: &figment::providers::Data<Toml>) -> Vec<Problem> {
+    let Ok(data) = figment::Provider::data(toml) else {
+        return Vec::new();
+    };
+    let in_file =
+        data.into_values().any(|dict| figment::value::Value::from(dict).find_ref("mail.smtp.password").is_some());
+    if !in_file {
+        return Vec::new();
+    }
+    vec![Problem {
+        key: "mail.smtp.password".into(),
+        message: format!(
+            "a password does not belong in the configuration file, which is not kept secret: remove this key \
+             and put the password in the file named by mail.smtp.password_file, in the environment variable \
+             {SMTP_PASSWORD_ENVIRONMENT}, or in the credential smtp_password (on a Debian install \
+             /etc/signupd/credentials/smtp/password, mode 0600)"
+        ),
+    }]
 }
 
 /// A list of `{window, max}` rules; each bad field is a problem naming it.

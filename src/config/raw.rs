@@ -231,9 +231,10 @@ pub struct RawSmtp {
     pub security: String,
     pub username: String,
     pub password_file: String,
-    /// Only ever set from the environment (`SIGNUPD_MAIL__SMTP__PASSWORD`); never printed:
-    /// `check-config` shows `[redacted]` when one is set and leaves the key out when not.
-    #[serde(skip_serializing_if = "String::is_empty")]
+    /// Only ever set from the environment (`SIGNUPD_MAIL__SMTP__PASSWORD`): the key in the file
+    /// is refused before this is read (`super::secrets_in_file`). Never serialised, so
+    /// `check-config` prints no `password` line, set or not; it says apart where one comes from.
+    #[serde(skip_serializing)]
     pub password: String,
     pub timeout: String,
     pub ca_file: String,

@@ -8,6 +8,7 @@ mod admin_page;
 mod attribution;
 mod cli;
 mod client_identity;
+mod config_choice;
 mod confirm;
 mod crash;
 mod credentials;

@@ -24,7 +24,7 @@ use super::failure::{SendError, Stage};
 use super::relay::Relay;
 use super::relay_hold::RelayHold;
 use super::relay_trust::{RelayTrust, RootSource};
-use crate::config::{Config, DkimAlgorithm, MailTransportKind, SmtpSecurity};
+use crate::config::{Config, DkimAlgorithm, MailTransportKind, SmtpConfig, SmtpSecurity};
 
 /// What happened to a sent mail, for the log.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,6 +104,46 @@ pub fn dkim_signer(config: &crate::config::DkimConfig) -> anyhow::Result<DkimCon
 /// The name of the SMTP password credential (`smtp/password` in the credentials directory).
 pub const SMTP_PASSWORD_CREDENTIAL: &str = "smtp_password";
 
+/// Where the relay's password comes from, in the order it is looked for: the configured file,
+/// then the environment, then the credential `smtp_password` (the Debian unit loads it from
+/// `smtp/password`). The configuration file never holds it (`crate::config`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PasswordSource {
+    /// `mail.smtp.password_file`.
+    File(PathBuf),
+    /// `SIGNUPD_MAIL__SMTP__PASSWORD`.
+    Environment,
+    /// The credential `smtp_password`, found at this path.
+    Credential(PathBuf),
+}
+
+impl PasswordSource {
+    /// Where the password would be read from; `None` when nowhere. Reads no password.
+    pub fn find(smtp: &SmtpConfig, credentials_dir: Option<&Path>) -> anyhow::Result<Option<Self>> {
+        if let Some(path) = &smtp.password_file {
+            return Ok(Some(Self::File(path.clone())));
+        }
+        if smtp.password.is_some() {
+            return Ok(Some(Self::Environment));
+        }
+        let found = credentials_dir
+            .map(|dir| crate::config::secrets::find_credential(dir, SMTP_PASSWORD_CREDENTIAL))
+            .transpose()?
+            .flatten();
+        Ok(found.map(Self::Credential))
+    }
+}
+
+impl std::fmt::Display for PasswordSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::File(path) => write!(f, "the file {} (mail.smtp.password_file)", path.display()),
+            Self::Environment => f.write_str(crate::config::SMTP_PASSWORD_ENVIRONMENT),
+            Self::Credential(path) => write!(f, "the credential {SMTP_PASSWORD_CREDENTIAL} ({})", path.display()),
+        }
+    }
+}
+
 /// A password file's contents without the trailing line break `echo` leaves.
 fn read_password(path: &Path, source: &str) -> anyhow::Result<String> {
     Ok(std::fs::read_to_string(path)
@@ -154,31 +194,18 @@ impl Transport {
                 let credentials = match &smtp.username {
                     None => None,
                     Some(username) => {
-                        // The configured file, then the environment, then the credential
-                        // `smtp_password` (the Debian unit loads it from `smtp/password`).
-                        let password = match (&smtp.password_file, &smtp.password) {
-                            (Some(path), _) => read_password(path, "mail.smtp.password_file")?,
-                            (None, Some(password)) => password.clone(),
-                            (None, None) => {
-                                let found = credentials_dir
-                                    .map(|dir| crate::config::secrets::find_credential(dir, SMTP_PASSWORD_CREDENTIAL))
-                                    .transpose()?
-                                    .flatten();
-                                match found {
-                                    Some(path) => {
-                                        read_password(&path, &format!("credential {SMTP_PASSWORD_CREDENTIAL}"))?
-                                    }
-                                    None => anyhow::bail!(
-                                        "mail.smtp.username is set but there is no password: set \
-                                         mail.smtp.password_file, SIGNUPD_MAIL__SMTP__PASSWORD or the credential \
-                                         {SMTP_PASSWORD_CREDENTIAL} (smtp/password); {}",
-                                        crate::config::secrets::missing_credential(
-                                            credentials_dir,
-                                            SMTP_PASSWORD_CREDENTIAL
-                                        )
-                                    ),
-                                }
+                        let password = match PasswordSource::find(smtp, credentials_dir)? {
+                            Some(PasswordSource::File(path)) => read_password(&path, "mail.smtp.password_file")?,
+                            Some(PasswordSource::Environment) => smtp.password.clone().unwrap_or_default(),
+                            Some(PasswordSource::Credential(path)) => {
+                                read_password(&path, &format!("credential {SMTP_PASSWORD_CREDENTIAL}"))?
                             }
+                            None => anyhow::bail!(
+                                "mail.smtp.username is set but there is no password: set \
+                                 mail.smtp.password_file, SIGNUPD_MAIL__SMTP__PASSWORD or the credential \
+                                 {SMTP_PASSWORD_CREDENTIAL} (smtp/password); {}",
+                                crate::config::secrets::missing_credential(credentials_dir, SMTP_PASSWORD_CREDENTIAL)
+                            ),
                         };
                         Some(Credentials::new(username.clone(), password))
                     }
