@@ -184,7 +184,7 @@ impl Resolved {
 /// Where a secret lives, by the lookup order; nothing read but what tells two copies apart.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SecretPlace {
-    /// The configured file (`secrets.hash_key_file`).
+    /// The configured file (`secrets.hash_key_file`, `secrets.token_secret_file`).
     Configured(PathBuf),
     /// The credential in the credentials directory.
     Credential(PathBuf),
@@ -216,6 +216,11 @@ const HASH_KEY: Named = Named { key: "secrets.hash_key_file", name: "hash_key", 
 /// hints that tell an operator which file to keep with a backup.
 pub fn hash_key_place(config: &Config, credentials_dir: Option<&Path>) -> anyhow::Result<SecretPlace> {
     place(HASH_KEY, config.secrets.hash_key_file.as_deref(), credentials_dir, &config.storage.data_dir)
+}
+
+/// Where the token secret is, as `serve` would find it (like [`hash_key_place`]).
+pub fn token_secret_place(config: &Config, credentials_dir: Option<&Path>) -> anyhow::Result<SecretPlace> {
+    place(TOKEN_SECRET, config.secrets.token_secret_file.as_deref(), credentials_dir, &config.storage.data_dir)
 }
 
 fn place(

@@ -5,11 +5,13 @@
 //! snapshot (`storage::backup`). It is written 0600 to a temporary file beside
 //! DEST, checked with `PRAGMA integrity_check`, and only then moved into place: DEST is either
 //! the old file or a complete, checked copy, never half of one. Without `--force` an existing
-//! DEST is refused. The hash key is not in the database: back it up with the copy, or every
-//! suppression stops matching after a restore. So the command names the file that holds the
-//! hash key, found as `serve` finds it (`secrets.hash_key_file`, the credential `hash_key`, or
-//! `<data_dir>/hash_key`): under the Debian package that is `/etc/signupd/credentials/hash_key`,
-//! not the data directory.
+//! DEST is refused. The two secrets are not in the database: back them up with the copy. Without
+//! the hash key every suppression and removal link stops matching after a restore; without the
+//! token secret every unsubscribe link already sent (welcome mails, webhook payloads, exports)
+//! stops working. So the command names the files that hold them, found as
+//! `serve` finds them (`secrets.hash_key_file` / `secrets.token_secret_file`, the credential
+//! `hash_key` / `token_secret`, or `<data_dir>/hash_key` / `<data_dir>/token_secret`): under the
+//! Debian package those are in `/etc/signupd/credentials/`, not the data directory.
 
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -40,32 +42,51 @@ pub fn run(beside: &Beside, dest: &Path, force: bool, out: &mut dyn Write) -> an
         summary.pending,
         summary.suppressions
     )?;
-    writeln!(out, "{}", hash_key_hint(beside))?;
+    writeln!(out, "{}", secret_hint(Secret::HashKey, beside.hash_key_place()))?;
+    writeln!(out, "{}", secret_hint(Secret::TokenSecret, beside.token_secret_place()))?;
     Ok(())
 }
 
-/// Which file to keep with the backup, as this command finds the hash key; a warning when that
+/// The two secrets a restore needs beside the database.
+#[derive(Debug, Clone, Copy)]
+enum Secret {
+    HashKey,
+    TokenSecret,
+}
+
+impl Secret {
+    /// What it is called, its configuration key and its credential's name.
+    fn names(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            Self::HashKey => ("hash key", "secrets.hash_key_file", "hash_key"),
+            Self::TokenSecret => ("token secret", "secrets.token_secret_file", "token_secret"),
+        }
+    }
+}
+
+/// Which file to keep with the backup, as this command finds the secret; a warning when that
 /// file is not there (the command then runs with other settings than `serve`).
-fn hash_key_hint(beside: &Beside) -> String {
+fn secret_hint(secret: Secret, place: anyhow::Result<crate::config::secrets::SecretPlace>) -> String {
     use crate::config::secrets::SecretPlace;
-    let place = match beside.hash_key_place() {
+    let (what, key, credential) = secret.names();
+    let place = match place {
         Ok(place) => place,
         Err(error) => {
-            return format!("warning: cannot tell where the hash key is ({error:#}); keep it with the backup");
+            return format!("warning: cannot tell where the {what} is ({error:#}); keep it with the backup");
         }
     };
     let path = place.path().display();
     let from = match &place {
-        SecretPlace::Configured(_) => "secrets.hash_key_file",
-        SecretPlace::Credential(_) => "the credential hash_key",
-        SecretPlace::DataDir(_) => "in the data directory",
+        SecretPlace::Configured(_) => key.to_owned(),
+        SecretPlace::Credential(_) => format!("the credential {credential}"),
+        SecretPlace::DataDir(_) => "in the data directory".to_owned(),
     };
     if place.path().exists() {
-        format!("keep the hash key with it: {path} ({from})")
+        format!("keep the {what} with it: {path} ({from})")
     } else {
         format!(
-            "warning: the hash key should be {path} ({from}), but that file does not exist: run backup with the \
-             configuration and credentials that `serve` uses, and keep the hash key it uses with the backup"
+            "warning: the {what} should be {path} ({from}), but that file does not exist: run backup with the \
+             configuration and credentials that `serve` uses, and keep the {what} it uses with the backup"
         )
     }
 }

@@ -94,6 +94,11 @@ impl Beside {
         crate::config::secrets::hash_key_place(&self.config, self.credentials_dir())
     }
 
+    /// Where the token secret is, as `serve` would find it (`backup` names it).
+    pub fn token_secret_place(&self) -> anyhow::Result<crate::config::secrets::SecretPlace> {
+        crate::config::secrets::token_secret_place(&self.config, self.credentials_dir())
+    }
+
     /// The webhook endpoints, so a removal queues its event like the server's would.
     pub fn webhooks(&self, secrets: &Secrets) -> anyhow::Result<crate::outbound::webhooks::Webhooks> {
         let keyring =

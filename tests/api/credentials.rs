@@ -181,6 +181,13 @@ fn backup_names_the_hash_key_file_it_found_not_the_data_directory() {
     let printed = stdout(&backup);
     let hint = format!("keep the hash key with it: {}", credentials.join("hash_key").display());
     assert!(printed.contains(&hint), "{printed}");
+    // The unsubscribe links already sent need the token secret: named too (issue 46).
+    let hint = format!(
+        "keep the token secret with it: {} (the credential token_secret)",
+        credentials.join("token_secret").display()
+    );
+    assert!(printed.contains(&hint), "{printed}");
+    assert!(!printed.contains(TOKEN_SECRET.trim_end()), "the secret itself printed: {printed}");
     assert!(!printed.contains("data directory"), "{printed}");
     assert!(!printed.contains(HASH_KEY.trim_end()), "the key itself printed: {printed}");
 
@@ -189,6 +196,8 @@ fn backup_names_the_hash_key_file_it_found_not_the_data_directory() {
     let again = run(signupd().arg("backup").arg(&dest).arg("--force").arg("--config").arg(&config));
     assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
     let warning = format!("the hash key should be {}", etc.path().join("data/hash_key").display());
+    assert!(stdout(&again).contains(&warning), "{}", stdout(&again));
+    let warning = format!("the token secret should be {}", etc.path().join("data/token_secret").display());
     assert!(stdout(&again).contains(&warning), "{}", stdout(&again));
     assert!(stdout(&again).contains("does not exist"), "{}", stdout(&again));
 }
