@@ -1,10 +1,12 @@
 //! `signupd stats [--json]`: how the lists and queues are doing, read from one snapshot.
 //!
 //! Per list: pending and confirmed rows, of the confirmed the rows `signupd import` brought over
-//! (`imported`), suppressions by reason, signups (rows created) and
-//! confirmations in the last 24 h and 7 d, the confirmation rate of the last 7 d's signups (the
-//! share of rows created in the last 7 days that are confirmed now; a pending row that expired
-//! is deleted by the cleanup and no longer counts), and the median time from the confirmation
+//! (`imported`), suppressions by reason, accepted signups and confirmations in the last 24 h and
+//! 7 d — the status page's counts of the current hour and the 23 (or 167) before it, so both
+//! agree, and a signup or confirmation whose row was removed since still counts (the decision
+//! is in [`figures`]) — the confirmation rate of the last 7 d's signups (the share of rows
+//! created in the last 7 days and still held that are confirmed now; a pending row that expired
+//! or was removed is deleted and no longer counts), and the median time from the confirmation
 //! mail to the confirm click over the last 7 d's confirmations. Per queue (`intake`, `mail`,
 //! `webhook`):
 //! depth and the age of the oldest item. The mail budget of the current hour, and when the
@@ -16,8 +18,8 @@
 //! the per-source figures ([`figures`] leaves them out), so importing a list never makes the
 //! last week look like a good one.
 //!
-//! Per list and source (`docs/operations.md`), over the same windows as the list's figures: the
-//! signups (rows created) of the last 24 h and 7 d from that source, how many of the last 7 d's
+//! Per list and source (`docs/operations.md`), over the same rows as the list's confirmation
+//! rate: the signups (rows created and still held) of the last 24 h and 7 d from that source, how many of the last 7 d's
 //! are confirmed now, and so the confirmation rate of the last 7 d's signups. Only sources with
 //! a signup in the last 7 d appear, largest first (ties by name). Rows whose signup carried no
 //! source count under `(none)` in the table and `"source": null` in JSON. The source is free
@@ -39,12 +41,16 @@ use serde::Serialize;
 use super::Beside;
 use crate::clock::{Clock, SystemClock, UnixSeconds, rfc3339};
 use crate::config::Config;
+use crate::metrics::tally::family;
 use crate::storage::figures::SourceCounts;
 use crate::storage::subscribers::Status;
 use crate::storage::suppressions::Reason;
-use crate::storage::{figures, outbox, service_runs};
+use crate::storage::{figures, outbox, rollups, service_runs};
 
 const DAY: i64 = 86_400;
+
+/// The rollup series of a list's accepted signups, as the status page charts them.
+const ACCEPTED_SIGNUPS: &str = "signups.accepted";
 
 /// The most sources `stats` names per list; the rest are summed as `(other)`.
 pub const MAX_SOURCES: usize = 20;
@@ -66,7 +72,10 @@ pub struct ListStats {
     /// Of `confirmed`, the rows `signupd import` brought over.
     pub imported: i64,
     pub suppressed: Suppressed,
+    /// Accepted signups in the status page's last 24 and 168 hours (rows removed since
+    /// included; a repeated signup counts each time).
     pub signups: Recent,
+    /// Confirmations in the same hours, by any method but `import`.
     pub confirmations: Recent,
     /// Confirmed ÷ created, over rows created in the last 7 days; `null` without any.
     pub confirmation_rate_7d: Option<f64>,
@@ -171,6 +180,11 @@ pub fn gather(config: &Config, conn: &mut Connection, now: UnixSeconds) -> anyho
 
 fn list_stats(conn: &Connection, list: &str, now: UnixSeconds) -> rusqlite::Result<ListStats> {
     let (day, week) = (now - DAY, now - 7 * DAY);
+    // The status page's last 24 and 168 hourly buckets, the current hour included (the
+    // decision is in `crate::storage::figures`).
+    let (day_hours, week_hours) = (rollups::hour_of(now) - 23, rollups::hour_of(now) - (7 * 24 - 1));
+    let accepted = |first| rollups::counter_since(conn, list, ACCEPTED_SIGNUPS, first);
+    let confirmed = |first| rollups::counter_since(conn, list, family::CONFIRMATIONS, first);
     let created_7d = figures::created_since(conn, list, week)?;
     let confirmed_of_created_7d = figures::confirmed_of_created_since(conn, list, week)?;
     let by_source = figures::created_by_source_since(conn, list, week, day, MAX_SOURCES)?;
@@ -188,11 +202,8 @@ fn list_stats(conn: &Connection, list: &str, now: UnixSeconds) -> rusqlite::Resu
             unsubscribed: figures::suppressions(conn, list, Reason::Unsubscribed)?,
             not_me: figures::suppressions(conn, list, Reason::NotMe)?,
         },
-        signups: Recent { last_24h: figures::created_since(conn, list, day)?, last_7d: created_7d },
-        confirmations: Recent {
-            last_24h: figures::confirmed_since(conn, list, day)?,
-            last_7d: figures::confirmed_since(conn, list, week)?,
-        },
+        signups: Recent { last_24h: accepted(day_hours)?, last_7d: accepted(week_hours)? },
+        confirmations: Recent { last_24h: confirmed(day_hours)?, last_7d: confirmed(week_hours)? },
         #[allow(clippy::cast_precision_loss, reason = "counts far below 2^52")]
         confirmation_rate_7d: (created_7d > 0).then(|| confirmed_of_created_7d as f64 / created_7d as f64),
         median_time_to_confirm_secs_7d: figures::median_confirm_delay_since(conn, list, week)?,

@@ -1,5 +1,17 @@
 //! Read-only figures about the lists and queues, for `signupd stats` and the metrics gauges:
 //! counts, never rows, so nothing here returns an address.
+//!
+//! Decision (issue 46): a list's signups and confirmations *in a window* are events, counted as
+//! the status page counts them — the `signups.accepted` and `confirmations` rollups
+//! ([`super::rollups::counter_since`]) — not rows here. A removal deletes the row ("not me", an
+//! unsubscribe, `signupd remove`, a hard bounce) and the cleanup deletes expired pending rows,
+//! but the signup and the confirmation still happened: counted from rows, `stats` showed fewer
+//! signups in the last 24 hours than the status page for the same hours, and the more people
+//! left, the fewer. `stats` is to show the signups and confirmations of the last 24 h and 7 d,
+//! and `docs/operations.md` defines them, on the status page, as accepted answers and
+//! confirmations by any method. What only rows can answer stays here: how many there are now, and the cohort
+//! figures — of the rows created in the last 7 days still held, how many are confirmed, and by
+//! source — which `stats` labels as such.
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -89,15 +101,6 @@ pub fn confirmed_of_created_since(conn: &Connection, list: &str, since: UnixSeco
     conn.prepare_cached(
         "SELECT count(*) FROM subscribers
          WHERE list_id = ?1 AND created_at >= ?2 AND status = 'confirmed' AND confirm_method IS NOT 'import'",
-    )?
-    .query_row(params![list, since], |row| row.get(0))
-}
-
-/// Confirmations of `list` at or after `since` (imports left out).
-pub fn confirmed_since(conn: &Connection, list: &str, since: UnixSeconds) -> rusqlite::Result<i64> {
-    conn.prepare_cached(
-        "SELECT count(*) FROM subscribers
-         WHERE list_id = ?1 AND confirmed_at >= ?2 AND confirm_method IS NOT 'import'",
     )?
     .query_row(params![list, since], |row| row.get(0))
 }

@@ -95,6 +95,14 @@ pub fn between(conn: &Connection, first: i64, last: i64) -> rusqlite::Result<Vec
         .collect()
 }
 
+/// The counter `series` of `list` summed over the hours from `first` on, the current one
+/// included: what the status page sums for those hours. `signupd stats` asks it for a list's
+/// accepted signups and confirmations (`crate::storage::figures` says why not its rows).
+pub fn counter_since(conn: &Connection, list: &str, series: &str, first: i64) -> rusqlite::Result<i64> {
+    conn.prepare_cached("SELECT coalesce(sum(value), 0) FROM rollups WHERE hour >= ?1 AND list = ?2 AND series = ?3")?
+        .query_row(params![first, list, series], |row| row.get(0))
+}
+
 /// Deletes the values of hours before `hour`; returns how many went.
 pub fn delete_before(conn: &Connection, hour: i64) -> rusqlite::Result<usize> {
     conn.prepare_cached("DELETE FROM rollups WHERE hour < ?1")?.execute([hour])

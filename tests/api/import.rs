@@ -741,7 +741,14 @@ async fn an_import_runs_beside_serve_taking_signups_and_its_rows_export_and_unsu
         .unwrap();
     assert_eq!(pending, "pending -", "an existing pending row is never changed");
 
-    // Assert: stats keep the imports apart from the signups
+    // Assert: stats keep the imports apart from the signups, which it reads from the status
+    // page's rollups: the server stores them every few seconds
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let accepted = "SELECT coalesce(sum(value), 0) FROM rollups WHERE list = 'news' AND series = 'signups.accepted'";
+    while count(&read_only(&database), accepted) < i64::try_from(signups.len()).unwrap() {
+        assert!(Instant::now() < deadline, "the accepted signups never reached the rollups");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let table = signupd().args(["stats", "--config"]).arg(&config_path).output().unwrap();
     let table = String::from_utf8(table.stdout).unwrap();
     let row: Vec<&str> = table.lines().find(|line| line.starts_with("news ")).unwrap().split_whitespace().collect();

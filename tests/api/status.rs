@@ -143,6 +143,15 @@ async fn status_rollups_count_real_traffic_match_stats_and_survive_a_restart() {
         "no address or IP in a rollup key: {keys:?}"
     );
 
+    // Act: the confirmed a and the pending b removed (an erasure request): their rows go, their
+    // signups and a's confirmation happened all the same (issue 46)
+    for email in ["a@example.com", "b@example.com"] {
+        let mut remove = signupd();
+        remove.args(["remove", email, "--config"]).arg(&server.config);
+        let removed = tokio::task::spawn_blocking(move || remove.output().unwrap()).await.unwrap();
+        assert_eq!(removed.status.code(), Some(0), "{}", String::from_utf8_lossy(&removed.stderr));
+    }
+
     // Assert: the page's 48-hour totals are the numbers `stats --json` gives, all traffic fresh
     let page = status_page(server.metrics_port(), "").await;
     let stats = server.stats().await;
@@ -158,6 +167,9 @@ async fn status_rollups_count_real_traffic_match_stats_and_survive_a_restart() {
         );
     }
     assert_eq!(list_totals(&page, "news")["signups.accepted"], "3");
+    assert_eq!(stats["lists"][0]["signups"]["last_24h"], 3, "removed rows still count: {stats}");
+    assert_eq!(stats["lists"][0]["confirmations"]["last_24h"], 1, "{stats}");
+    assert_eq!(stats["lists"][0]["pending"], 1, "only c is left: {stats}");
     assert_eq!(list_totals(&page, "news")["signups.invalid_email"], "2");
     assert_eq!(list_totals(&page, "news")["rate"], "33%");
     assert_eq!(list_totals(&page, "other")["signups.consent_required"], "1");
