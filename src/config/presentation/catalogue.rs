@@ -425,8 +425,10 @@ pub struct MailTexts {
     pub not_you: Text,
     pub remove_for_good: Text,
     pub welcome: Text,
-    pub remove_any_time: Text,
-    pub remove_link: Text,
+    /// The welcome mail's link opens the preference page (where one may also leave): the words
+    /// say so, not "remove".
+    pub preferences_any_time: Text,
+    pub preferences_link: Text,
     pub automated: Text,
     pub privacy: Text,
     pub confirm_subject: Text,

@@ -351,4 +351,32 @@ mod tests {
         assert!(text.contains("List-Unsubscribe-Post: List-Unsubscribe=One-Click"));
         assert!(text.contains("https://signup.bakery.test/manage?token=MANAGE"));
     }
+
+    /// The welcome mail's manage link opens the preference page, where one can also leave: its
+    /// words say so in every language, not "remove your address" (issue 46).
+    #[test]
+    fn the_welcome_mails_link_is_named_for_the_preference_page_in_every_language() {
+        for (language, names, not) in [
+            ("en", ["preference page", "Open my preference page", "or leave"], "remove your address"),
+            ("de", ["Einstellungsseite", "Meine Einstellungsseite", "abmelden"], "Adresse jederzeit entfernen"),
+        ] {
+            let config = Config::from_toml(&format!(
+                "[server]\npublic_url = \"https://signup.bakery.test\"\n[[lists]]\nid = \"news\"\nlanguage = \"{language}\""
+            ))
+            .unwrap();
+            let messages = config.lists[0].language.messages();
+            let html = WelcomeHtml {
+                m: &Frame::new(&Links::new(&config), &config.lists[0], config.lists[0].welcome_subject()),
+                manage_url: "https://signup.bakery.test/manage?token=MANAGE",
+            }
+            .render()
+            .unwrap();
+            for name in names {
+                assert!(html.contains(name), "{language}: {name:?} not in {html}");
+            }
+            assert!(!html.contains(not), "{language}: {html}");
+            let words = format!("{} {}", messages.mail.preferences_any_time, messages.mail.preferences_link);
+            assert!(!words.to_lowercase().contains(&not.to_lowercase()), "{language}: {words}");
+        }
+    }
 }
