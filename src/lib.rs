@@ -36,7 +36,7 @@
 //!   payload or a report says, and what a believed bounce or complaint does (suppression, counts,
 //!   the complaint breaker). It believes nothing it has not verified.
 //! - [`operator`]: what the person running signupd reaches beside the server — the commands
-//!   that work on a live database (export, import, remove, stats, backup, lookup, audit,
+//!   that work on a live database (export, import, remove, stats, backup, lookup, audit, backfill,
 //!   ingest-mail, `doctor`), the operator API, the admin and status pages, the form snippets.
 //!   Everything it changes goes through the same writer commands as the routes, audited.
 //! - [`app`]: the assembly — the command line and one function per subcommand, the start-up

@@ -57,6 +57,10 @@ async fn main() -> ExitCode {
         Command::Audit { since, json } => commands::audit(config, since.as_deref(), json).await,
         Command::Backup { dest, force } => commands::backup(config, &dest, force).await,
         Command::SendTestWebhook { name } => commands::send_test_webhook(config, name.as_deref()).await,
+        Command::Backfill { destination, list, dry_run } => {
+            let request = signupd::operator::backfill::BackfillRequest { destination, list, dry_run };
+            commands::backfill(config, request).await
+        }
         Command::SendTestDestination { name } => commands::send_test_destination(config, name.as_deref()).await,
         Command::Healthcheck => commands::healthcheck(config).await,
         Command::Doctor { json } => commands::doctor(config, json).await,

@@ -180,6 +180,21 @@ pub enum Command {
         #[arg(long, value_name = "NAME")]
         name: Option<String>,
     },
+    /// Hand a destination the subscribers already confirmed on its lists (or on --list alone):
+    /// one subscriber.confirmed event each, through the same durable, ordered queue as the live
+    /// events, which the destination's worker in `serve` delivers. A repeat is harmless (the
+    /// sender takes a duplicate as success). Prints the count; audited; works while `serve` runs.
+    Backfill {
+        /// The destination, by the `name` the configuration gives it.
+        #[arg(long, value_name = "NAME")]
+        destination: String,
+        /// Only this list, one the destination hands on.
+        #[arg(long, value_name = "ID")]
+        list: Option<String>,
+        /// Count the subscribers it would queue; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Make one read-only call to each destination that proves its URL, credential and target,
     /// and print each answer.
     SendTestDestination {

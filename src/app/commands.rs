@@ -184,6 +184,16 @@ pub async fn import(source: &ConfigSource, request: ImportRequest) -> anyhow::Re
     Ok(())
 }
 
+/// `signupd backfill --destination NAME [--list ID] [--dry-run]`: one line per list on stdout.
+pub async fn backfill(config_path: Option<&Path>, request: operator::backfill::BackfillRequest) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Handle::current();
+    beside(config_path, move |beside| {
+        operator::backfill::run(beside, &request, &crate::clock::SystemClock, &runtime, &mut std::io::stdout().lock())
+            .map(|_| ())
+    })
+    .await
+}
+
 /// `signupd ingest-mail`: one report on stdin; what was done on stderr (Postfix's log). Every
 /// failure is one the caller maps to exit 75, so the mail stays queued.
 pub async fn ingest_mail(source: &ConfigSource) -> anyhow::Result<()> {

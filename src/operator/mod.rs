@@ -5,12 +5,13 @@
 //!
 //! The operator's commands (`docs/operations.md`): `export`, `import`, `remove`, `stats`, `backup`,
 //! `lookup` and `audit` (with the audit log every command that reads or changes subscribers
-//! appends to), and `ingest-mail`, which a Postfix pipe transport runs. Each works while
+//! appends to), `backfill` (a destination's subscribers from before it was configured), and
+//! `ingest-mail`, which a Postfix pipe transport runs. Each works while
 //! `serve` runs on the same database, and they share one way in, [`Beside::open`]:
 //!
 //! - reads go through `query_only` connections ([`Db`]); in WAL mode they see a consistent
 //!   snapshot and never hold up the server's writer;
-//! - a command that writes (`remove`, `import`) attaches its own [`Writer`] and runs the very command the
+//! - a command that writes (`remove`, `import`, `backfill`) attaches its own [`Writer`] and runs the very command the
 //!   server's routes run, in one short transaction; SQLite's file lock arbitrates between the
 //!   two processes, and the server's writer waits out such a moment (up to its lock wait);
 //! - nothing here migrates or creates a secret: a database from another version, or secrets
@@ -22,6 +23,7 @@
 pub mod admin;
 pub mod api;
 pub mod audit;
+pub mod backfill;
 pub mod backup;
 pub mod doctor;
 pub mod export;

@@ -484,6 +484,70 @@ pub fn clear_spent_confirm_hashes(conn: &Connection, now: UnixSeconds) -> rusqli
     .execute([now])
 }
 
+/// A confirmed row as `signupd backfill` hands it on. No `Debug`: it holds an address.
+#[allow(missing_debug_implementations)]
+pub struct Backfillable {
+    pub id: String,
+    pub list_id: String,
+    pub email: String,
+    pub created_at: UnixSeconds,
+    pub confirmed_at: UnixSeconds,
+    pub confirm_method: String,
+    pub consent_version: String,
+    pub source: Option<String>,
+    /// Comma-joined, as stored (`Tag::split` reads it).
+    pub tags: Option<String>,
+    /// The field values, a JSON object, as stored.
+    pub fields: Option<String>,
+}
+
+/// Up to `limit` confirmed rows of `list_id` whose address sorts after `after` (all of them from
+/// the first when `None`), in address order: a page read through the `(list_id, email)` index,
+/// so a list of any size is read a page at a time without a sort.
+pub fn confirmed_after(
+    conn: &Connection,
+    list_id: &str,
+    after: Option<&str>,
+    limit: usize,
+) -> rusqlite::Result<Vec<Backfillable>> {
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    conn.prepare_cached(
+        "SELECT id, list_id, email, created_at, coalesce(confirmed_at, created_at), coalesce(confirm_method, 'button'),
+                consent_version, source, tags, fields
+         FROM subscribers
+         WHERE list_id = ?1 AND (?2 IS NULL OR email > ?2) AND status = 'confirmed'
+         ORDER BY email LIMIT ?3",
+    )?
+    .query_map(params![list_id, after, limit], |row| {
+        Ok(Backfillable {
+            id: row.get(0)?,
+            list_id: row.get(1)?,
+            email: row.get(2)?,
+            created_at: row.get(3)?,
+            confirmed_at: row.get(4)?,
+            confirm_method: row.get(5)?,
+            consent_version: row.get(6)?,
+            source: row.get(7)?,
+            tags: row.get(8)?,
+            fields: row.get(9)?,
+        })
+    })?
+    .collect()
+}
+
+/// How many rows of `list_id` are confirmed.
+pub fn count_confirmed(conn: &Connection, list_id: &str) -> rusqlite::Result<u64> {
+    conn.prepare_cached("SELECT count(*) FROM subscribers WHERE list_id = ?1 AND status = 'confirmed'")?
+        .query_row([list_id], |row| row.get::<_, i64>(0))
+        .map(|count| count.unsigned_abs())
+}
+
+/// Whether the row `id` exists and is confirmed.
+pub fn is_confirmed(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
+    conn.prepare_cached("SELECT EXISTS (SELECT 1 FROM subscribers WHERE id = ?1 AND status = 'confirmed')")?
+        .query_row([id], |row| row.get(0))
+}
+
 /// Which rows `signupd export` writes.
 #[derive(Debug, Clone, Copy)]
 pub struct ExportFilter<'a> {

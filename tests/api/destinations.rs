@@ -1007,3 +1007,248 @@ async fn the_hand_on_threads_run_at_nice_19_and_every_other_thread_at_the_proces
     assert!(own < 19, "the tests run at nice {own}: nothing to tell apart");
     assert!(others.iter().all(|(_, nice)| *nice == own), "{threads:?}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Backfill: a destination added after its list had subscribers
+
+/// The addresses confirmed before the destination was added.
+fn earlier_readers() -> Vec<String> {
+    (0..3).map(|i| format!("early{i}@example.com")).collect()
+}
+
+/// Lists `news` and `weekly`, for a destination that hands on `news` alone.
+const TWO_LISTS: &str = "[[lists]]\nid = \"news\"\n[[lists]]\nid = \"weekly\"\n";
+
+/// Runs `serve` on `dir` without a destination, signs [`earlier_readers`] up and confirms them,
+/// and stops it: a list with subscribers, as it was before the destination was configured.
+async fn confirmed_without_a_destination(dir: &Path) -> PathBuf {
+    let config = process::config(dir, 1000, TWO_LISTS);
+    let server = process::serve(&config);
+    sign_up_and_confirm(&server, dir, &earlier_readers()).await;
+    server.stop().await;
+    let database = dir.join("data/signupd.sqlite3");
+    assert_eq!(count_sql(&database, "SELECT count(*) FROM subscribers WHERE status = 'confirmed'"), 3);
+    assert_eq!(count_sql(&database, "SELECT count(*) FROM webhook_deliveries"), 0, "nothing to hand on yet");
+    database
+}
+
+fn count_sql(database: &Path, sql: &str) -> i64 {
+    process::count(&read_only(database), sql)
+}
+
+/// Every table's row count: a run that writes nothing leaves them all as they were.
+fn row_counts(database: &Path) -> BTreeMap<String, i64> {
+    let conn = read_only(database);
+    let tables = process::strings(&conn, "SELECT name FROM sqlite_master WHERE type = 'table'");
+    tables
+        .into_iter()
+        .map(|table| (table.clone(), process::count(&conn, &format!("SELECT count(*) FROM \"{table}\""))))
+        .collect()
+}
+
+/// `signupd backfill ARGS --config CONFIG`: (exit code, stdout, stderr).
+fn backfill(config: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let output = signupd().arg("backfill").args(args).arg("--config").arg(config).output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    (output.status.code(), stdout, String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+/// Waits until the running `serve` has handed on every queued event.
+async fn queue_drained(database: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let left = queued_in(&read_only(database));
+        if left.is_empty() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "not delivered: {left:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn backfill_beside_a_running_serve_hands_a_destination_added_later_every_subscriber_confirmed_before_it() {
+    // Arrange: three confirmed before the destination existed; then `serve` with it
+    let api = SenderApi::start(Kind::Listmonk);
+    let dir = tempfile::tempdir().unwrap();
+    let database = confirmed_without_a_destination(dir.path()).await;
+    let credential = write_credential(dir.path(), NAME, &api.credential());
+    let destination = format!("{}lists = [\"news\"]\n", destination_toml(NAME, &api, &credential));
+    let config = process::config(dir.path(), 1000, &format!("retry_base = \"1s\"\n{destination}{TWO_LISTS}"));
+    let server = process::serve(&config);
+
+    // Act
+    let (code, stdout, stderr) = backfill(&config, &["--destination", NAME]);
+
+    // Assert: counted, queued for the destination alone, audited
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert_eq!(stdout, "queued 3 confirmed subscribers of news for destination out\n", "{stderr}");
+    // (Some may be on their way already: the worker in `serve` takes them at once.)
+    let rows = queued_in(&read_only(&database));
+    assert!(rows.iter().all(|row| row.endpoint == NAME && row.event_type == CONFIRMED), "{rows:?}");
+    assert_eq!(
+        count_sql(
+            &database,
+            "SELECT count(*) FROM audit_log WHERE action = 'backfill' AND count = 3 AND actor = 'cli'"
+        ),
+        1
+    );
+
+    // Assert: the running server's worker hands each on, confirmed
+    queue_drained(&database).await;
+    let expected: BTreeMap<String, Option<Standing>> =
+        earlier_readers().into_iter().map(|email| (email, Some(Standing::Subscribed))).collect();
+    assert_eq!(api.addresses(), expected, "{:?}", api.requests());
+    let attribs = api.held("early0@example.com");
+    assert_eq!(attribs["attribs"]["confirm_method"], "button", "the row's own method: {attribs}");
+
+    // Act: a repeat is harmless
+    let (code, again, stderr) = backfill(&config, &["--destination", NAME, "--list", "news"]);
+    assert_eq!(
+        (code, again.as_str()),
+        (Some(0), "queued 3 confirmed subscribers of news for destination out\n"),
+        "{stderr}"
+    );
+    queue_drained(&database).await;
+    server.stop().await;
+
+    // Assert: the sender took the repeats as duplicates, each address once and confirmed
+    assert_eq!(api.addresses(), expected, "{:?}", api.requests());
+    assert_never_deleted(&api);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn backfill_dry_run_counts_and_writes_nothing_and_each_refusal_names_what_is_configured_and_writes_nothing() {
+    // Arrange
+    let api = SenderApi::start(Kind::Brevo);
+    let dir = tempfile::tempdir().unwrap();
+    let database = confirmed_without_a_destination(dir.path()).await;
+    let credential = write_credential(dir.path(), NAME, &api.credential());
+    let without = process::config(dir.path(), 1000, TWO_LISTS);
+    let before = row_counts(&database);
+
+    // Act + Assert: no destination configured at all
+    let (code, stdout, stderr) = backfill(&without, &["--destination", NAME]);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert_eq!(
+        stderr,
+        "signupd: error: no [[destinations]] entry is configured: add the destination to the configuration (and \
+         restart `signupd serve`) first\n"
+    );
+
+    // Act + Assert: an unknown destination, a list it does not hand on, the flag forgotten
+    let second = SenderApi::start(Kind::Listmonk);
+    let second_credential = write_credential(dir.path(), "crm", &second.credential());
+    let destination = format!(
+        "{}lists = [\"news\"]\n{}",
+        destination_toml(NAME, &api, &credential),
+        destination_toml("crm", &second, &second_credential)
+    );
+    let config = process::config(dir.path(), 1000, &format!("{destination}{TWO_LISTS}"));
+    for (args, exit, error) in [
+        (
+            &["--destination", "nope"][..],
+            1,
+            "signupd: error: --destination: no destination named \"nope\" is configured (configured: out, crm)\n",
+        ),
+        (
+            &["--destination", NAME, "--list", "weekly"][..],
+            1,
+            "signupd: error: --list: destination out does not hand on list \"weekly\"; its lists: news\n",
+        ),
+        (
+            &["--destination", NAME, "--list", "gone"][..],
+            1,
+            "signupd: error: --list: destination out does not hand on list \"gone\"; its lists: news\n",
+        ),
+    ] {
+        let (code, stdout, stderr) = backfill(&config, args);
+        assert_eq!(code, Some(exit), "{args:?}: {stdout}{stderr}");
+        assert_eq!(stderr, error, "{args:?}");
+        assert!(stdout.is_empty(), "{args:?}: {stdout}");
+    }
+    let (code, _, stderr) = backfill(&config, &[]);
+    assert_eq!(code, Some(2), "a usage error: {stderr}");
+    assert!(stderr.contains("--destination <NAME>"), "{stderr}");
+    assert_eq!(row_counts(&database), before, "a refused run writes nothing");
+
+    // Act: a dry run, for one destination and for one that hands on every list
+    let (code, stdout, stderr) = backfill(&config, &["--destination", NAME, "--dry-run"]);
+    let (every_code, every, every_err) = backfill(&config, &["--destination", "crm", "--dry-run"]);
+
+    // Assert: counted, nothing written (no queued event, no audit entry)
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stdout, "would queue 3 confirmed subscribers of news for destination out (dry run: nothing written)\n");
+    assert_eq!(every_code, Some(0), "{every_err}");
+    assert_eq!(
+        every,
+        "would queue 3 confirmed subscribers of news for destination crm (dry run: nothing written)\n\
+         would queue 0 confirmed subscribers of weekly for destination crm (dry run: nothing written)\n"
+    );
+    assert_eq!(row_counts(&database), before, "a dry run writes nothing");
+    assert!(api.requests().is_empty() && second.requests().is_empty(), "nothing is sent by the command itself");
+}
+
+#[actix_web::test]
+async fn backfill_skips_a_subscriber_whose_own_event_still_waits_and_a_later_unsubscribe_waits_for_the_backfilled_one()
+{
+    // Arrange: ann handed on and then lost by the sender's operator; jane's event still queued
+    let api = SenderApi::start(Kind::Brevo);
+    let app = app_for(&api, &api.credential(), "").await;
+    let (token, _) = signed_up_and_mailed(&app, ANN).await;
+    assert_eq!(location(&post_token(&app, "/api/confirm", &token).await), "/confirmed?list=news");
+    let welcome = send_mail(&app).await;
+    assert_eq!(deliver(&app).await, [DeliveryOutcome::Delivered]);
+    confirm(&app, JANE).await;
+    assert_eq!(queued_events(&app), [(CONFIRMED.to_owned(), JANE.to_owned())]);
+
+    // Act: the library's backfill, beside the app, as the command runs it
+    let config = (*app.state.config).clone();
+    let request = signupd::operator::backfill::BackfillRequest { destination: NAME.into(), list: None, dry_run: false };
+    let (runtime, clock) = (tokio::runtime::Handle::current(), app.clock.clone());
+    let out = tokio::task::spawn_blocking(move || {
+        let beside = signupd::operator::Beside::open(config, None).unwrap();
+        let mut out = Vec::new();
+        signupd::operator::backfill::run(&beside, &request, &clock, &runtime, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    })
+    .await
+    .unwrap();
+
+    // Assert: ann queued again, jane not twice
+    assert_eq!(out, "queued 1 confirmed subscriber of news for destination out (1 already waiting in its queue)\n");
+    let events = queued_events(&app);
+    assert_eq!(events, [(CONFIRMED.to_owned(), JANE.to_owned()), (CONFIRMED.to_owned(), ANN.to_owned())]);
+
+    // Act: ann leaves before the backfilled event was delivered
+    let response = app
+        .client
+        .post(app.url(&welcome[0].list_unsubscribe()))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body("List-Unsubscribe=One-Click")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+
+    // Assert: the unsubscribed event waits for the backfilled one, and the sender ends unsubscribed
+    let waits: Option<i64> = db(&app)
+        .query_row(
+            "SELECT u.after_id FROM webhook_deliveries u WHERE u.event_type = 'subscriber.unsubscribed'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    let backfilled: i64 = db(&app)
+        .query_row("SELECT max(id) FROM webhook_deliveries WHERE event_type = 'subscriber.confirmed'", [], |row| {
+            row.get(0)
+        })
+        .unwrap();
+    assert_eq!(waits, Some(backfilled));
+    assert_eq!(deliver(&app).await, [DeliveryOutcome::Delivered, DeliveryOutcome::Delivered], "jane, then ann");
+    assert_eq!(deliver(&app).await, [DeliveryOutcome::Delivered], "ann's unsubscribe, once her event is gone");
+    assert_queue_empty(&app, "all handed on");
+    let history = api.history_of(ANN);
+    assert_eq!(api.standing(ANN), Some(Standing::Unsubscribed), "{history:?}");
+    assert_eq!(api.standing(JANE), Some(Standing::Subscribed));
+}

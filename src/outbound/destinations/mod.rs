@@ -8,6 +8,10 @@
 //!   worker of its own (`crate::outbound::webhooks::worker`), in order per subscriber, at least once. The
 //!   queued body is the webhook event; this module turns it into the vendor's calls at delivery
 //!   time, so the address lives only in the queue until the call succeeded or was given up.
+//! - **Subscribers from before.** A destination added to a list that has subscribers hears only
+//!   of those who confirm from then on; `signupd backfill` (`crate::operator::backfill`) queues a
+//!   `subscriber.confirmed` for each earlier one, on this same queue, for this destination alone.
+//!   A repeat is harmless because a duplicate is success (below).
 //! - **Already confirmed.** `subscriber.confirmed` creates or updates the address *as confirmed*,
 //!   so the sender never mails its own opt-in; `subscriber.unsubscribed` unsubscribes it there.
 //!   Nothing the sender holds is ever deleted. One module per kind says how ([`listmonk`],

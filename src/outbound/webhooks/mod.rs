@@ -379,6 +379,99 @@ impl PreparedEvent {
     }
 }
 
+/// `subscriber.confirmed` of a subscriber confirmed before `destination` handed its list on, for
+/// that destination alone (`signupd backfill`): the body the confirmation would have queued, with
+/// the row's own `confirmed_at` and `confirm_method`, and no `unsubscribe_url` (only a webhook
+/// endpoint gets one; a destination's sender has its own). `confirmed.now` is the envelope's
+/// `timestamp`, when the event was made.
+pub fn backfilled(
+    destination: &str,
+    confirmed: &ConfirmedEvent<'_>,
+    confirmed_at: UnixSeconds,
+    consent_text: Option<&str>,
+) -> anyhow::Result<PreparedEvent> {
+    let data = ConfirmedData {
+        confirm_method: confirmed.method,
+        confirmed_at: rfc3339(confirmed_at)?,
+        consent_text,
+        consent_version: confirmed.consent_version,
+        created_at: rfc3339(confirmed.created_at)?,
+        email: confirmed.email,
+        list: confirmed.list,
+        source: confirmed.source,
+        subscriber_id: confirmed.subscriber_id,
+        tags: Tag::split(confirmed.tags),
+        fields: FieldValues::from_column(confirmed.fields),
+        unsubscribe_url: None,
+    };
+    let event = WebhookEvent::Confirmed;
+    Ok(PreparedEvent {
+        event_id: format!("evt_{}", uuid::Uuid::now_v7().simple()),
+        event_type: event.as_str(),
+        subscriber_id: confirmed.subscriber_id.to_owned(),
+        payload: serde_json::to_string(&Envelope { data, timestamp: rfc3339(confirmed.now)?, kind: event.as_str() })?,
+        endpoints: vec![destination.to_owned()],
+        now: confirmed.now,
+    })
+}
+
+/// What [`PreparedEvent::queue_backfill`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backfilled {
+    Queued,
+    /// The subscriber's own `subscriber.confirmed` still waits in the destination's queue.
+    AlreadyWaiting,
+    /// The row was removed (or is no longer confirmed) since it was read: nothing to hand on.
+    Gone,
+}
+
+impl PreparedEvent {
+    /// Queues a [`backfilled`] event, inside the writer's transaction, where what was read before
+    /// is checked again: a row removed meanwhile is not handed on (its address must not reach
+    /// the sender after it left), and a row whose own confirmation event still waits for the
+    /// destination is not queued twice.
+    ///
+    /// Order: an unsubscribed event waits for the queued rows of the subscriber's confirmed event
+    /// ([`Self::queue`]), found through `subscribers.confirmed_event`. When none of them is still
+    /// queued, that now names the backfilled row, so a later unsubscribed event waits for it. When
+    /// the original event still waits for another sink (an endpoint that is down), the mark stays
+    /// on the original, whose order the other sinks need: the destination's unsubscribed event
+    /// then does not wait for the backfilled one. Its worker still takes the older row first
+    /// (due time, then id), so only a backfilled row that is being retried could be overtaken.
+    pub fn queue_backfill(&self, conn: &Connection) -> rusqlite::Result<Backfilled> {
+        if !subscribers::is_confirmed(conn, &self.subscriber_id)? {
+            return Ok(Backfilled::Gone);
+        }
+        let still_queued = match subscribers::confirmed_event(conn, &self.subscriber_id)? {
+            Some(first) => webhooks::queued_confirmed(conn, first, &self.subscriber_id)?,
+            None => Vec::new(),
+        };
+        if still_queued.iter().any(|(sink, _)| self.endpoints.contains(sink)) {
+            return Ok(Backfilled::AlreadyWaiting);
+        }
+        let mut first = None;
+        for endpoint in &self.endpoints {
+            let id = webhooks::insert(
+                conn,
+                &NewDelivery {
+                    endpoint,
+                    event_id: &self.event_id,
+                    event_type: self.event_type,
+                    subscriber_id: &self.subscriber_id,
+                    payload: &self.payload,
+                    now: self.now,
+                    after_id: None,
+                },
+            )?;
+            first.get_or_insert(id);
+        }
+        if let (true, Some(first)) = (still_queued.is_empty(), first) {
+            subscribers::set_confirmed_event(conn, &self.subscriber_id, first)?;
+        }
+        Ok(Backfilled::Queued)
+    }
+}
+
 /// Every configured endpoint with its key; an error names the key (`webhooks[0].secret_file`).
 pub fn load_endpoints(config: &Config, credentials_dir: Option<&Path>) -> anyhow::Result<Vec<Arc<Endpoint>>> {
     config
