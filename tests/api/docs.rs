@@ -6,7 +6,8 @@
 //! - every image has alt text and is a PNG small enough for the repository;
 //! - the configuration reference (`docs/configuration.md`) documents exactly the keys of
 //!   `config.example.toml`, and the default it gives for each key is the value `check-config`
-//!   prints when the key is left out.
+//!   prints when the key is left out;
+//! - the man page (`packaging/signupd.8`) documents every subcommand `signupd --help` lists.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
@@ -424,4 +425,78 @@ fn every_documented_default_is_what_signupd_uses_when_the_key_is_left_out() {
     }
     assert!(wrong.is_empty(), "documented defaults that differ from the code's:\n{}", wrong.join("\n"));
     assert!(compared >= 40, "only {compared} defaults were compared");
+}
+
+/// The subcommands `signupd --help` lists, but `help`.
+fn subcommands_in_help() -> Vec<String> {
+    let output = signupd().arg("--help").output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let help = String::from_utf8(output.stdout).unwrap();
+    let commands: Vec<String> = help
+        .lines()
+        .skip_while(|line| line.trim() != "Commands:")
+        .skip(1)
+        .take_while(|line| !line.trim().is_empty())
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_owned)
+        .collect();
+    assert!(commands.len() > 10, "cannot read the commands of --help: {help}");
+    commands
+}
+
+/// The words of the tags of the COMMANDS section of a man page (the line after each `.TP`), with
+/// the font escapes and macros taken out: `\fBbackfill \-\-destination\fR` is `backfill`,
+/// `--destination`; `.BR export ", " import` is `export`, `import`.
+fn commands_in_man_page(page: &str) -> BTreeSet<String> {
+    let mut in_commands = false;
+    let mut after_tp = false;
+    let mut words = BTreeSet::new();
+    for line in page.lines() {
+        if let Some(section) = line.strip_prefix(".SH ") {
+            in_commands = section.trim() == "COMMANDS";
+            continue;
+        }
+        if !in_commands {
+            continue;
+        }
+        if line.trim() == ".TP" {
+            after_tp = true;
+            continue;
+        }
+        if std::mem::take(&mut after_tp) {
+            let plain = line.replace("\\-", "-").replace("\\fB", " ").replace("\\fR", " ").replace("\\fI", " ");
+            let plain = plain.trim_start_matches(|c: char| c == '.' || c.is_ascii_uppercase());
+            words.extend(
+                plain
+                    .split(|c: char| !(c.is_ascii_lowercase() || c == '-'))
+                    .filter(|word| !word.is_empty())
+                    .map(str::to_owned),
+            );
+        }
+    }
+    words
+}
+
+#[test]
+fn the_man_page_reader_finds_commands_in_each_tag_form() {
+    let page = ".SH COMMANDS\n.TP\n.B check\\-config\nValidate.\n.TP\n.BR export \", \" import\nOperator.\n.TP\n\
+                \\fBbackfill \\-\\-destination\\fR \\fINAME\\fR\nHand on.\n.SH FILES\n.TP\n.I lookup\n";
+    let found = commands_in_man_page(page);
+    for command in ["check-config", "export", "import", "backfill"] {
+        assert!(found.contains(command), "{command}: {found:?}");
+    }
+    assert!(!found.contains("lookup"), "only the COMMANDS section: {found:?}");
+    assert!(!found.contains("validate") && !found.contains("hand"), "only the tags: {found:?}");
+}
+
+/// packaging/signupd.8 is what `man signupd` shows on a Debian install: every subcommand the
+/// binary has is there, so an operator who reads the page finds each (issue 46).
+#[test]
+fn the_man_page_documents_every_subcommand_signupd_help_lists() {
+    let page = std::fs::read_to_string(root().join("packaging/signupd.8")).unwrap();
+    let documented = commands_in_man_page(&page);
+    let missing: Vec<String> =
+        subcommands_in_help().into_iter().filter(|command| !documented.contains(command)).collect();
+    assert!(missing.is_empty(), "packaging/signupd.8 does not document these subcommands of --help: {missing:?}");
 }
