@@ -140,11 +140,14 @@ pub(super) fn check(
             let url = match raw.url.as_str() {
                 "" => {
                     if kind == Some(DestinationKind::Listmonk) {
-                        problems.push(key("url"), "listmonk needs its base URL, e.g. \"https://lists.example.com\"");
+                        problems
+                            .push(key("url"), "listmonk needs its base URL, e.g. \"https://lists.your-domain.net\"");
                     }
                     None
                 }
-                url => problems.check(&key("url"), parse::webhook_url(url)),
+                url => {
+                    problems.check(&key("url"), parse::webhook_url(url).and_then(parse::destination_not_a_placeholder))
+                }
             };
             if let Some(kind) = kind {
                 let target = raw.target.trim();

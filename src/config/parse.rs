@@ -216,6 +216,19 @@ pub fn not_a_placeholder(url: Url) -> Result<Url, String> {
     Ok(url)
 }
 
+/// A destination's URL that is not a placeholder: no sender's API lives on a reserved example
+/// domain, and the shipped example (`https://lists.example.com`) left in place would only show
+/// at the first delivery, as a retried DNS failure.
+pub fn destination_not_a_placeholder(url: Url) -> Result<Url, String> {
+    if url.host_str().is_some_and(is_reserved_example) {
+        return Err(format!(
+            "{:?} is a placeholder on a reserved example domain; set the URL of your sender (listmonk: its base URL)",
+            url.as_str()
+        ));
+    }
+    Ok(url)
+}
+
 /// A sender that is not a placeholder.
 pub fn sender_not_a_placeholder(from: Mailbox) -> Result<Mailbox, String> {
     if is_reserved_example(from.email.domain()) {

@@ -110,6 +110,19 @@ fn bad_values_name_their_key() {
         ),
         ("v6 neighbourhood too long", "[signup]\nnetwork_prefix_v6 = 129", "signup.network_prefix_v6"),
         ("bad surge window", "[signup]\nsurge_alert = { window = \"soon\", max = 5 }", "signup.surge_alert.window"),
+        (
+            "placeholder destination URL",
+            "[[destinations]]\nname = \"out\"\nkind = \"listmonk\"\n\
+             url = \"https://lists.example.com\"\ntarget = \"3\"",
+            "destinations[0].url: \"https://lists.example.com/\" is a placeholder on a reserved example domain; set \
+             the URL of your sender (listmonk: its base URL)",
+        ),
+        (
+            "placeholder destination API on example.org",
+            "[[destinations]]\nname = \"out\"\nkind = \"brevo\"\n\
+             url = \"https://api.EXAMPLE.org/v3\"\ntarget = \"7\"",
+            "destinations[0].url: \"https://api.example.org/v3\" is a placeholder",
+        ),
         ("bad name server", "[signup]\ndns_servers = [\"dns.bakery.test\"]", "signup.dns_servers[0]"),
     ];
     for (case, body, expected) in cases {

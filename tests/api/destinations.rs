@@ -1252,3 +1252,33 @@ async fn backfill_skips_a_subscriber_whose_own_event_still_waits_and_a_later_uns
     assert_eq!(api.standing(ANN), Some(Standing::Unsubscribed), "{history:?}");
     assert_eq!(api.standing(JANE), Some(Standing::Subscribed));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Destinations you can see
+
+#[test]
+fn check_config_refuses_the_guides_placeholder_url_naming_the_key_and_exits_1() {
+    // Arrange: the destination of the operations guide, its URL left as written
+    let dir = tempfile::tempdir().unwrap();
+    let credential = write_credential(dir.path(), "newsletter", "api:token");
+    let table = format!(
+        "[[destinations]]\nname = \"newsletter\"\nkind = \"listmonk\"\nurl = \"https://lists.example.com\"\n\
+         credential_file = {:?}\ntarget = \"3\"\n",
+        credential.display().to_string()
+    );
+    let config = write_config(dir.path(), &table);
+
+    // Act
+    let output = signupd().arg("check-config").arg("--config").arg(&config).output().unwrap();
+
+    // Assert
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "destinations[0].url: \"https://lists.example.com/\" is a placeholder on a reserved example domain; set \
+             the URL of your sender (listmonk: its base URL)"
+        ),
+        "{stderr}"
+    );
+}

@@ -519,7 +519,7 @@ mod tests {
             format!("kind = \"{kind}\"\ncredential_file = {:?}\n{extra}", path.display().to_string())
         };
         for (kind, extra, content) in [
-            ("listmonk", "url = \"https://lists.example.com\"\ntarget = \"3\"", "only-a-token-secret"),
+            ("listmonk", "url = \"https://lists.bakery.test\"\ntarget = \"3\"", "only-a-token-secret"),
             ("buttondown", "", "two words-secret"),
             ("brevo", "target = \"7\"", "\n"),
         ] {
