@@ -348,7 +348,8 @@ pub async fn send_test_destination(source: &ConfigSource, name: Option<&str>) ->
             Err(refused) => {
                 failed += 1;
                 let hint = destination.hint(&refused.failure);
-                writeln!(out, "{name} ({kind}): failed: {} (hint: {hint})", refused.failure)?;
+                let failure = destination.failure_words(&refused.failure);
+                writeln!(out, "{name} ({kind}): failed: {failure} (hint: {hint})")?;
             }
         }
     }

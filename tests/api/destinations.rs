@@ -890,7 +890,10 @@ fn send_test_destination_name_picks_one_destination_and_an_unknown_name_is_an_er
     assert_eq!(chosen_out.lines().count(), 1, "only the one named: {chosen_out}");
     assert!(chosen_out.starts_with("live (brevo): list 7"), "{chosen_out}");
     assert_eq!(all, Some(1), "the dead one fails the run: {all_out}");
-    assert!(all_out.contains("dead (listmonk): failed: connection refused"), "{all_out}");
+    // The host and port it tried, so a wrong URL and a stopped sender can be told apart.
+    let dead_at = dead.base_url().trim_start_matches("http://").split('/').next().unwrap().to_owned();
+    let refused = format!("dead (listmonk): failed: connection refused by {dead_at} (hint: is the sender listening");
+    assert!(all_out.contains(&refused), "{all_out}");
     assert!(all_out.contains("live (brevo): list 7"), "{all_out}");
     assert_eq!(unknown, Some(1), "{unknown_out}{unknown_err}");
     assert!(unknown_err.contains("--name: no destination named \"nope\""), "{unknown_err}");
@@ -1281,4 +1284,31 @@ fn check_config_refuses_the_guides_placeholder_url_naming_the_key_and_exits_1() 
         ),
         "{stderr}"
     );
+}
+
+#[test]
+fn send_test_destination_names_the_host_and_port_it_could_not_reach_and_never_the_query_or_credential() {
+    // Arrange: a host that does not resolve (RFC 2606 .invalid), with a token in the URL's query
+    let dir = tempfile::tempdir().unwrap();
+    let credential = write_credential(dir.path(), "far", "xkeysib-the-credential");
+    let table = format!(
+        "[[destinations]]\nname = \"far\"\nkind = \"brevo\"\nurl = \"https://api.nowhere.invalid:8443/v3?token=q-secret\"\n\
+         credential_file = {:?}\ntarget = \"7\"\n[mail]\nwebhook_timeout = \"2s\"\n",
+        credential.display().to_string()
+    );
+    let config = write_config(dir.path(), &table);
+
+    // Act
+    let output = signupd().arg("send-test-destination").arg("--config").arg(&config).output().unwrap();
+
+    // Assert: the host and port tried, whether DNS failed or the wait ran out
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let all = format!("{stdout}{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(output.status.code(), Some(1), "{all}");
+    let named = [
+        "could not connect to api.nowhere.invalid:8443 (DNS, TLS or the network)",
+        "no answer from api.nowhere.invalid:8443 within 2s",
+    ];
+    assert!(named.iter().any(|words| stdout.starts_with(&format!("far (brevo): failed: {words} (hint: "))), "{stdout}");
+    assert!(!all.contains("q-secret") && !all.contains("token=") && !all.contains("xkeysib"), "{all}");
 }

@@ -294,6 +294,27 @@ impl Destination {
         }
     }
 
+    /// Where its calls go, as `host:port`: never the path or the query, which may carry a token.
+    pub fn host_port(&self) -> String {
+        let host = self.base.host_str().unwrap_or_default();
+        let port = self.base.port_or_known_default().unwrap_or_default();
+        format!("{host}:{port}")
+    }
+
+    /// `failure` in the operator's words (`send-test-destination`): one before any answer names
+    /// the host and port that were tried, since "connection refused" alone does not say whether
+    /// the URL or the sender is wrong.
+    pub fn failure_words(&self, failure: &DeliveryFailure) -> String {
+        let at = self.host_port();
+        match failure {
+            DeliveryFailure::Refused => format!("connection refused by {at}"),
+            DeliveryFailure::Connect => format!("could not connect to {at} (DNS, TLS or the network)"),
+            DeliveryFailure::Closed => format!("{at} closed the connection before an answer"),
+            DeliveryFailure::Timeout(timeout) => format!("no answer from {at} within {}s", timeout.as_secs()),
+            answered => answered.to_string(),
+        }
+    }
+
     /// What the operator can do about `failure` (`send-test-destination`, the alert).
     pub fn hint(&self, failure: &DeliveryFailure) -> String {
         let credential = match &self.config.credential_file {
