@@ -109,10 +109,11 @@ pub fn webhook(result: &'static str) {
     metrics::counter!(WEBHOOKS, "result" => result).increment(1);
 }
 
-/// One subscriber event handed to (or not yet taken by, or dropped for) a destination. Not in
-/// the status page's tally: its webhook chart counts webhook deliveries only.
+/// One subscriber event handed to (or not yet taken by, or dropped for) a destination. In the
+/// status page's tally per destination, apart from the webhook endpoints' deliveries.
 pub fn destination(name: &str, result: &'static str) {
     debug_assert!(DESTINATION_RESULTS.contains(&result), "{result} is not in metrics::series::DESTINATION_RESULTS");
+    TALLY.bump_destination(name, result);
     metrics::counter!(DESTINATIONS, "destination" => name.to_owned(), "result" => result).increment(1);
 }
 

@@ -30,8 +30,13 @@ pub mod family {
     pub const SURGE_ALERTS: &str = "surge_alerts";
     /// `mails.<result>`, service-wide: `sent`, `retry`, `failed`, `capped`.
     pub const MAILS: &str = "mails";
-    /// `webhooks.<result>`, service-wide: `delivered`, `retry`, `dropped`.
+    /// `webhooks.<result>`, service-wide: `delivered`, `retry`, `dropped`, of the webhook
+    /// endpoints only.
     pub const WEBHOOKS: &str = "webhooks";
+    /// `destinations.<name>.<result>`, service-wide: `delivered`, `retry`, `dropped`, of each
+    /// destination (its name is `a-z`, `0-9` and `-`, so the dots stay separators). Bounded by the
+    /// configured destinations.
+    pub const DESTINATIONS: &str = "destinations";
 }
 
 /// The source key of signups that carried no source.
@@ -101,6 +106,13 @@ impl Tally {
         let series = if label.is_empty() { family.to_owned() } else { format!("{family}.{label}") };
         let mut counts = self.counts.lock().unwrap_or_else(PoisonError::into_inner);
         *counts.entry((list.to_owned(), series)).or_default() += 1;
+    }
+
+    /// Adds one to `destinations.<destination>.<result>`, service-wide ([`family::DESTINATIONS`]).
+    pub fn bump_destination(&self, destination: &str, result: &'static str) {
+        let series = format!("{}.{destination}.{result}", family::DESTINATIONS);
+        let mut counts = self.counts.lock().unwrap_or_else(PoisonError::into_inner);
+        *counts.entry((SERVICE.to_owned(), series)).or_default() += 1;
     }
 
     /// Takes every count, leaving the tally empty.

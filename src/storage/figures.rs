@@ -51,6 +51,30 @@ pub fn queue_depths(conn: &Connection) -> rusqlite::Result<Vec<QueueDepth>> {
     .collect()
 }
 
+/// What waits in the event queue for one sink (a webhook endpoint or a destination).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SinkWaiting {
+    pub sink: String,
+    pub waiting: i64,
+    /// Of those, how many have failed at least one attempt and wait for the next.
+    pub retrying: i64,
+    /// When the oldest waiting event was queued.
+    pub oldest_at: UnixSeconds,
+}
+
+/// The sinks with events waiting, by name (for the status page's destinations). One pass over
+/// the `(endpoint, next_attempt_at)` index and the rows, on the metrics listener only.
+pub fn waiting_by_sink(conn: &Connection) -> rusqlite::Result<Vec<SinkWaiting>> {
+    conn.prepare_cached(
+        "SELECT endpoint, count(*), sum(attempts > 0), min(created_at) FROM webhook_deliveries
+         GROUP BY endpoint ORDER BY endpoint",
+    )?
+    .query_map([], |row| {
+        Ok(SinkWaiting { sink: row.get(0)?, waiting: row.get(1)?, retrying: row.get(2)?, oldest_at: row.get(3)? })
+    })?
+    .collect()
+}
+
 /// Rows of `list` in `status`.
 pub fn subscribers(conn: &Connection, list: &str, status: Status) -> rusqlite::Result<i64> {
     conn.prepare_cached("SELECT count(*) FROM subscribers WHERE list_id = ?1 AND status = ?2")?

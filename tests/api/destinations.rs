@@ -1312,3 +1312,89 @@ fn send_test_destination_names_the_host_and_port_it_could_not_reach_and_never_th
     assert!(named.iter().any(|words| stdout.starts_with(&format!("far (brevo): failed: {words} (hint: "))), "{stdout}");
     assert!(!all.contains("q-secret") && !all.contains("token=") && !all.contains("xkeysib"), "{all}");
 }
+
+/// The cells of a destination's row in the status page's destinations panel: column → text.
+fn destination_row(page: &str, name: &str) -> Option<BTreeMap<String, String>> {
+    let start = page.find(&format!("<tr data-destination=\"{name}\">"))?;
+    let row = &page[start..];
+    let row = &row[..row.find("</tr>")?];
+    Some(
+        row.split("<td data-column=\"")
+            .skip(1)
+            .filter_map(|cell| {
+                let (column, rest) = cell.split_once("\">")?;
+                Some((column.to_owned(), rest[..rest.find('<')?].to_owned()))
+            })
+            .collect(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_status_page_shows_a_failing_destination_by_name_with_its_retries_and_oldest_wait_then_handed_on() {
+    // Arrange: `serve` with a status page, a Brevo that answers 503
+    let api = SenderApi::start(Kind::Brevo);
+    api.go_down();
+    let dir = tempfile::tempdir().unwrap();
+    let credential = write_credential(dir.path(), NAME, &api.credential());
+    let extra = format!(
+        "retry_base = \"1s\"\nwebhook_timeout = \"1s\"\n[server]\nmetrics_listen = \"127.0.0.1:0\"\n{}",
+        destination_toml(NAME, &api, &credential)
+    );
+    let config = process::config(dir.path(), 1000, &extra);
+    let server = process::serve(&config);
+    let status = format!("http://127.0.0.1:{}/status", server.metrics_port.expect("a metrics listener"));
+    let page = || async { process::client().get(&status).send().await.unwrap().text().await.unwrap() };
+    let idle = page().await;
+    assert_eq!(
+        destination_row(&idle, NAME).as_ref().map(|row| (
+            row["delivered"].as_str(),
+            row["retry"].as_str(),
+            row["oldest"].as_str()
+        )),
+        Some(("0", "0", "–")),
+        "a configured destination has its row before any event"
+    );
+
+    // Act: one subscriber confirmed while the sender fails
+    sign_up_and_confirm(&server, dir.path(), &["panel@example.com".to_owned()]).await;
+
+    // Assert: the destination's retries show by name, with what waits for it; the webhook line stays the webhooks'
+    let deadline = Instant::now() + Duration::from_secs(40);
+    let (failing, row) = loop {
+        let text = page().await;
+        if let Some(row) = destination_row(&text, NAME).filter(|row| row["retry"] != "0" && row["retrying"] == "1") {
+            break (text, row);
+        }
+        assert!(Instant::now() < deadline, "no retry shown: {:?}", destination_row(&text, NAME));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(
+        (row["delivered"].as_str(), row["dropped"].as_str(), row["waiting"].as_str()),
+        ("0", "0", "1"),
+        "{row:?}"
+    );
+    assert!(row["oldest"].ends_with(" s"), "the oldest waiting event's age: {row:?}");
+    assert!(
+        failing.contains("<tr data-destination=\"out\"><th scope=\"row\">out <span class=\"name\">(brevo)</span></th>"),
+        "{failing}"
+    );
+    assert!(failing.contains("Totals: delivered 0, retry 0, dropped 0"), "the webhook chart counts webhooks only");
+    assert!(!failing.to_lowercase().contains("<script"), "no script");
+
+    // Act: the sender comes back
+    api.come_back();
+
+    // Assert: handed on, nothing waits
+    let deadline = Instant::now() + Duration::from_secs(40);
+    let row = loop {
+        let text = page().await;
+        if let Some(row) = destination_row(&text, NAME).filter(|row| row["delivered"] == "1" && row["waiting"] == "0") {
+            break row;
+        }
+        assert!(Instant::now() < deadline, "not handed on: {:?}", destination_row(&text, NAME));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!((row["dropped"].as_str(), row["retrying"].as_str(), row["oldest"].as_str()), ("0", "0", "–"), "{row:?}");
+    assert_ne!(row["retry"], "0", "the retries of the range stay counted");
+    server.stop().await;
+}

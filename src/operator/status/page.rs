@@ -1,8 +1,18 @@
 //! `GET /status` on the metrics listener: the page, built from one range read of the rollups.
 //! Per list: signups by outcome, confirmations and the confirmation rate, and the confirmation
 //! rate by source over the range (a table only: the sources are words, not a time series);
-//! service-wide: mails against the hourly budget, the queues, webhook deliveries. Each chart is
-//! followed by a table of the same numbers, the accessible source of truth.
+//! service-wide: mails against the hourly budget, the queues, webhook deliveries, destinations.
+//! Each chart is followed by a table of the same numbers, the accessible source of truth.
+//!
+//! **Webhooks and destinations apart.** The events of both wait in one queue (the `webhook`
+//! line of the queue charts holds both), but their results are shown apart: the "Webhook
+//! deliveries" chart counts the webhook endpoints' results only, and the destinations panel, a
+//! table with one row per destination, counts each destination's handed on, retried and
+//! dropped events over the range, beside what waits for it now (how many, how many after a
+//! failed attempt, and the oldest one's age, read from the queue when the page is asked for).
+//! Adding the destinations' retries into the webhook line would have hidden which sender is
+//! failing; leaving them out of the page, as it was, showed a failing destination as 0. A
+//! destination that is configured but idle has its row of zeros, so a 0 there is a real 0.
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -12,6 +22,7 @@ use super::chart::{self, Chart, Frame, Series, Unit};
 use super::view::{Aggregate, Range, SourceTable, rate};
 use crate::clock::UnixSeconds;
 use crate::metrics::tally::SERVICE;
+use crate::storage::figures::{self, SinkWaiting};
 use crate::storage::rollups;
 use crate::web::state::AppState;
 
@@ -101,6 +112,23 @@ struct ServiceSection {
     queues_table: Table,
     webhooks: Chart,
     webhooks_table: Table,
+    destinations: Vec<DestinationRow>,
+}
+
+/// One destination in the destinations panel.
+#[derive(Debug)]
+struct DestinationRow {
+    name: String,
+    /// Its kind, or a note that it is not configured now.
+    kind: String,
+    /// Over the range: events handed on, failed attempts that will be retried, events dropped.
+    delivered: i64,
+    retries: i64,
+    dropped: i64,
+    /// Now: events waiting, of them after a failed attempt, and the oldest one's age.
+    waiting: i64,
+    retrying: i64,
+    oldest: String,
 }
 
 const STYLESHEET: &str = include_str!("../../../static/status.css");
@@ -140,11 +168,12 @@ pub async fn status_page(
                     add_source,
                 )?,
             }
-            Ok::<_, anyhow::Error>(data)
+            let waiting = figures::waiting_by_sink(conn)?;
+            Ok::<_, anyhow::Error>((data, waiting))
         })
         .await;
-    let data = match read {
-        Ok(data) => data,
+    let (data, waiting) = match read {
+        Ok(read) => read,
         Err(error) => {
             tracing::error!(error = format!("{error:#}"), "status page: cannot read the rollups");
             return HttpResponse::ServiceUnavailable()
@@ -152,7 +181,7 @@ pub async fn status_page(
                 .body("the database cannot be read\n");
         }
     };
-    let page = build(state, &data, now);
+    let page = build(state, &data, &waiting, now);
     match page.render() {
         Ok(body) => HttpResponse::build(StatusCode::OK).content_type("text/html; charset=utf-8").body(body),
         Err(error) => {
@@ -162,7 +191,7 @@ pub async fn status_page(
     }
 }
 
-fn build(state: &AppState, data: &Aggregate, now: UnixSeconds) -> StatusPage {
+fn build(state: &AppState, data: &Aggregate, waiting: &[SinkWaiting], now: UnixSeconds) -> StatusPage {
     let range = data.range;
     let labels = Labels::of(data);
     // The configured lists in their order, then any other list with values in the range (one
@@ -184,7 +213,7 @@ fn build(state: &AppState, data: &Aggregate, now: UnixSeconds) -> StatusPage {
             Range::Days30 => "the last 30 days, by day",
         },
         lists: lists.into_iter().enumerate().map(|(n, (id, name))| list_section(data, &labels, n, id, name)).collect(),
-        service: service_section(state, data, &labels),
+        service: service_section(state, data, &labels, destination_rows(state, data, waiting, now)),
         top_sources: TOP_SOURCES,
         sources_per_hour: crate::metrics::tally::SOURCES_PER_HOUR,
         source_days: rollups::SOURCE_RETENTION_DAYS,
@@ -399,7 +428,12 @@ fn sources_table(id: &str, table: &SourceTable) -> SourcesTable {
     }
 }
 
-fn service_section(state: &AppState, data: &Aggregate, labels: &Labels) -> ServiceSection {
+fn service_section(
+    state: &AppState,
+    data: &Aggregate,
+    labels: &Labels,
+    destinations: Vec<DestinationRow>,
+) -> ServiceSection {
     let budget_per_hour = state.config.mail.max_mails_per_hour;
     let budget = i64::from(budget_per_hour) * data.range.bucket_hours();
     let mails: Vec<Vec<i64>> = MAIL_RESULTS.iter().map(|r| data.values(SERVICE, &format!("mails.{r}"))).collect();
@@ -514,5 +548,73 @@ fn service_section(state: &AppState, data: &Aggregate, labels: &Labels) -> Servi
         queues_table,
         webhooks,
         webhooks_table,
+        destinations,
+    }
+}
+
+/// The configured destinations in their order, then any other one with counts in the range (a
+/// destination removed from the configuration since).
+fn destination_rows(
+    state: &AppState,
+    data: &Aggregate,
+    waiting: &[SinkWaiting],
+    now: UnixSeconds,
+) -> Vec<DestinationRow> {
+    let family = crate::metrics::tally::family::DESTINATIONS;
+    let mut named: Vec<(String, String)> = state
+        .config
+        .destinations
+        .iter()
+        .map(|destination| (destination.name.clone(), destination.kind.as_str().to_owned()))
+        .collect();
+    for label in data.labels(SERVICE, family) {
+        let Some((name, _)) = label.rsplit_once('.') else { continue };
+        if !named.iter().any(|(known, _)| known == name) {
+            named.push((name.to_owned(), "not configured now".to_owned()));
+        }
+    }
+    named
+        .into_iter()
+        .map(|(name, kind)| {
+            let total = |result: &str| sum(&data.values(SERVICE, &format!("{family}.{name}.{result}")));
+            let queued = waiting.iter().find(|sink| sink.sink == name);
+            DestinationRow {
+                delivered: total("delivered"),
+                retries: total("retry"),
+                dropped: total("dropped"),
+                waiting: queued.map_or(0, |sink| sink.waiting),
+                retrying: queued.map_or(0, |sink| sink.retrying),
+                oldest: queued.map_or_else(|| "–".to_owned(), |sink| age((now - sink.oldest_at).max(0))),
+                name,
+                kind,
+            }
+        })
+        .collect()
+}
+
+/// A wait in the largest unit that keeps it readable: `45 s`, `12 min`, `5 h`, `3 d`.
+fn age(secs: i64) -> String {
+    if secs < 120 {
+        format!("{secs} s")
+    } else if secs < 7_200 {
+        format!("{} min", secs / 60)
+    } else if secs < 172_800 {
+        format!("{} h", secs / 3_600)
+    } else {
+        format!("{} d", secs / 86_400)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wait_reads_in_the_largest_unit_that_keeps_it_readable() {
+        for (secs, text) in
+            [(0, "0 s"), (119, "119 s"), (120, "2 min"), (7_199, "119 min"), (7_200, "2 h"), (172_800, "2 d")]
+        {
+            assert_eq!(age(secs), text, "{secs}");
+        }
     }
 }
