@@ -185,9 +185,9 @@ pub async fn import(source: &ConfigSource, request: ImportRequest) -> anyhow::Re
 }
 
 /// `signupd backfill --destination NAME [--list ID] [--dry-run]`: one line per list on stdout.
-pub async fn backfill(config_path: Option<&Path>, request: operator::backfill::BackfillRequest) -> anyhow::Result<()> {
+pub async fn backfill(source: &ConfigSource, request: operator::backfill::BackfillRequest) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Handle::current();
-    beside(config_path, move |beside| {
+    beside(source, move |beside| {
         operator::backfill::run(beside, &request, &crate::clock::SystemClock, &runtime, &mut std::io::stdout().lock())
             .map(|_| ())
     })
