@@ -1053,7 +1053,15 @@ fn row_counts(database: &Path) -> BTreeMap<String, i64> {
 fn backfill(config: &Path, args: &[&str]) -> (Option<i32>, String, String) {
     let output = signupd().arg("backfill").args(args).arg("--config").arg(config).output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    (output.status.code(), stdout, String::from_utf8_lossy(&output.stderr).into_owned())
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let read = format!("signupd: configuration {} (from --config)\n", config.display());
+    // A usage error (exit 2) is clap's, before any configuration is read.
+    let rest = match stderr.strip_prefix(&read) {
+        Some(rest) => rest,
+        None if output.status.code() == Some(2) => &stderr,
+        None => panic!("says which configuration it read: {stderr}"),
+    };
+    (output.status.code(), stdout, rest.to_owned())
 }
 
 /// Waits until the running `serve` has handed on every queued event.
