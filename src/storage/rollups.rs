@@ -189,17 +189,15 @@ pub fn visit_sources_between(
     conn: &Connection,
     first: i64,
     last: i64,
-    mut visit: impl FnMut(&str, &str, SourceFigures),
+    visit: impl FnMut(&str, &str, SourceFigures),
 ) -> rusqlite::Result<()> {
-    let mut statement = conn.prepare_cached(
+    visit_source_rows(
+        conn,
         "SELECT list, source, signups, confirmations FROM source_rollups WHERE hour >= ?1 AND hour <= ?2",
-    )?;
-    let mut rows = statement.query(params![first, last])?;
-    while let Some(row) = rows.next()? {
-        let text = |index: usize| row.get_ref(index).and_then(|value| Ok(value.as_str()?));
-        visit(text(0)?, text(1)?, SourceFigures { signups: row.get(2)?, confirmations: row.get(3)? });
-    }
-    Ok(())
+        first,
+        last,
+        visit,
+    )
 }
 
 /// Calls `visit(list, source, figures)` for every source's day from day `first` to day `last`,
@@ -208,11 +206,27 @@ pub fn visit_daily_sources_between(
     conn: &Connection,
     first: i64,
     last: i64,
+    visit: impl FnMut(&str, &str, SourceFigures),
+) -> rusqlite::Result<()> {
+    visit_source_rows(
+        conn,
+        "SELECT list, source, signups, confirmations FROM source_rollups_daily WHERE day >= ?1 AND day <= ?2",
+        first,
+        last,
+        visit,
+    )
+}
+
+/// Runs `query` (list, source, signups, confirmations between keys `first` and `last`) and hands
+/// each row to `visit` without copying its strings.
+fn visit_source_rows(
+    conn: &Connection,
+    query: &str,
+    first: i64,
+    last: i64,
     mut visit: impl FnMut(&str, &str, SourceFigures),
 ) -> rusqlite::Result<()> {
-    let mut statement = conn.prepare_cached(
-        "SELECT list, source, signups, confirmations FROM source_rollups_daily WHERE day >= ?1 AND day <= ?2",
-    )?;
+    let mut statement = conn.prepare_cached(query)?;
     let mut rows = statement.query(params![first, last])?;
     while let Some(row) = rows.next()? {
         let text = |index: usize| row.get_ref(index).and_then(|value| Ok(value.as_str()?));
