@@ -20,7 +20,7 @@ What it does, printing each check (exit 1 on the first failed one):
 5. Starts signupd on the restored file: /readyz answers 200, every must-survive address is
    exported, a new signup is accepted and recorded. Reports how much of the second wave survived.
 6. A database from a newer signupd, replicated and restored the same way, is refused at start
-   with a one-line error and exit 1, and left unchanged.
+   with a one-line error (after the log line naming the configuration) and exit 1, and left unchanged.
 
 No address is printed: only counts.
 """
@@ -518,8 +518,11 @@ def drill(tmp: Path, signupd: str, litestream: str, signups: int, clients: int) 
     lines = [line for line in refused.stderr.splitlines() if line.strip()]
     say(f"signupd said: {lines[-1] if lines else '(nothing)'}")
     check(refused.returncode == 1, "signupd refuses to start on it: exit 1")
-    check(len(lines) == 1 and lines[0].startswith("signupd: error:") and "newer signupd" in lines[0],
-          "with a one-line error that says a newer signupd wrote it")
+    # serve's first log line names the configuration it read; the error is the one other line.
+    check(len(lines) == 2 and f"configuration {newer_config} (from --config)" in lines[0],
+          "its first line names the configuration it read")
+    check(lines[-1].startswith("signupd: error:") and "newer signupd" in lines[-1],
+          "then one line of error that says a newer signupd wrote it")
     check(user_version(newer_db) == schema + 1 and integrity(newer_db) == "ok", "and leaves the database unchanged")
 
 
