@@ -84,10 +84,11 @@ async fn main() -> ExitCode {
 
 /// `ingest-mail` answers Postfix's pipe(8): 0 handled or ignored, 75 (EX_TEMPFAIL) for any
 /// failure, so the report stays queued until signupd can record it.
+/// Its outcome is the first line, the one Postfix's log shows; which configuration it read follows.
 async fn ingest_mail(config: &ConfigSource) -> ExitCode {
     let result = commands::ingest_mail(config).await;
     signupd::app::telemetry::flush();
-    match result {
+    let code = match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             let _ = writeln!(
@@ -96,5 +97,7 @@ async fn ingest_mail(config: &ConfigSource) -> ExitCode {
             );
             ExitCode::from(signupd::operator::ingest_mail::EX_TEMPFAIL)
         }
-    }
+    };
+    let _ = writeln!(std::io::stderr(), "signupd: {config}");
+    code
 }

@@ -196,8 +196,11 @@ pub async fn backfill(source: &ConfigSource, request: operator::backfill::Backfi
 
 /// `signupd ingest-mail`: one report on stdin; what was done on stderr (Postfix's log). Every
 /// failure is one the caller maps to exit 75, so the mail stays queued.
+///
+/// Postfix logs only the start of what the command prints, so the outcome comes first and the
+/// caller names the configuration after it (`signupd: configuration …`).
 pub async fn ingest_mail(source: &ConfigSource) -> anyhow::Result<()> {
-    let config = load_config(source)?;
+    let config = Config::load(source.path())?;
     let credentials_dir = secrets::credentials_dir(source.path());
     let beside =
         tokio::task::spawn_blocking(move || Beside::open(config, credentials_dir)).await.context("cancelled")??;

@@ -197,6 +197,10 @@ async fn a_bounce_that_quotes_a_reference_suppresses_its_address_and_a_forged_on
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(stderr(&output).contains("handled"), "{}", stderr(&output));
     assert!(!stderr(&output).contains(ANN) && !stderr(&output).contains(BOB), "no address in the output");
+    // Postfix's log shows only the start of it: the outcome first, the configuration after.
+    let lines: Vec<String> = stderr(&output).lines().map(str::to_owned).collect();
+    assert!(lines[0].starts_with("signupd ingest-mail: handled"), "{lines:?}");
+    assert!(lines.last().is_some_and(|line| line.starts_with("signupd: configuration ")), "{lines:?}");
     assert_eq!(fixture.rows(ANN), 0);
     assert_eq!(fixture.rows(BOB), 1);
     assert_eq!(fixture.suppressions("bounced"), 1);
