@@ -220,20 +220,7 @@ impl Webhooks {
             let token = self.inner.keyring.sign_unsubscribe(confirmed.list, confirmed.subscriber_id, confirmed.now);
             self.inner.links.unsubscribe(&token)
         });
-        let data = ConfirmedData {
-            confirm_method: confirmed.method,
-            confirmed_at: rfc3339(confirmed.now)?,
-            consent_text,
-            consent_version: confirmed.consent_version,
-            created_at: rfc3339(confirmed.created_at)?,
-            email: confirmed.email,
-            list: confirmed.list,
-            source: confirmed.source,
-            subscriber_id: confirmed.subscriber_id,
-            tags: Tag::split(confirmed.tags),
-            fields: FieldValues::from_column(confirmed.fields),
-            unsubscribe_url,
-        };
+        let data = ConfirmedData::of(confirmed, confirmed.now, consent_text, unsubscribe_url)?;
         self.prepare(WebhookEvent::Confirmed, confirmed.list, confirmed.subscriber_id, data, confirmed.now).map(Some)
     }
 
@@ -275,15 +262,27 @@ impl Webhooks {
         data: impl Serialize,
         now: UnixSeconds,
     ) -> anyhow::Result<PreparedEvent> {
-        Ok(PreparedEvent {
-            event_id: format!("evt_{}", uuid::Uuid::now_v7().simple()),
-            event_type: event.as_str(),
-            subscriber_id: subscriber_id.to_owned(),
-            payload: serde_json::to_string(&Envelope { data, timestamp: rfc3339(now)?, kind: event.as_str() })?,
-            endpoints: self.receivers(event, list).map(str::to_owned).collect(),
-            now,
-        })
+        prepared(event, subscriber_id, data, now, self.receivers(event, list).map(str::to_owned).collect())
     }
+}
+
+/// `event` about `subscriber_id` with `data`, made at `now`, for `endpoints` (names of webhook
+/// endpoints or destinations): a new event id, and the body serialized once.
+fn prepared(
+    event: WebhookEvent,
+    subscriber_id: &str,
+    data: impl Serialize,
+    now: UnixSeconds,
+    endpoints: Vec<String>,
+) -> anyhow::Result<PreparedEvent> {
+    Ok(PreparedEvent {
+        event_id: format!("evt_{}", uuid::Uuid::now_v7().simple()),
+        event_type: event.as_str(),
+        subscriber_id: subscriber_id.to_owned(),
+        payload: serde_json::to_string(&Envelope { data, timestamp: rfc3339(now)?, kind: event.as_str() })?,
+        endpoints,
+        now,
+    })
 }
 
 // The payloads as serde writes them, without a `serde_json::Value` built first: each confirm
@@ -315,6 +314,32 @@ struct ConfirmedData<'a> {
     fields: FieldValues,
     #[serde(skip_serializing_if = "Option::is_none")]
     unsubscribe_url: Option<String>,
+}
+
+impl<'a> ConfirmedData<'a> {
+    /// The `data` of `confirmed`, confirmed at `confirmed_at` (the moment itself, or a row's
+    /// stored one for a backfill).
+    fn of(
+        confirmed: &ConfirmedEvent<'a>,
+        confirmed_at: UnixSeconds,
+        consent_text: Option<&'a str>,
+        unsubscribe_url: Option<String>,
+    ) -> anyhow::Result<Self> {
+        Ok(Self {
+            confirm_method: confirmed.method,
+            confirmed_at: rfc3339(confirmed_at)?,
+            consent_text,
+            consent_version: confirmed.consent_version,
+            created_at: rfc3339(confirmed.created_at)?,
+            email: confirmed.email,
+            list: confirmed.list,
+            source: confirmed.source,
+            subscriber_id: confirmed.subscriber_id,
+            tags: Tag::split(confirmed.tags),
+            fields: FieldValues::from_column(confirmed.fields),
+            unsubscribe_url,
+        })
+    }
 }
 
 /// `subscriber.unsubscribed`'s `data`.
@@ -350,14 +375,22 @@ impl PreparedEvent {
         let confirmed = self.event_type == WebhookEvent::Confirmed.as_str();
         let waiting_for = match confirmed {
             true => Vec::new(),
-            false => match subscribers::confirmed_event(conn, &self.subscriber_id)? {
-                Some(first) => webhooks::queued_confirmed(conn, first, &self.subscriber_id)?,
-                None => Vec::new(),
-            },
+            false => queued_confirmed_rows(conn, &self.subscriber_id)?,
         };
+        let first = self.insert_rows(conn, |endpoint| {
+            waiting_for.iter().find(|(queued, _)| queued == endpoint).map(|&(_, id)| id)
+        })?;
+        if let (true, Some(first)) = (confirmed, first) {
+            subscribers::set_confirmed_event(conn, &self.subscriber_id, first)?;
+        }
+        Ok(())
+    }
+
+    /// One delivery row per endpoint, each after the row `after_id(endpoint)` names; returns the
+    /// first row's id.
+    fn insert_rows(&self, conn: &Connection, after_id: impl Fn(&str) -> Option<i64>) -> rusqlite::Result<Option<i64>> {
         let mut first = None;
         for endpoint in &self.endpoints {
-            let after_id = waiting_for.iter().find(|(queued, _)| queued == endpoint).map(|&(_, id)| id);
             let id = webhooks::insert(
                 conn,
                 &NewDelivery {
@@ -367,15 +400,20 @@ impl PreparedEvent {
                     subscriber_id: &self.subscriber_id,
                     payload: &self.payload,
                     now: self.now,
-                    after_id,
+                    after_id: after_id(endpoint),
                 },
             )?;
             first.get_or_insert(id);
         }
-        if let (true, Some(first)) = (confirmed, first) {
-            subscribers::set_confirmed_event(conn, &self.subscriber_id, first)?;
-        }
-        Ok(())
+        Ok(first)
+    }
+}
+
+/// The still-queued rows (sink, id) of `subscriber_id`'s `subscriber.confirmed` event.
+fn queued_confirmed_rows(conn: &Connection, subscriber_id: &str) -> rusqlite::Result<Vec<(String, i64)>> {
+    match subscribers::confirmed_event(conn, subscriber_id)? {
+        Some(first) => webhooks::queued_confirmed(conn, first, subscriber_id),
+        None => Ok(Vec::new()),
     }
 }
 
@@ -390,29 +428,8 @@ pub fn backfilled(
     confirmed_at: UnixSeconds,
     consent_text: Option<&str>,
 ) -> anyhow::Result<PreparedEvent> {
-    let data = ConfirmedData {
-        confirm_method: confirmed.method,
-        confirmed_at: rfc3339(confirmed_at)?,
-        consent_text,
-        consent_version: confirmed.consent_version,
-        created_at: rfc3339(confirmed.created_at)?,
-        email: confirmed.email,
-        list: confirmed.list,
-        source: confirmed.source,
-        subscriber_id: confirmed.subscriber_id,
-        tags: Tag::split(confirmed.tags),
-        fields: FieldValues::from_column(confirmed.fields),
-        unsubscribe_url: None,
-    };
-    let event = WebhookEvent::Confirmed;
-    Ok(PreparedEvent {
-        event_id: format!("evt_{}", uuid::Uuid::now_v7().simple()),
-        event_type: event.as_str(),
-        subscriber_id: confirmed.subscriber_id.to_owned(),
-        payload: serde_json::to_string(&Envelope { data, timestamp: rfc3339(confirmed.now)?, kind: event.as_str() })?,
-        endpoints: vec![destination.to_owned()],
-        now: confirmed.now,
-    })
+    let data = ConfirmedData::of(confirmed, confirmed_at, consent_text, None)?;
+    prepared(WebhookEvent::Confirmed, confirmed.subscriber_id, data, confirmed.now, vec![destination.to_owned()])
 }
 
 /// What [`PreparedEvent::queue_backfill`] did.
@@ -442,29 +459,11 @@ impl PreparedEvent {
         if !subscribers::is_confirmed(conn, &self.subscriber_id)? {
             return Ok(Backfilled::Gone);
         }
-        let still_queued = match subscribers::confirmed_event(conn, &self.subscriber_id)? {
-            Some(first) => webhooks::queued_confirmed(conn, first, &self.subscriber_id)?,
-            None => Vec::new(),
-        };
+        let still_queued = queued_confirmed_rows(conn, &self.subscriber_id)?;
         if still_queued.iter().any(|(sink, _)| self.endpoints.contains(sink)) {
             return Ok(Backfilled::AlreadyWaiting);
         }
-        let mut first = None;
-        for endpoint in &self.endpoints {
-            let id = webhooks::insert(
-                conn,
-                &NewDelivery {
-                    endpoint,
-                    event_id: &self.event_id,
-                    event_type: self.event_type,
-                    subscriber_id: &self.subscriber_id,
-                    payload: &self.payload,
-                    now: self.now,
-                    after_id: None,
-                },
-            )?;
-            first.get_or_insert(id);
-        }
+        let first = self.insert_rows(conn, |_| None)?;
         if let (true, Some(first)) = (still_queued.is_empty(), first) {
             subscribers::set_confirmed_event(conn, &self.subscriber_id, first)?;
         }
