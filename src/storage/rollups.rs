@@ -11,6 +11,8 @@
 //! the page's 30 days read 31 rows a source instead of 744, and a day's totals are always the
 //! sum of its hours (only which sources keep their names can differ, past the bound).
 
+use std::sync::LazyLock;
+
 use rusqlite::{Connection, params};
 
 use crate::clock::UnixSeconds;
@@ -133,33 +135,32 @@ pub fn add_source(
     source: &str,
     figures: SourceFigures,
 ) -> rusqlite::Result<()> {
-    add_bounded_source(conn, BY_HOUR, hour, list, source, figures)?;
-    add_bounded_source(conn, BY_DAY, day_of(hour), list, source, figures)
+    add_bounded_source(conn, &BY_HOUR, hour, list, source, figures)?;
+    add_bounded_source(conn, &BY_DAY, day_of(hour), list, source, figures)
 }
 
-/// The upsert of [`add_source`] into one table, keyed by its first column (an hour or a day).
-const BY_HOUR: &str = "INSERT INTO source_rollups (hour, list, source, signups, confirmations)
-     SELECT ?1, ?2,
-            CASE WHEN ?3 IN (?6, ?7)
-                   OR EXISTS (SELECT 1 FROM source_rollups WHERE hour = ?1 AND list = ?2 AND source = ?3)
-                   OR (SELECT count(*) FROM source_rollups
-                       WHERE hour = ?1 AND list = ?2 AND source NOT IN (?6, ?7)) < ?8
-                 THEN ?3 ELSE ?7 END,
-            ?4, ?5
-     WHERE true
-     ON CONFLICT (hour, list, source) DO UPDATE
-     SET signups = signups + excluded.signups, confirmations = confirmations + excluded.confirmations";
-const BY_DAY: &str = "INSERT INTO source_rollups_daily (day, list, source, signups, confirmations)
-     SELECT ?1, ?2,
-            CASE WHEN ?3 IN (?6, ?7)
-                   OR EXISTS (SELECT 1 FROM source_rollups_daily WHERE day = ?1 AND list = ?2 AND source = ?3)
-                   OR (SELECT count(*) FROM source_rollups_daily
-                       WHERE day = ?1 AND list = ?2 AND source NOT IN (?6, ?7)) < ?8
-                 THEN ?3 ELSE ?7 END,
-            ?4, ?5
-     WHERE true
-     ON CONFLICT (day, list, source) DO UPDATE
-     SET signups = signups + excluded.signups, confirmations = confirmations + excluded.confirmations";
+/// The upsert of [`add_source`] into the hours' table and into the days' table.
+static BY_HOUR: LazyLock<String> = LazyLock::new(|| bounded_source_upsert("source_rollups", "hour"));
+static BY_DAY: LazyLock<String> = LazyLock::new(|| bounded_source_upsert("source_rollups_daily", "day"));
+
+/// One statement that adds a source's figures to `table`, keyed by `key` (an hour or a day), and
+/// sums a source past the bound under [`OTHER_SOURCES`]: `?1` the key, `?2` the list, `?3` the
+/// source, `?4`/`?5` the figures, `?6`/`?7` [`NO_SOURCE`] and [`OTHER_SOURCES`], `?8` the bound.
+fn bounded_source_upsert(table: &str, key: &str) -> String {
+    format!(
+        "INSERT INTO {table} ({key}, list, source, signups, confirmations)
+         SELECT ?1, ?2,
+                CASE WHEN ?3 IN (?6, ?7)
+                       OR EXISTS (SELECT 1 FROM {table} WHERE {key} = ?1 AND list = ?2 AND source = ?3)
+                       OR (SELECT count(*) FROM {table}
+                           WHERE {key} = ?1 AND list = ?2 AND source NOT IN (?6, ?7)) < ?8
+                     THEN ?3 ELSE ?7 END,
+                ?4, ?5
+         WHERE true
+         ON CONFLICT ({key}, list, source) DO UPDATE
+         SET signups = signups + excluded.signups, confirmations = confirmations + excluded.confirmations"
+    )
+}
 
 fn add_bounded_source(
     conn: &Connection,
