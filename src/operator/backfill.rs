@@ -34,14 +34,11 @@
 use std::io::Write;
 
 use super::Beside;
-use super::import::{BATCH_ROWS, PAUSE};
+use super::import::{BATCH_ROWS, execute_paced};
 use crate::clock::{Clock, UnixSeconds};
 use crate::config::DestinationConfig;
 use crate::outbound::webhooks::{self, Backfilled, ConfirmedEvent, PreparedEvent};
-use crate::storage::{Batch, Command, WriteError, Writer, intake, subscribers};
-
-/// How often a page the database could not take is tried again before the run stops.
-const ATTEMPTS: usize = 5;
+use crate::storage::{Batch, Command, Writer, intake, subscribers};
 
 /// What to backfill.
 #[derive(Debug, Clone)]
@@ -208,29 +205,7 @@ fn write_page(
     events: Vec<PreparedEvent>,
 ) -> anyhow::Result<Vec<Backfilled>> {
     let events = std::sync::Arc::new(events);
-    let mut attempt = 1;
-    loop {
-        match runtime.block_on(writer.execute(QueueBackfill(events.clone()))) {
-            Ok(done) => {
-                pause();
-                return Ok(done);
-            }
-            Err(WriteError::Unavailable(error)) if attempt < ATTEMPTS => {
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "the database could not take a page ({error}); trying again ({attempt} of {ATTEMPTS})"
-                );
-                attempt += 1;
-                pause();
-            }
-            Err(error) => return Err(anyhow::Error::new(error).context("cannot queue a page of events")),
-        }
-    }
-}
-
-#[allow(clippy::disallowed_methods, reason = "the backfill runs on a blocking thread and paces itself")]
-fn pause() {
-    std::thread::sleep(PAUSE);
+    execute_paced(runtime, writer, "a page", "cannot queue a page of events", || QueueBackfill(events.clone()))
 }
 
 /// The writer command: queues one page's events, in one transaction; what became of each.

@@ -605,29 +605,48 @@ fn write_batch(
     list_id: &str,
     batch: PreparedBatch,
 ) -> anyhow::Result<Vec<Outcome>> {
+    execute_paced(runtime, writer, "a batch", "cannot write a batch", || ImportRows {
+        list_id: list_id.to_owned(),
+        batch: batch.clone(),
+    })
+}
+
+/// Runs the writer command `command()` from a command beside a running server (a blocking
+/// thread): again while another process holds the lock for the whole lock wait (the command then
+/// wrote nothing), up to [`ATTEMPTS`] times, and pauses [`PAUSE`] after each try, so the
+/// server's writer gets the lock between two of them. `what` names one command in the note on
+/// stderr (the operator's commands log nowhere), `failed` the error that ends the run.
+pub(crate) fn execute_paced<C: Command>(
+    runtime: &tokio::runtime::Handle,
+    writer: &Writer,
+    what: &str,
+    failed: &'static str,
+    command: impl Fn() -> C,
+) -> anyhow::Result<C::Output> {
     let mut attempt = 1;
     loop {
-        let command = ImportRows { list_id: list_id.to_owned(), batch: batch.clone() };
-        match runtime.block_on(writer.execute(command)) {
-            Ok(outcomes) => {
+        match runtime.block_on(writer.execute(command())) {
+            Ok(output) => {
                 pause();
-                return Ok(outcomes);
+                return Ok(output);
             }
             Err(WriteError::Unavailable(error)) if attempt < ATTEMPTS => {
-                // The operator's commands log nowhere: the note goes to stderr with the refusals.
                 let _ = writeln!(
                     std::io::stderr(),
-                    "the database could not take a batch ({error}); trying again ({attempt} of {ATTEMPTS})"
+                    "the database could not take {what} ({error}); trying again ({attempt} of {ATTEMPTS})"
                 );
                 attempt += 1;
                 pause();
             }
-            Err(error) => return Err(anyhow::Error::new(error).context("cannot write a batch")),
+            Err(error) => return Err(anyhow::Error::new(error).context(failed)),
         }
     }
 }
 
-#[allow(clippy::disallowed_methods, reason = "the import runs on a blocking thread and paces itself")]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the commands beside a server run on a blocking thread and pace themselves"
+)]
 fn pause() {
     std::thread::sleep(PAUSE);
 }
