@@ -20,6 +20,7 @@ use signupd::outbound::webhooks::worker::{DeliveryOutcome, try_deliver_batch};
 
 use crate::confirm::{deliver as send_mail, dump, location, post_token, signed_up_and_mailed, status_of};
 use crate::helpers::{TestApp, signupd, spawn_app_in, write_config};
+use crate::manage::one_click;
 use crate::process::{self, read_only, unix_now};
 use crate::sender_apis::{Answer, Kind, SenderApi, Standing, subscriber_hash};
 use crate::signup::{RAISED_LIMITS, count, db};
@@ -334,14 +335,7 @@ async fn a_subscriber_who_leaves_is_unsubscribed_at_the_sender_and_never_deleted
     let sent_before = api.requests().len();
 
     // Act: RFC 8058 one-click on the welcome mail's List-Unsubscribe
-    let response = app
-        .client
-        .post(app.url(&welcome[0].list_unsubscribe()))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body("List-Unsubscribe=One-Click")
-        .send()
-        .await
-        .unwrap();
+    let response = one_click(&app, &welcome[0].list_unsubscribe()).await;
     assert_eq!(response.status().as_u16(), 200);
     assert_eq!(queued_events(&app), [(UNSUBSCRIBED.to_owned(), JANE.to_owned())]);
     let outcomes = deliver(&app).await;
@@ -1232,14 +1226,7 @@ async fn backfill_skips_a_subscriber_whose_own_event_still_waits_and_a_later_uns
     assert_eq!(events, [(CONFIRMED.to_owned(), JANE.to_owned()), (CONFIRMED.to_owned(), ANN.to_owned())]);
 
     // Act: ann leaves before the backfilled event was delivered
-    let response = app
-        .client
-        .post(app.url(&welcome[0].list_unsubscribe()))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .body("List-Unsubscribe=One-Click")
-        .send()
-        .await
-        .unwrap();
+    let response = one_click(&app, &welcome[0].list_unsubscribe()).await;
     assert_eq!(response.status().as_u16(), 200);
 
     // Assert: the unsubscribed event waits for the backfilled one, and the sender ends unsubscribed

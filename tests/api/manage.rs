@@ -34,7 +34,7 @@ fn assert_address_gone(app: &TestApp, email: &str, case: &str) {
 }
 
 /// RFC 8058 one-click: a urlencoded `List-Unsubscribe=One-Click` posted to `path`.
-async fn one_click(app: &TestApp, path: &str) -> reqwest::Response {
+pub async fn one_click(app: &TestApp, path: &str) -> reqwest::Response {
     app.client
         .post(app.url(path))
         .header("Content-Type", "application/x-www-form-urlencoded")
