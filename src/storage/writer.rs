@@ -900,7 +900,9 @@ mod tests {
         let outcome = writer.execute(Insert { value: "blocked", fail: false }).await;
 
         assert!(matches!(outcome, Err(WriteError::Unavailable(_))), "{outcome:?}");
-        assert!(started.elapsed() < Duration::from_secs(2), "answered after {:?}", started.elapsed());
+        // It gives up after the lock wait rather than waiting on the lock for as long as it is held;
+        // the bound is generous because a loaded CI machine stretches the wait's steps.
+        assert!(started.elapsed() < LOCK_WAIT * 20, "answered after {:?}", started.elapsed());
         assert!(!writer.is_ready().await);
         blocker.execute_batch("ROLLBACK").unwrap();
         let probe = writer.execute(Probe).await;
