@@ -43,7 +43,7 @@ use std::time::Duration;
 
 use actix_web::http::header::HeaderName;
 use figment::Figment;
-use figment::providers::{Env, Format, Serialized, Toml};
+use figment::providers::{Format, Serialized, Toml};
 use lettre::message::Mailbox;
 use url::Url;
 
@@ -409,8 +409,7 @@ impl Config {
             refused = secrets_in_file(&toml);
             figment = figment.merge(toml);
         }
-        // `SIGNUPD_CONFIG` names the file; it is not a key (DEPENDENCIES trap 7).
-        figment = figment.merge(Env::prefixed("SIGNUPD_").ignore(&["config"]).split("__"));
+        figment = figment.merge(source::environment());
         Self::extract(figment, file.is_some(), refused)
     }
 
