@@ -130,7 +130,9 @@ mod tests {
     #[test]
     fn the_ceiling_holds_wire_crates_at_warn_other_dependencies_at_info_and_leaves_signupd_alone() {
         let ceiling = ceiling();
-        for target in ["lettre::transport::smtp::client::async_connection", "reqwest::connect", "h2::codec", "hyper_util"] {
+        for target in
+            ["lettre::transport::smtp::client::async_connection", "reqwest::connect", "h2::codec", "hyper_util"]
+        {
             assert!(!ceiling.would_enable(target, &Level::INFO), "{target}");
             assert!(ceiling.would_enable(target, &Level::WARN), "{target}");
         }

@@ -29,6 +29,7 @@ mod import;
 mod inbox_link;
 mod ingest_mail;
 mod loader;
+mod log_privacy;
 mod lookup;
 mod mail;
 mod manage;
