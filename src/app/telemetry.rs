@@ -28,10 +28,15 @@
 use std::io::IsTerminal;
 use std::sync::{Mutex, OnceLock, PoisonError};
 
+use tracing::field::{Field, Visit};
+use tracing::{Event, Level, Subscriber};
 use tracing_appender::non_blocking::{NonBlockingBuilder, WorkerGuard};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::filter::{LevelFilter, Targets};
+use tracing_subscriber::fmt::format::{self, FormatEvent, FormatFields, JsonFields, Writer};
+use tracing_subscriber::fmt::{FmtContext, layer};
 use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
 
 use crate::config::LogFormat;
@@ -59,10 +64,20 @@ pub fn init(format: LogFormat) {
     // the fixed ceiling.
     let filtered = tracing_subscriber::registry().with(filter).with(ceiling());
     // Colours only for a person at a terminal: journald and log files get plain text.
-    let lines = tracing_subscriber::fmt::layer().with_writer(writer).with_ansi(std::io::stderr().is_terminal());
+    let ansi = std::io::stderr().is_terminal();
     let installed = match format {
-        LogFormat::Text => filtered.with(lines).try_init(),
-        LogFormat::Json => filtered.with(lines.json().flatten_event(true)).try_init(),
+        LogFormat::Text => filtered
+            .with(layer().with_writer(writer).with_ansi(ansi).event_format(ClientErrorsAsWarnings(format::format())))
+            .try_init(),
+        LogFormat::Json => filtered
+            .with(
+                layer()
+                    .with_writer(writer)
+                    .with_ansi(ansi)
+                    .fmt_fields(JsonFields::new())
+                    .event_format(ClientErrorsAsWarnings(format::format().json().flatten_event(true))),
+            )
+            .try_init(),
     };
     // An error means a subscriber is already installed (a test harness): this one is unused.
     if installed.is_ok() {
@@ -104,6 +119,59 @@ pub fn ceiling() -> Targets {
         .with_default(LevelFilter::INFO)
         .with_target(env!("CARGO_CRATE_NAME"), LevelFilter::TRACE)
         .with_targets(WIRE_TARGETS.iter().map(|target| (*target, LevelFilter::WARN)))
+}
+
+/// The line formatter `F`, except that actix-http's `stream error` (a request head it could not
+/// parse, a connection the client broke) is written at `WARN`: actix-http logs it at `ERROR`
+/// (target `actix_http::h1::dispatcher`) though any client can cause it, and an `ERROR` is
+/// what wakes whoever watches the journal. Why signupd cannot answer such a request itself:
+/// `crate::web::middleware`.
+struct ClientErrorsAsWarnings<F>(F);
+
+impl<S, N, F> FormatEvent<S, N> for ClientErrorsAsWarnings<F>
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+    F: FormatEvent<S, N>,
+{
+    fn format_event(&self, ctx: &FmtContext<'_, S, N>, mut writer: Writer<'_>, event: &Event<'_>) -> std::fmt::Result {
+        if !is_client_stream_error(event) {
+            return self.0.format_event(ctx, writer, event);
+        }
+        let mut line = String::new();
+        self.0.format_event(ctx, Writer::new(&mut line), event)?;
+        // The first `ERROR` of a text line is its level (after the timestamp); in JSON, the
+        // `level` member.
+        let demoted = if line.starts_with('{') {
+            line.replacen("\"level\":\"ERROR\"", "\"level\":\"WARN\"", 1)
+        } else {
+            line.replacen("ERROR", " WARN", 1)
+        };
+        writer.write_str(&demoted)
+    }
+}
+
+/// actix-http's own "stream error" line: the end of a connection that failed on the client's
+/// side (a head httparse refused, a reset).
+fn is_client_stream_error(event: &Event<'_>) -> bool {
+    let metadata = event.metadata();
+    if *metadata.level() != Level::ERROR || !metadata.target().starts_with("actix_http::h1::dispatcher") {
+        return false;
+    }
+    let mut message = Message(String::new());
+    event.record(&mut message);
+    message.0.starts_with("stream error")
+}
+
+/// An event's `message` field, as text.
+struct Message(String);
+
+impl Visit for Message {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            self.0 = format!("{value:?}");
+        }
+    }
 }
 
 /// Writes every queued line and stops the logging thread; later lines are not written. Call it

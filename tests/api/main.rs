@@ -32,6 +32,7 @@ mod loader;
 mod log_privacy;
 mod lookup;
 mod mail;
+mod malformed_head;
 mod manage;
 mod multilist;
 mod operator;
