@@ -1,5 +1,5 @@
 //! Which configuration a command reads, and what it may not hold (`docs/configuration.md`,
-//! "Where values come from" and the SMTP password; issue 46): the real binary, its stderr line,
+//! "Where values come from" and the SMTP password): the real binary, its stderr line,
 //! its refusal. The default path itself (`/etc/signupd/signupd.toml`) is chosen in `signupd::config::source`'s
 //! unit tests, with the path as a parameter: a test that created the real file would change
 //! what every other test running the binary without `--config` reads.
