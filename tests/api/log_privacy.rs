@@ -55,6 +55,10 @@ fn forms(name: &str, value: &str) -> Vec<(String, String)> {
 }
 
 #[tokio::test]
+#[expect(
+    clippy::print_stdout,
+    reason = "the list of what was searched for is the test's report (--nocapture shows it)"
+)]
 async fn under_rust_log_trace_the_whole_path_logs_no_password_token_secret_or_address() {
     // Arrange: a relay asking for a login over STARTTLS (pinned), a webhook receiver, a
     // listmonk, an admin token, the metrics listener for the admin page
