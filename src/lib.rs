@@ -8,7 +8,8 @@
 //! the door decides and records, storage keeps, outbound sends the confirmation, the subscribers'
 //! room confirms and removes, the relays report back; the operator stands beside it all, and the
 //! app puts it together. Each room imports only rooms below it in this list, and the leaves at
-//! the end import nothing above them; `.ci/modcycles` fails CI on a circle.
+//! the end import nothing above them; `.ci/modcycles` fails CI on a circle, between rooms or
+//! between modules side by side inside one.
 //!
 //! - [`web`]: where a request arrives — the routes (one file per endpoint family, one error enum
 //!   each), the access log and security headers, the page frame, the [`web::state::AppState`]

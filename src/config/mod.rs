@@ -5,8 +5,8 @@
 //!
 //! Configuration (`docs/configuration.md`): built-in defaults, then the TOML file from `--config`,
 //! `SIGNUPD_CONFIG` or the default path ([`source`] decides which), then `SIGNUPD_…` environment
-//! variables with `__` for nesting. The file may not hold `mail.smtp.password` (issue 46:
-//! secrets never in the file): that key is refused even when the environment's password would override
+//! variables with `__` for nesting. The file may not hold `mail.smtp.password` (secrets never
+//! in the file, which is often world-readable): that key is refused even when the environment's password would override
 //! it, and the password comes from `mail.smtp.password_file`, `SIGNUPD_MAIL__SMTP__PASSWORD` or
 //! the credential `smtp_password`.
 //!
@@ -43,7 +43,7 @@ use std::time::Duration;
 
 use actix_web::http::header::HeaderName;
 use figment::Figment;
-use figment::providers::{Env, Format, Serialized, Toml};
+use figment::providers::{Format, Serialized, Toml};
 use lettre::message::Mailbox;
 use url::Url;
 
@@ -409,8 +409,7 @@ impl Config {
             refused = secrets_in_file(&toml);
             figment = figment.merge(toml);
         }
-        // `SIGNUPD_CONFIG` names the file; it is not a key (DEPENDENCIES trap 7).
-        figment = figment.merge(Env::prefixed("SIGNUPD_").ignore(&["config"]).split("__"));
+        figment = figment.merge(source::environment());
         Self::extract(figment, file.is_some(), refused)
     }
 

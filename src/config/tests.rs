@@ -307,8 +307,9 @@ fn the_smtp_password_from_the_environment_is_kept_but_never_printed() {
     assert!(!format!("{config:?}").contains("hunter2"));
 }
 
-/// Secrets never in the file (`docs/configuration.md`, issue 46): `mail.smtp.password` in the file is refused, however it
-/// is written and whatever its value, naming the three places a password may come from.
+/// Secrets never in the file (`docs/configuration.md`): `mail.smtp.password` in the file is refused, however it is
+/// written and whatever its value, naming the three places a password may come from, so a password never sits in a
+/// world-readable conffile.
 #[test]
 fn a_password_in_the_file_is_refused_naming_where_it_belongs() {
     let cases = [

@@ -11,7 +11,8 @@
 //! ignored, so an export of another tool can be fed as it is once its columns carry these names. CSV header names are matched without regard to case or
 //! surrounding spaces; an empty cell is an absent value. In CSV, `tags` is one cell of words
 //! separated by spaces or commas; in JSON, an array of strings or one such string. In JSON, a
-//! `null` is an absent value and every field but `tags` is a string.
+//! `null` is an absent value and every field but `tags` is a string; a field's value that is not a
+//! string is kept as one no rule accepts, so the list's check refuses the record.
 //!
 //! What makes the whole file unreadable (an I/O error, a CSV without an `email` column) is an
 //! error; what makes one record unreadable (a line that is not JSON, a CSV record that is not
@@ -77,11 +78,18 @@ impl RawRow {
         }
     }
 
-    /// Adds the members of a `fields` object (its string members; the rest is no value).
+    /// Adds the members of a JSON object (a record's `fields`, or the record itself). A `null` is
+    /// no value; a number, boolean, object or array where text belongs is kept as a value that
+    /// begins with U+FFFD, which no field's rule accepts: a list's field given one is refused
+    /// with the record's line ("is not text"), as `POST /api/signup` refuses it with
+    /// `invalid_field`, rather than imported without it. A member no field of the list names is
+    /// ignored whatever its value, as any other column is.
     fn add_fields_object(&mut self, object: &serde_json::Map<String, serde_json::Value>) {
         for (name, value) in object {
-            if let serde_json::Value::String(value) = value {
-                self.add_field(name.clone(), value.clone());
+            match value {
+                serde_json::Value::Null => {}
+                serde_json::Value::String(value) => self.add_field(name.clone(), value.clone()),
+                other => self.add_field(name.clone(), format!("\u{FFFD}{other}")),
             }
         }
     }

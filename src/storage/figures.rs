@@ -1,7 +1,7 @@
 //! Read-only figures about the lists and queues, for `signupd stats` and the metrics gauges:
 //! counts, never rows, so nothing here returns an address.
 //!
-//! Decision (issue 46): a list's signups and confirmations *in a window* are events, counted as
+//! Decision: a list's signups and confirmations *in a window* are events, counted as
 //! the status page counts them — the `signups.accepted` and `confirmations` rollups
 //! ([`super::rollups::counter_since`]) — not rows here. A removal deletes the row ("not me", an
 //! unsubscribe, `signupd remove`, a hard bounce) and the cleanup deletes expired pending rows,

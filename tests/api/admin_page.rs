@@ -99,7 +99,7 @@ impl Admin {
 }
 
 /// The value of the hidden `form` field in the form that posts to `action`.
-fn form_token(html: &str, action: &str) -> String {
+pub fn form_token(html: &str, action: &str) -> String {
     let form = html.split(&format!("action=\"{action}\"")).nth(1).unwrap_or_else(|| panic!("a form to {action}"));
     let value = form.split("name=\"form\" value=\"").nth(1).unwrap();
     value.split('"').next().unwrap().to_owned()

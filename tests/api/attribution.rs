@@ -387,7 +387,8 @@ async fn stats_gives_signups_and_confirmation_rate_per_source_bounded_with_the_r
                "confirmation_rate_7d": 0.0})
     );
     // The per-source figures are rows (a cohort: how many of them are confirmed now), all 27 of
-    // them; the list's own `signups` are the status page's accepted signups (issue 46).
+    // them; the list's own `signups` are the status page's accepted signups (events, which a
+    // removal does not undo).
     let summed: i64 = sources.iter().map(|source| source["signups"]["last_7d"].as_i64().unwrap()).sum::<i64>()
         + news["other_sources_7d"]["signups"]["last_7d"].as_i64().unwrap();
     assert_eq!(summed, 27, "every row created counts under one source: {news}");

@@ -1,5 +1,5 @@
 //! Which configuration a command reads, and what it may not hold (`docs/configuration.md`,
-//! "Where values come from" and the SMTP password; issue 46): the real binary, its stderr line,
+//! "Where values come from" and the SMTP password): the real binary, its stderr line,
 //! its refusal. The default path itself (`/etc/signupd/signupd.toml`) is chosen in `signupd::config::source`'s
 //! unit tests, with the path as a parameter: a test that created the real file would change
 //! what every other test running the binary without `--config` reads.
@@ -59,6 +59,44 @@ fn the_flag_wins_over_signupd_config_and_the_line_says_so() {
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(stderr(&output), format!("signupd: configuration {} (from --config)\n", path.display()));
+}
+
+#[test]
+fn the_line_names_every_signupd_variable_that_changes_the_configuration_and_never_its_value() {
+    // Arrange: a shell left with a data directory elsewhere and a password
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_config(dir.path(), &mail_in(dir.path()));
+    let elsewhere = dir.path().join("elsewhere");
+    let flag_line = format!("configuration {} (from --config)", path.display());
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let commands: &[&[&str]] = &[&["migrate"], &["stats"], &["check-config"], &["serve"]];
+    for command in commands {
+        // Act (`serve` stops at once: its listen address is taken)
+        let output = signupd()
+            .args(*command)
+            .arg("--config")
+            .arg(&path)
+            .env("SIGNUPD_STORAGE__DATA_DIR", &elsewhere)
+            .env("SIGNUPD_MAIL__SMTP__PASSWORD", "hunter2-in-the-shell")
+            .env("SIGNUPD_SERVER__LISTEN", taken.local_addr().unwrap().to_string())
+            .output()
+            .unwrap();
+
+        // Assert: the first line, or serve's first log line, names the three, sorted, and no value
+        let stderr = stderr(&output);
+        let first = stderr.lines().find(|line| line.contains("configuration ")).unwrap_or_default();
+        assert!(first.contains(&flag_line), "{command:?}: {stderr}");
+        assert!(
+            first.ends_with(
+                "; changed by the environment: SIGNUPD_MAIL__SMTP__PASSWORD, SIGNUPD_SERVER__LISTEN, \
+                 SIGNUPD_STORAGE__DATA_DIR"
+            ),
+            "{command:?}: {first}"
+        );
+        assert!(!stderr.contains("hunter2") && !first.contains("elsewhere"), "{command:?}: no value: {stderr}");
+    }
+    // The variable did what the line says: the database is where it points.
+    assert!(elsewhere.join("signupd.sqlite3").exists(), "{:?}", files_under(dir.path()));
 }
 
 #[test]

@@ -181,7 +181,8 @@ fn backup_names_the_hash_key_file_it_found_not_the_data_directory() {
     let printed = stdout(&backup);
     let hint = format!("keep the hash key with it: {}", credentials.join("hash_key").display());
     assert!(printed.contains(&hint), "{printed}");
-    // The unsubscribe links already sent need the token secret: named too (issue 46).
+    // The unsubscribe links already sent need the token secret: named too, or a restored backup
+    // breaks every link in the mail already sent.
     let hint = format!(
         "keep the token secret with it: {} (the credential token_secret)",
         credentials.join("token_secret").display()

@@ -43,14 +43,14 @@ const TAGS: [&str; 2] = ["signupd", "spring"];
 // Set-up
 
 /// Writes `credential` (with the newline `echo` leaves) to `dir/credential-<name>`.
-fn write_credential(dir: &Path, name: &str, credential: &str) -> PathBuf {
+pub fn write_credential(dir: &Path, name: &str, credential: &str) -> PathBuf {
     let path = dir.join(format!("credential-{name}"));
     std::fs::write(&path, format!("{credential}\n")).unwrap();
     path
 }
 
 /// One `[[destinations]]` table for `api`, with the tags where its kind keeps them.
-fn destination_toml(name: &str, api: &SenderApi, credential_file: &Path) -> String {
+pub fn destination_toml(name: &str, api: &SenderApi, credential_file: &Path) -> String {
     let tags = if api.kind.has_tags() { format!("tags = {TAGS:?}\n") } else { String::new() };
     format!(
         "[[destinations]]\nname = \"{name}\"\nkind = \"{}\"\nurl = \"{}\"\ncredential_file = {:?}\ntarget = \"{}\"\n{tags}",

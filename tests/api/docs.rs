@@ -491,7 +491,8 @@ fn the_man_page_reader_finds_commands_in_each_tag_form() {
 }
 
 /// packaging/signupd.8 is what `man signupd` shows on a Debian install: every subcommand the
-/// binary has is there, so an operator who reads the page finds each (issue 46).
+/// binary has is there, so an operator who reads the page finds each (a subcommand added without
+/// its section would be one the man page hides).
 #[test]
 fn the_man_page_documents_every_subcommand_signupd_help_lists() {
     let page = std::fs::read_to_string(root().join("packaging/signupd.8")).unwrap();

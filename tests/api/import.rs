@@ -28,8 +28,13 @@ struct Fixture {
 
 impl Fixture {
     fn new() -> Self {
+        Self::with_lists(LISTS)
+    }
+
+    /// A fixture whose configuration has the `[[lists]]` tables `lists`.
+    fn with_lists(lists: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let config = config(dir.path(), 1000, LISTS);
+        let config = config(dir.path(), 1000, lists);
         let migrated = signupd().arg("migrate").arg("--config").arg(&config).output().unwrap();
         assert!(migrated.status.success(), "{}", String::from_utf8_lossy(&migrated.stderr));
         for name in ["token_secret", "hash_key"] {
@@ -240,6 +245,55 @@ fn a_csv_imports_good_rows_as_confirmed_by_import_and_reports_a_bad_row_in_the_m
         consent_texts(&fx.database(), "news"),
         [(version_of_the_flag, "Old newsletter, monthly.".to_owned())],
         "the text recorded once, under the version derived from it"
+    );
+}
+
+/// `news` with a text field and a select field.
+const FIELD_LISTS: &str = "[[lists]]\nid = \"news\"\n\
+                           [[lists.fields]]\nname = \"company\"\nlabel = \"Company\"\n\
+                           [[lists.fields]]\nname = \"topic\"\nlabel = \"Topic\"\nkind = \"select\"\noptions = [\"Rust\", \"Go\"]\n";
+
+#[test]
+fn a_field_value_that_is_not_a_string_is_refused_with_its_line_as_the_signup_api_refuses_it() {
+    // Arrange: a number, an object, an array and a boolean where a field's text belongs, in the
+    // `fields` object and as a member of its own; a null (no value) and a non-string member that
+    // names no field of the list (ignored, as any other column is) beside good values
+    let fx = Fixture::with_lists(FIELD_LISTS);
+    let file = fx.file(
+        "in.jsonl",
+        "{\"email\":\"ann@example.com\",\"fields\":{\"company\":\"Acme\",\"topic\":\"Go\"}}\n\
+         {\"email\":\"bob@example.com\",\"fields\":{\"company\":42}}\n\
+         {\"email\":\"cat@example.com\",\"fields\":{\"company\":{\"name\":\"Acme\"}}}\n\
+         {\"email\":\"dan@example.com\",\"company\":[\"Acme\"]}\n\
+         {\"email\":\"eve@example.com\",\"fields\":{\"topic\":true}}\n\
+         {\"email\":\"fay@example.com\",\"fields\":{\"company\":null},\"age\":41,\"topic\":\"Rust\"}\n",
+    );
+
+    // Act
+    let output = fx.import(&file, &["--list", "news", "--consent-text", "Old newsletter, monthly."]);
+
+    // Assert: each refused with its line and the field named, counted as refused, not imported
+    assert_eq!(counts(&output), "imported 2, skipped 0 (existing 0, suppressed 0), refused 4");
+    assert_eq!(
+        refusals(&output),
+        [
+            "line 2: refused b***@example.com: field company is not text",
+            "line 3: refused c***@example.com: field company is not text",
+            "line 4: refused d***@example.com: field company is not text",
+            "line 5: refused e***@example.com: field topic is not one of its options",
+        ]
+    );
+    assert!(!stderr(&output).contains("42") && !stderr(&output).contains("Acme"), "{}", stderr(&output));
+    let conn = read_only(&fx.database());
+    let mut statement = conn.prepare("SELECT email, fields FROM subscribers ORDER BY email").unwrap();
+    let stored: Vec<(String, Option<String>)> =
+        statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?))).unwrap().map(Result::unwrap).collect();
+    assert_eq!(
+        stored,
+        [
+            ("ann@example.com".to_owned(), Some(r#"{"company":"Acme","topic":"Go"}"#.to_owned())),
+            ("fay@example.com".to_owned(), Some(r#"{"topic":"Rust"}"#.to_owned())),
+        ]
     );
 }
 

@@ -597,7 +597,7 @@ async fn stats_counts_each_list_the_queues_the_mail_budget_and_the_last_cleanup(
     assert_eq!(news["imported"], 0, "{news}");
     assert_eq!(news["suppressed"], serde_json::json!({"unsubscribed": 1, "not_me": 0}), "{news}");
     // The unsubscribed row is gone, but its signup and confirmation happened: counted, as the
-    // status page counts them (issue 46); the cohort rate is of the 3 rows still held.
+    // status page counts them (events, not rows); the cohort rate is of the 3 rows still held.
     assert_eq!(news["signups"], serde_json::json!({"last_24h": 4, "last_7d": 4}), "accepted signups: {news}");
     assert_eq!(news["confirmations"], serde_json::json!({"last_24h": 2, "last_7d": 2}), "{news}");
     let rate = news["confirmation_rate_7d"].as_f64().unwrap();

@@ -51,11 +51,17 @@ pub fn config(dir: &Path, max_mails_per_hour: u32, extra: &str) -> PathBuf {
 
 /// Starts `signupd serve` on port 0 without waiting for it to listen: for a start that must fail.
 pub fn spawn_serve(config: &Path) -> Served {
+    spawn_serve_with(config, &[])
+}
+
+/// [`spawn_serve`] with the variables `env` set (`RUST_LOG`).
+pub fn spawn_serve_with(config: &Path, env: &[(&str, &str)]) -> Served {
     let mut child = signupd()
         .arg("serve")
         .arg("--config")
         .arg(config)
         .env("SIGNUPD_SERVER__LISTEN", "127.0.0.1:0")
+        .envs(env.iter().copied())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -74,7 +80,12 @@ pub fn spawn_serve(config: &Path) -> Served {
 /// Starts `signupd serve` on port 0 and waits for the line that names the bound port (and the
 /// metrics port, if any).
 pub fn serve(config: &Path) -> Served {
-    let mut served = spawn_serve(config);
+    serve_with(config, &[])
+}
+
+/// [`serve`] with the variables `env` set (`RUST_LOG`).
+pub fn serve_with(config: &Path, env: &[(&str, &str)]) -> Served {
+    let mut served = spawn_serve_with(config, env);
     let Some(line) = served.line_matching(|line| line.contains("signupd is listening")) else {
         panic!("signupd serve did not start listening; its stderr:\n{}", served.seen.join("\n"));
     };

@@ -13,20 +13,20 @@ use crate::helpers::{signupd, write_config};
 use crate::smtp_server::SmtpServer;
 
 /// A CA of the test's own, and certificates it or nobody signed, written as PEM into `dir`.
-struct Pki {
+pub struct Pki {
     dir: tempfile::TempDir,
     ca: CertifiedIssuer<'static, KeyPair>,
 }
 
 /// A relay's certificate on disk, with its SHA-256 as openssl prints it.
-struct Leaf {
-    cert: PathBuf,
-    key: PathBuf,
-    fingerprint: String,
+pub struct Leaf {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+    pub fingerprint: String,
 }
 
 impl Pki {
-    fn new() -> Self {
+    pub fn new() -> Self {
         let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
         params.distinguished_name.push(rcgen::DnType::CommonName, "Homelab Test CA");
         params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
@@ -41,7 +41,7 @@ impl Pki {
     }
 
     /// A certificate for `names`, signed by the CA (or by itself), valid now unless `expired`.
-    fn leaf(&self, file: &str, names: &[&str], signed_by_ca: bool, expired: bool) -> Leaf {
+    pub fn leaf(&self, file: &str, names: &[&str], signed_by_ca: bool, expired: bool) -> Leaf {
         let mut params =
             CertificateParams::new(names.iter().map(|name| (*name).to_owned()).collect::<Vec<_>>()).unwrap();
         params.distinguished_name.push(rcgen::DnType::CommonName, "relay.homelab.test");
@@ -63,9 +63,18 @@ impl Pki {
 
     /// A STARTTLS relay on loopback presenting `leaf`.
     fn relay(&self, leaf: &Leaf) -> SmtpServer {
+        SmtpServer::start_tls(&leaf.cert, &leaf.key, &self.empty_chain())
+    }
+
+    /// [`Self::relay`] that takes mail only after `AUTH` with `username` and `password`.
+    pub fn relay_with_login(&self, leaf: &Leaf, username: &str, password: &str) -> SmtpServer {
+        SmtpServer::start_tls_with_login(&leaf.cert, &leaf.key, &self.empty_chain(), username, password)
+    }
+
+    fn empty_chain(&self) -> PathBuf {
         let chain = self.dir.path().join("empty-chain.pem");
         std::fs::write(&chain, "").unwrap();
-        SmtpServer::start_tls(&leaf.cert, &leaf.key, &chain)
+        chain
     }
 }
 

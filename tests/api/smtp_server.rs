@@ -12,7 +12,8 @@ use std::net::TcpListener;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use mailin_embedded::response::OK;
-use mailin_embedded::{Handler, Response, Server, SslConfig};
+use mailin_embedded::response::{AUTH_OK, INVALID_CREDENTIALS};
+use mailin_embedded::{AuthMechanism, Handler, Response, Server, SslConfig};
 
 /// What the server has seen and what it is told to answer; shared by every connection.
 #[derive(Debug, Default)]
@@ -31,6 +32,10 @@ struct Script {
     mail_attempts: usize,
     /// The name each client gave in `HELO`/`EHLO`.
     helo_names: Vec<String>,
+    /// The user name and password `AUTH` must give, when the server asks for a login.
+    login: Option<(String, String)>,
+    /// How many `AUTH` exchanges gave them.
+    logins: usize,
 }
 
 /// A running test SMTP server.
@@ -78,13 +83,36 @@ impl SmtpServer {
         )
     }
 
+    /// [`Self::start_tls`] with a login: after STARTTLS the server offers `AUTH PLAIN` and
+    /// `AUTH LOGIN` and takes no mail before `username` and `password` were given (mailin offers
+    /// `AUTH` only over TLS).
+    pub fn start_tls_with_login(
+        cert_path: &std::path::Path,
+        key_path: &std::path::Path,
+        chain_path: &std::path::Path,
+        username: &str,
+        password: &str,
+    ) -> Self {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the test SMTP server");
+        let path = |path: &std::path::Path| path.display().to_string();
+        let ssl =
+            SslConfig::Trusted { cert_path: path(cert_path), key_path: path(key_path), chain_path: path(chain_path) };
+        Self::serve_with_login(listener, ssl, Some((username.to_owned(), password.to_owned())))
+    }
+
     fn serve(listener: TcpListener) -> Self {
         Self::serve_with(listener, SslConfig::None)
     }
 
     fn serve_with(listener: TcpListener, ssl: SslConfig) -> Self {
+        Self::serve_with_login(listener, ssl, None)
+    }
+
+    fn serve_with_login(listener: TcpListener, ssl: SslConfig, login: Option<(String, String)>) -> Self {
         let port = listener.local_addr().expect("a bound address").port();
-        let script = Arc::new(Mutex::new(Script::default()));
+        let asks_for_login = login.is_some();
+        let script = Arc::new(Mutex::new(Script { login, ..Script::default() }));
         let handler =
             Recorder { script: script.clone(), message: Vec::new(), recipients: Vec::new(), refused_data: false };
         let mut server = Server::new(handler);
@@ -94,6 +122,9 @@ impl SmtpServer {
             .with_ssl(ssl)
             .expect("the test certificate loads")
             .with_tcp_listener(listener);
+        if asks_for_login {
+            server.with_auth(AuthMechanism::Plain).with_auth(AuthMechanism::Login);
+        }
         std::thread::Builder::new()
             .name(format!("test-smtp-{port}"))
             .spawn(move || {
@@ -127,6 +158,11 @@ impl SmtpServer {
     /// The names clients gave in `EHLO`, in order.
     pub fn helo_names(&self) -> Vec<String> {
         self.script().helo_names.clone()
+    }
+
+    /// How many `AUTH` exchanges gave the login the server asks for.
+    pub fn logins(&self) -> usize {
+        self.script().logins
     }
 
     /// How many transactions began (`MAIL FROM`), refused or not.
@@ -186,6 +222,21 @@ impl Handler for Recorder {
     fn helo(&mut self, _ip: std::net::IpAddr, domain: &str) -> Response {
         self.script().helo_names.push(domain.to_owned());
         OK
+    }
+
+    fn auth_plain(&mut self, _authorization_id: &str, authentication_id: &str, password: &str) -> Response {
+        self.auth_login(authentication_id, password)
+    }
+
+    fn auth_login(&mut self, username: &str, password: &str) -> Response {
+        let mut script = self.script();
+        let given = script.login.as_ref().is_some_and(|(user, secret)| user == username && secret == password);
+        if given {
+            script.logins += 1;
+            AUTH_OK
+        } else {
+            INVALID_CREDENTIALS
+        }
     }
 
     fn mail(&mut self, _ip: std::net::IpAddr, _domain: &str, from: &str) -> Response {

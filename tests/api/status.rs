@@ -144,7 +144,7 @@ async fn status_rollups_count_real_traffic_match_stats_and_survive_a_restart() {
     );
 
     // Act: the confirmed a and the pending b removed (an erasure request): their rows go, their
-    // signups and a's confirmation happened all the same (issue 46)
+    // signups and a's confirmation happened all the same, and stay counted
     for email in ["a@example.com", "b@example.com"] {
         let mut remove = signupd();
         remove.args(["remove", email, "--config"]).arg(&server.config);

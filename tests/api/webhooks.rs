@@ -42,7 +42,7 @@ const UNSUBSCRIBED: &str = "subscriber.unsubscribed";
 // Set-up
 
 /// A fresh `whsec_` secret: 32 random bytes, standard base64.
-fn new_secret() -> String {
+pub fn new_secret() -> String {
     let mut bytes = [0u8; 32];
     ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut bytes).unwrap();
     format!("whsec_{}", STANDARD.encode(bytes))
@@ -56,7 +56,7 @@ fn write_secret(dir: &Path, secret: &str) -> PathBuf {
 }
 
 /// One `[[webhooks]]` table.
-fn hook_toml(name: &str, url: &str, secret_file: &Path) -> String {
+pub fn hook_toml(name: &str, url: &str, secret_file: &Path) -> String {
     format!("[[webhooks]]\nname = \"{name}\"\nurl = \"{url}\"\nsecret_file = {:?}\n", secret_file.display().to_string())
 }
 

@@ -124,7 +124,7 @@ pub async fn record(door: Recorder<'_>, request: SignupRequest) -> Result<Intake
             && count.count == i64::from(rule.max) + 1
         {
             // Exactly one request per window sees the count pass the threshold: one alert.
-            super::surge::alert(door, list_id.as_ref(), count.count, rule.window);
+            super::surge::alert(door.config, door.http_client, list_id.as_ref(), count.count, rule.window);
         }
     }
     Ok(recorded.outcome)

@@ -7,18 +7,21 @@
 //! The count is kept by the writer with the signup itself ([`super::intake`]), so exactly one
 //! request per window sees it pass the threshold, however many arrive at once.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use super::intake::Recorder;
+use crate::config::Config;
 use crate::outbound::mail::alert::{self, SignupSurge};
 
-/// Raises the alert in the background: the signup's answer never waits for the webhook.
-pub fn alert(door: Recorder<'_>, list: &str, count: i64, window: Duration) {
+/// Raises the alert in the background: the signup's answer never waits for the webhook. It takes
+/// the configuration and the HTTP client, not the intake's `Recorder`, so this file and
+/// [`super::intake`], which calls it, do not import each other.
+pub fn alert(config: &Arc<Config>, client: &reqwest::Client, list: &str, count: i64, window: Duration) {
     crate::metrics::surge_alert(list);
     let window = humantime::format_duration(window).to_string();
     tracing::error!(list, count, window = %window, "signup surge: accepted signups for this list passed signup.surge_alert");
     let surge = SignupSurge { alert: "signup_surge", list: list.to_owned(), count, window };
-    let config = door.config.clone();
-    let client = door.http_client.clone();
+    let config = config.clone();
+    let client = client.clone();
     tokio::spawn(async move { alert::post(&config, &client, &surge).await });
 }

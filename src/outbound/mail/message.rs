@@ -353,7 +353,8 @@ mod tests {
     }
 
     /// The welcome mail's manage link opens the preference page, where one can also leave: its
-    /// words say so in every language, not "remove your address" (issue 46).
+    /// words say so in every language, not "remove your address": a reader who only wants to
+    /// change a topic must recognise the link as theirs.
     #[test]
     fn the_welcome_mails_link_is_named_for_the_preference_page_in_every_language() {
         for (language, names, not) in [
