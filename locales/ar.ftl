@@ -37,7 +37,7 @@ date-month-12 = ديسمبر
 duration-second =
     { $n ->
         [zero] { $n } ثانية
-        [one] ثانية واحدة
+        [one] ثانية
         [two] ثانيتين
         [few] { $n } ثوانٍ
         [many] { $n } ثانية
@@ -46,7 +46,7 @@ duration-second =
 duration-minute =
     { $n ->
         [zero] { $n } دقيقة
-        [one] دقيقة واحدة
+        [one] دقيقة
         [two] دقيقتين
         [few] { $n } دقائق
         [many] { $n } دقيقة
@@ -55,7 +55,7 @@ duration-minute =
 duration-hour =
     { $n ->
         [zero] { $n } ساعة
-        [one] ساعة واحدة
+        [one] ساعة
         [two] ساعتين
         [few] { $n } ساعات
         [many] { $n } ساعة
@@ -64,7 +64,7 @@ duration-hour =
 duration-day =
     { $n ->
         [zero] { $n } يوم
-        [one] يوم واحد
+        [one] يوم
         [two] يومين
         [few] { $n } أيام
         [many] { $n } يومًا

@@ -177,7 +177,7 @@ privacy-mail-heading = Los correos
 privacy-mail = Recibes un correo con un enlace de confirmación y, si vuelves a suscribirte, como mucho uno nuevo cada { $duration }. Hasta que confirmes no se envía nada más.
 privacy-unconfirmed = Si no confirmas, el enlace deja de funcionar { $duration } después del último correo, y tu dirección se elimina en la siguiente limpieza.
 privacy-neighbourhood = Además, todas las redes de un mismo vecindario (un bloque de direcciones de un mismo proveedor) se cuentan juntas: { $limits }.
-privacy-never-mailed = Si el correo de confirmación aún no se ha podido enviar (cuando mucha gente se suscribe a la vez), tu dirección se elimina { $duration } después de que te suscribieras, se haya enviado el correo o no.
+privacy-never-mailed = Si el correo de confirmación aún no se ha podido enviar (cuando mucha gente se suscribe a la vez), tu dirección se elimina { $duration } después de tu suscripción, se haya enviado el correo o no.
 privacy-cap =
     Para que nadie pueda inundar tu bandeja de entrada escribiendo tu dirección en muchos formularios, una misma dirección recibe como máximo { $n ->
         [one] { $n } correo

@@ -78,7 +78,7 @@ errors-incomplete = Le lien semble tronqué ou modifié. Ouvrez-le à nouveau de
 
 signup-title = Inscription : { $list }
 signup-heading = Inscription à { $list }
-signup-intro = Saisissez votre adresse e-mail. Nous vous enverrons un lien : votre inscription ne sera effective qu'une fois ce lien ouvert et votre inscription confirmée.
+signup-intro = Saisissez votre adresse e-mail. Nous vous enverrons un lien : votre inscription ne sera effective qu'une fois ce lien ouvert et votre confirmation donnée.
 signup-email-label = Adresse e-mail
 signup-honeypot-label = Laissez ce champ vide
 signup-submit = S'inscrire

@@ -113,7 +113,7 @@ check-inbox-open-inbox = { $provider } openen
 ## surge
 
 surge-title = Nog één stap
-surge-unusual = Deze site krijgt op dit moment ongewoon veel verkeer. Daarom stuurt hij alleen bevestigingsmails naar mensen die erom vragen.
+surge-unusual = Deze site krijgt op dit moment ongewoon veel verkeer. Daarom gaan bevestigingsmails alleen naar mensen die erom vragen.
 surge-ask = Klik op de knop, dan is je bevestigingsmail onderweg.
 surge-button = Stuur mijn bevestigingsmail
 surge-not-you = Heb je je niet aangemeld? Sluit deze pagina, dan wordt er niets verstuurd.

@@ -190,7 +190,7 @@ privacy-unconfirmed = Bez potwierdzenia link przestaje działać { $duration } p
 privacy-neighbourhood = Wszystkie sieci jednego sąsiedztwa (bloku adresów jednego dostawcy) są ponadto liczone razem: { $limits }.
 privacy-never-mailed = Jeśli e-maila z potwierdzeniem nie udało się jeszcze wysłać (gdy wiele osób zapisuje się naraz), adres jest usuwany { $duration } po zapisie – niezależnie od tego, czy wiadomość wyszła.
 privacy-cap =
-    Aby nikt nie mógł zasypać skrzynki wiadomościami, wpisując ten sam adres w wielu formularzach, na jeden adres wysyłamy w ciągu 24 godzin najwyżej { $n ->
+    Aby nikt nie mógł zasypać czyjejś skrzynki wiadomościami, wpisując jej adres w wielu formularzach, na jeden adres wysyłamy w ciągu 24 godzin najwyżej { $n ->
         [one] { $n } e-mail potwierdzający
         [few] { $n } e-maile potwierdzające
         [many] { $n } e-maili potwierdzających
