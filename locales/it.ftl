@@ -15,7 +15,11 @@
 
 ## Mail dates
 
-date-format = { $day } { $month } { $year }, ore { $time } UTC
+date-format =
+    { $day ->
+        [1] 1º
+       *[other] { $day }
+    } { $month } { $year }, ore { $time } UTC
 date-month-1 = gennaio
 date-month-2 = febbraio
 date-month-3 = marzo

@@ -15,7 +15,11 @@
 
 ## Mail dates
 
-date-format = { $day } de { $month } de { $year }, { $time } UTC
+date-format =
+    { $day ->
+        [1] 1º
+       *[other] { $day }
+    } de { $month } de { $year }, { $time } UTC
 date-month-1 = janeiro
 date-month-2 = fevereiro
 date-month-3 = março
