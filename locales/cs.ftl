@@ -10,6 +10,8 @@
 #   preferences             - nastavení / stránka nastavení
 #   email address           - e-mailová adresa (krátce: adresa)
 #   link                    - odkaz
+#   subscription            - přihlášení k odběru
+#   unsubscribe             - odhlásit se (z odběru)
 #   mail                    - e-mail
 #   one-way hash            - jednosměrný otisk (hash)
 

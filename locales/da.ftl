@@ -10,6 +10,8 @@
 #   preferences             - indstillinger / indstillingsside
 #   email address           - e-mailadresse (kort: adresse)
 #   link                    - link
+#   subscription            - tilmelding
+#   unsubscribe             - afmelde sig
 #   mail                    - mail
 #   one-way hash            - envejshash
 

@@ -10,6 +10,8 @@
 #   preferences             - preferencias / página de preferencias
 #   email address           - dirección de correo electrónico (en breve: dirección)
 #   link                    - enlace
+#   subscription            - suscripción
+#   unsubscribe             - darse de baja
 #   mail                    - correo
 #   one-way hash            - hash irreversible
 

@@ -11,6 +11,8 @@
 #   preferences             - asetukset / asetussivu
 #   email address           - sähköpostiosoite (lyhyesti: osoite)
 #   link                    - linkki
+#   subscription            - tilaus
+#   unsubscribe             - perua tilaus
 #   mail                    - sähköposti / viesti
 #   one-way hash            - yksisuuntainen tiiviste
 

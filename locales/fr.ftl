@@ -10,6 +10,8 @@
 #   preferences             - préférences / page de préférences
 #   email address           - adresse e-mail
 #   link                    - lien
+#   subscription            - inscription (un seul mot pour le fait d'être inscrit)
+#   unsubscribe             - se désinscrire (case de consentement, e-mail de bienvenue)
 #   mail                    - e-mail
 #   one-way hash            - empreinte irréversible
 

@@ -10,6 +10,8 @@
 #   preferences             - preferenze / pagina delle preferenze
 #   email address           - indirizzo email
 #   link                    - link
+#   subscription            - iscrizione
+#   unsubscribe             - disiscriversi
 #   mail                    - email (femminile)
 #   one-way hash            - hash irreversibile
 

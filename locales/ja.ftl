@@ -10,6 +10,8 @@
 #   preferences             - 配信設定 / 配信設定ページ
 #   email address           - メールアドレス
 #   link                    - リンク
+#   subscription            - 登録
+#   unsubscribe             - 配信を停止する
 #   mail                    - メール
 #   one-way hash            - 一方向ハッシュ
 

@@ -10,6 +10,8 @@
 #   preferences             - innstillinger / innstillingsside
 #   email address           - e-postadresse (kort: adresse)
 #   link                    - lenke
+#   subscription            - påmelding
+#   unsubscribe             - melde seg av
 #   mail                    - e-post (en e-post)
 #   one-way hash            - enveis hash
 

@@ -10,6 +10,8 @@
 #   preferences             - voorkeuren / voorkeurenpagina
 #   email address           - e-mailadres (kort: adres)
 #   link                    - link
+#   subscription            - aanmelding
+#   unsubscribe             - afmelden
 #   mail                    - e-mail (de)
 #   one-way hash            - onomkeerbare hash
 

@@ -11,6 +11,8 @@
 #   preferences             - ustawienia / strona ustawień
 #   email address           - adres e-mail (krótko: adres)
 #   link                    - link
+#   subscription            - zapis (nie „subskrypcja”)
+#   unsubscribe             - wypisać się
 #   mail                    - e-mail / wiadomość
 #   one-way hash            - skrót jednokierunkowy (hash)
 

@@ -10,6 +10,8 @@
 #   preferences             - preferências / página de preferências
 #   email address           - endereço de e-mail (curto: endereço)
 #   link                    - link
+#   subscription            - inscrição
+#   unsubscribe             - cancelar a inscrição
 #   mail                    - e-mail
 #   one-way hash            - hash irreversível
 

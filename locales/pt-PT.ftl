@@ -10,6 +10,8 @@
 #   preferences             - preferências / página de preferências
 #   email address           - endereço de e-mail (curto: endereço)
 #   link                    - ligação
+#   subscription            - subscrição
+#   unsubscribe             - cancelar a subscrição
 #   mail                    - e-mail
 #   one-way hash            - hash irreversível
 

@@ -10,6 +10,8 @@
 #   preferences             - inställningar / inställningssida
 #   email address           - e-postadress (kort: adress)
 #   link                    - länk
+#   subscription            - anmälan
+#   unsubscribe             - avregistrera sig
 #   mail                    - mejl
 #   one-way hash            - envägshash
 
@@ -200,7 +202,7 @@ mail-until = Länken fungerar till { $date }. Tills du bekräftar skickas inget 
 mail-not-you = Har du inte bett om det här? Då kan du strunta i mejlet, eller ta bort adressen för gott:
 mail-remove-for-good = Ta bort den här adressen
 mail-welcome = Din adress är nu anmäld till { $list }. Tack för att du bekräftade.
-mail-preferences-any-time = På din inställningssida kan du när som helst välja vad du får från oss, eller avsluta:
+mail-preferences-any-time = På din inställningssida kan du när som helst välja vad du får från oss, eller avregistrera dig:
 mail-preferences-link = Öppna min inställningssida
 mail-automated = Det här är ett automatiskt meddelande.
 mail-privacy = Vad vi sparar och hur länge:
