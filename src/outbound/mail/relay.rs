@@ -24,7 +24,7 @@ use std::time::Duration;
 use lettre::address::Envelope;
 use lettre::transport::smtp::authentication::{Credentials, DEFAULT_MECHANISMS};
 use lettre::transport::smtp::client::{AsyncSmtpConnection, TlsParameters};
-use lettre::transport::smtp::commands::{Data, Mail, Rcpt};
+use lettre::transport::smtp::commands::{Data, Mail, Rcpt, Rset};
 use lettre::transport::smtp::extension::{ClientId, Extension, MailBodyParameter, MailParameter};
 
 use super::failure::{SendError, Stage, reason_without_addresses};
@@ -65,16 +65,20 @@ impl Relay {
                     self.put_back(conn);
                     return Ok(code);
                 }
-                // The relay answered: that is its verdict on this mail.
-                Err(error) if error.code.is_some() => return Err(error),
+                // The relay answered: that is its verdict on this mail. A session that
+                // survived it (a refused recipient, reset) stays for the next mail.
+                Err(error) if error.code.is_some() => {
+                    self.put_back(conn);
+                    return Err(error);
+                }
                 // The idle connection was dead: try once more on a fresh one.
                 Err(_) => *stage = Stage::Connect,
             }
         }
         let mut conn = self.connect(stage).await?;
-        let code = self.transact(&mut conn, envelope, bytes, stage).await?;
+        let sent = self.transact(&mut conn, envelope, bytes, stage).await;
         self.put_back(conn);
-        Ok(code)
+        sent
     }
 
     /// A connection ready for `MAIL FROM`: connected, greeted, encrypted and checked as
@@ -164,8 +168,10 @@ impl Relay {
         Ok(conn)
     }
 
-    /// `MAIL FROM`, `RCPT TO`, `DATA`, each named when it fails. Any failure drops the
-    /// connection: lettre's own `send` does the same.
+    /// `MAIL FROM`, `RCPT TO`, `DATA`, each named when it fails. A refused recipient ends only
+    /// its transaction: `RSET`, and the session stays for the next mail, whose answer settles
+    /// whose refusal it was (`super::worker`). lettre's own `send` quits on any refusal, which
+    /// is why signupd sends these steps itself. Any other failure drops the connection.
     async fn transact(
         &self,
         conn: &mut AsyncSmtpConnection,
@@ -174,8 +180,14 @@ impl Relay {
         stage: &mut Stage,
     ) -> Result<u16, SendError> {
         let result = self.transact_steps(conn, envelope, bytes, stage).await;
-        if result.is_err() {
-            conn.abort().await;
+        match &result {
+            Ok(_) => {}
+            Err(error) if error.refused_at_rcpt() => {
+                if conn.command(Rset).await.is_err() {
+                    conn.abort().await;
+                }
+            }
+            Err(_) => conn.abort().await,
         }
         result
     }
