@@ -1,6 +1,10 @@
 //! What a failed send means, and whose it is: the recipient's refusal (it counts against the
 //! address), a refusal of signupd itself or a relay out of reach (the whole queue waits,
-//! nothing is lost), or a failure of this mail alone. The text is safe to log, store and alert
+//! nothing is lost), or a failure of this mail alone. Relays word their refusals of signupd
+//! like a recipient's (Exim's `550 relay not permitted`, qmail's `553 … (#5.7.1)`, Postfix's
+//! sender refusals at `RCPT TO`), so the reply is read for what it names, and a refusal at
+//! `RCPT TO` stays nobody's until the next mail to another address settles it
+//! (`super::worker`). The text is safe to log, store and alert
 //! with: the SMTP code and the server's reason with addresses masked, or the cause in words,
 //! never the recipient.
 

@@ -17,16 +17,39 @@
 //!
 //! - sent → item deleted; its place in the budget stays spent.
 //! - the relay refused signupd itself or could not be reached (a login, a sender, TLS, the
-//!   connection, a policy: `SendError::holds_the_queue`) → nothing is lost: the stamp is
-//!   undone, the reservation given back, the rest of the batch goes back unsent, and the whole
-//!   queue waits ([`super::relay_hold`]); the operator is alerted once per episode
-//!   (`relay_refused`), and told once when the relay takes mail again.
-//! - the recipient deferred it (4xx at `RCPT TO`) → the same undoing, and this item alone
-//!   retries after `retry_base` × 2^(attempt−1) with ±20 % jitter, capped at 1 h, until the
-//!   confirm window (`confirm_ttl` from when the item was queued) ends.
-//! - the recipient refused it for good, or its window ended, or the mail could not be built →
-//!   item dropped; a pending row that never got a confirmation is deleted (nothing is kept for
-//!   an address that never got a link) and the operator is alerted.
+//!   connection, any refusal at the end of `DATA`: `SendError::holds_the_queue`) → nothing is
+//!   lost: the stamp is undone, the reservation given back, the rest of the batch goes back
+//!   unsent, each held mail keeps its due time and its count of tries, and the whole queue
+//!   waits ([`super::relay_hold`], in memory: after a restart held mail goes at once); the
+//!   operator is alerted once per episode (`relay_refused`), and told once when the relay
+//!   takes mail again.
+//! - refused at `RCPT TO` → whose refusal it is, the reply alone cannot tell (Exim's `550 relay
+//!   not permitted` reads like a missing mailbox). The next mail to another address settles
+//!   it: the relay keeps the session (`RSET`, [`super::relay`]) and the worker sends the next
+//!   mail of its batch, or claims one more ([`SETTLING_CLAIMS`]). Refused the same way (same
+//!   code and enhanced status): the relay's, held as above. Taken: the refusal was this
+//!   mail's — a recipient status or a bare 550/551/553 (`SendError::refused_address`) gives a
+//!   confirmation up, deletes a pending row that never got a link, suppresses the address on
+//!   the mail's lists and alerts; a welcome mail's is retried (its subscriber stays
+//!   confirmed: only a verified bounce acts on a confirmed address) and alerted once
+//!   (`welcome_refused`); any other code (a policy refusal of one recipient, a deferral) waits
+//!   with its own backoff while the queue goes on. With no other mail to try, the refused mail
+//!   waits with its own backoff; nothing else is held. So one address never holds back
+//!   another.
+//! - this mail's own temporary failure (a mailbox busy at `DATA`, 4.1.x/4.2.x; the file
+//!   transport) → the same undoing, and this item alone retries after `retry_base` ×
+//!   2^(attempt−1) with ±20 % jitter, capped at 1 h, until the confirm window (`confirm_ttl`
+//!   from when the item was queued) ends.
+//! - its window ended, or the mail could not be built → item dropped; a pending row that never
+//!   got a confirmation is deleted (nothing is kept for an address that never got a link) and
+//!   the operator is alerted.
+//!
+//! Same session: lettre's `SmtpTransport` quits the connection on any refusal (its `send`
+//! aborts with `QUIT`), so signupd sends `MAIL`, `RCPT` and `DATA` itself and answers a refused
+//! recipient with `RSET`, keeping the connection in its pool. The pool hands the last
+//! connection put back to the next send first, so the settling mail goes on the same session
+//! unless another worker took that connection in between; the relay's verdict is the same
+//! either way.
 //!
 //! The paced budget (`mail.burst`, refilled at `max_mails_per_hour`) is taken from at claim
 //! time, inside the writer, so no span of T seconds sends more than `burst + T × max / 3600`
