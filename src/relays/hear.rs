@@ -228,8 +228,12 @@ pub async fn refused_at_send(
         return Ok(());
     };
     let config = hearing.subscriptions.config;
-    let lists: Vec<ListId> =
-        config.lists.iter().filter(|list| lists.iter().any(|id| id == list.id.as_ref())).map(|list| list.id.clone()).collect();
+    let lists: Vec<ListId> = config
+        .lists
+        .iter()
+        .filter(|list| lists.iter().any(|id| id == list.id.as_ref()))
+        .map(|list| list.id.clone())
+        .collect();
     let removed = effect::refused_at_send(&hearing.subscriptions, &lists, address.as_ref(), hearing.now)
         .await
         .map_err(NotHeard::Unavailable)?;

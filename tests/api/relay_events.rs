@@ -1587,7 +1587,8 @@ async fn an_address_the_smtp_server_refuses_with_5_1_1_is_suppressed_on_its_list
     let smtp = SmtpServer::start();
     smtp.refuse_recipients_saying(Some(JANE), 550, "5.1.1 <{to}>: Recipient address rejected: User unknown");
     let dir = tempfile::tempdir().unwrap();
-    let mail = smtp_config(smtp.port).replacen("[mail]\n", "", 1).replacen("retry_base = \"30s\"", "retry_base = \"1s\"", 1);
+    let mail =
+        smtp_config(smtp.port).replacen("[mail]\n", "", 1).replacen("retry_base = \"30s\"", "retry_base = \"1s\"", 1);
     let config = process::config(dir.path(), 1000, &format!("{mail}[server]\nmetrics_listen = \"127.0.0.1:0\"\n"));
     let served = serve(&config);
     let port = served.metrics_port.expect("a metrics listener");

@@ -190,7 +190,9 @@ async fn every_real_relays_refusal_of_signupd_keeps_every_signup_alerts_once_and
         assert_eq!(count(&app, "outbox"), 5, "{name}: every mail waits");
         assert!(smtp.received().is_empty(), "{name}");
         let (most_tries, latest_due): (i64, i64) = db(&app)
-            .query_row("SELECT max(attempts), max(next_attempt_at) FROM outbox", [], |row| Ok((row.get(0)?, row.get(1)?)))
+            .query_row("SELECT max(attempts), max(next_attempt_at) FROM outbox", [], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })
             .unwrap();
         assert_eq!(most_tries, 0, "{name}: a held mail keeps its count of tries");
         assert!(latest_due <= START, "{name}: a held mail keeps its place (its due time): {latest_due}");
@@ -240,8 +242,9 @@ async fn a_recipient_refused_by_policy_waits_alone_while_its_neighbours_are_deli
     assert!(alerts(&webhook).is_empty(), "a policy refusal of one recipient is not the relay refusing signupd");
     assert_eq!(strings(&app, "SELECT status FROM subscribers WHERE email = 'blocked@example.net'"), ["pending"]);
     assert_eq!(count(&app, "suppressions"), 0);
-    let (tries, due): (i64, i64) =
-        db(&app).query_row("SELECT attempts, next_attempt_at FROM outbox", [], |row| Ok((row.get(0)?, row.get(1)?))).unwrap();
+    let (tries, due): (i64, i64) = db(&app)
+        .query_row("SELECT attempts, next_attempt_at FROM outbox", [], |row| Ok((row.get(0)?, row.get(1)?)))
+        .unwrap();
     assert_eq!(tries, 1);
     assert!(due > START + 20, "its own backoff (retry_base 30 s, jittered): {due}");
 

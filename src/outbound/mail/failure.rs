@@ -176,14 +176,23 @@ mod tests {
             ),
             (refusal(Rcpt, true, Some(550), "SMTP 550: 5.2.1 mailbox disabled"), Some("5.2.1"), false),
             (refusal(Rcpt, true, Some(550), "SMTP 550: 5.1.10 null MX"), Some("5.1.10"), false),
-            (refusal(Rcpt, true, Some(553), "SMTP 553: sorry, no mailbox here by that name. (#5.1.1)"), Some("5.1.1"), false),
+            (
+                refusal(Rcpt, true, Some(553), "SMTP 553: sorry, no mailbox here by that name. (#5.1.1)"),
+                Some("5.1.1"),
+                false,
+            ),
             (refusal(Rcpt, true, Some(550), "SMTP 550: no such user here"), Some(""), false),
             (refusal(Rcpt, true, Some(553), "SMTP 553: mailbox name not allowed"), Some(""), false),
             // Exim's default refusal of an unauthenticated client: ambiguous, settled by the next mail.
             (refusal(Rcpt, true, Some(550), "SMTP 550: relay not permitted"), Some(""), false),
             // qmail writes the enhanced code after a `#`.
             (
-                refusal(Rcpt, true, Some(553), "SMTP 553: sorry, that domain isnt in my list of allowed rcpthosts (#5.7.1)"),
+                refusal(
+                    Rcpt,
+                    true,
+                    Some(553),
+                    "SMTP 553: sorry, that domain isnt in my list of allowed rcpthosts (#5.7.1)",
+                ),
                 None,
                 false,
             ),
@@ -231,7 +240,12 @@ mod tests {
         assert!(!exim.same_refusal(&qmail), "another code is another refusal");
         let unknown = refusal(Rcpt, true, Some(550), "SMTP 550: 5.1.1 no such user");
         assert!(!exim.same_refusal(&unknown), "another enhanced status is another refusal");
-        assert!(!refusal(Data, true, Some(550), "SMTP 550: x").same_refusal(&refusal(Data, true, Some(550), "SMTP 550: x")));
+        assert!(!refusal(Data, true, Some(550), "SMTP 550: x").same_refusal(&refusal(
+            Data,
+            true,
+            Some(550),
+            "SMTP 550: x"
+        )));
         for nonsense in ["10.1.2.3", "5.1", "550", "6.1.1", "5..1", "5.1.1.", "x.1.1"] {
             assert_eq!(enhanced_status(nonsense), None, "{nonsense}");
         }

@@ -183,7 +183,11 @@ pub async fn try_execute_batch(mailer: &Mailer, limit: usize) -> anyhow::Result<
     if claimed.ready.is_empty() {
         let mut outcomes = unsent.outcomes();
         if outcomes.is_empty() {
-            outcomes.push(if claimed.budget_exhausted { MailOutcome::BudgetExhausted } else { MailOutcome::EmptyQueue });
+            outcomes.push(if claimed.budget_exhausted {
+                MailOutcome::BudgetExhausted
+            } else {
+                MailOutcome::EmptyQueue
+            });
         }
         return Ok(outcomes);
     }
@@ -322,7 +326,8 @@ pub async fn try_execute_batch(mailer: &Mailer, limit: usize) -> anyhow::Result<
             welcome_refused(mailer, outcome, target, told.code).await;
         }
         if let (Some(status), Some(hook)) = (&told.refused, &mailer.on_refused_address) {
-            let refused = RefusedAddress { lists: told.lists.clone(), email: target.email.clone(), status: status.clone() };
+            let refused =
+                RefusedAddress { lists: told.lists.clone(), email: target.email.clone(), status: status.clone() };
             hook(refused).await;
         }
     }
@@ -334,7 +339,7 @@ pub async fn try_execute_batch(mailer: &Mailer, limit: usize) -> anyhow::Result<
 /// How many more single mails a batch claims to settle a refusal at `RCPT TO` when none of its
 /// own mails to another address came after it (each may be to the same address, which settles
 /// nothing).
-const SETTLING_CLAIMS: usize = 3;
+pub const SETTLING_CLAIMS: usize = 3;
 
 /// Claims up to `limit` due mails, in `fair_order` when given.
 async fn claim(mailer: &Mailer, limit: usize, fair_order: Option<Vec<i64>>) -> anyhow::Result<super::queue::Claim> {
@@ -377,7 +382,10 @@ enum Tried {
     /// The relay refuses signupd: not sent, and no try counted.
     Held(SendError),
     /// Refused at `RCPT TO`; `settled` once the relay took a mail to another address after it.
-    Refused { error: SendError, settled: bool },
+    Refused {
+        error: SendError,
+        settled: bool,
+    },
     /// This mail's own failure.
     Failed(SendError),
 }
@@ -454,7 +462,8 @@ impl Batch {
 
     /// Whether a refusal waits for the next mail to settle it.
     fn unsettled(&self) -> bool {
-        self.held.is_none() && self.mails.iter().any(|(_, tried)| matches!(tried, Tried::Refused { settled: false, .. }))
+        self.held.is_none()
+            && self.mails.iter().any(|(_, tried)| matches!(tried, Tried::Refused { settled: false, .. }))
     }
 }
 
