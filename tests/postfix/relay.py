@@ -454,9 +454,13 @@ smtpd_recipient_restrictions = permit_sasl_authenticated, reject
         self.command("postfix", "reload")
 
     def restore(self) -> None:
-        """main.cf as `configure` writes it, reloaded."""
-        self.configure()
-        self.command("postfix", "reload")
+        """The restrictions as `configure` writes them, reloaded."""
+        self.reconfigure(
+            "smtpd_delay_reject = no",
+            f"smtpd_sender_login_maps = inline:{{ {FROM}={LOGIN}@{REALM} }}",
+            "smtpd_sender_restrictions = reject_sender_login_mismatch",
+            "smtpd_recipient_restrictions = permit_sasl_authenticated, reject",
+        )
 
     def rcpt_answer(self, sender: str, recipient: str) -> int:
         """What the relay answers now to `RCPT TO` after a login and `MAIL FROM` (smtplib)."""
@@ -1028,8 +1032,15 @@ class Test:
         for address in readers:
             wait_until("... a visitor's confirmation arrives", lambda a=address: self.capture.to(a), server.context)
         check(not self.alerts.relay_refused(), "no relay_refused alert: the relay took the others")
-        found = server.lookup(unknown)
-        check(bool(found.get("suppressions")), f"the address is suppressed ({found.get('suppressions')})")
+        suppressions = wait_until(
+            "the address is suppressed (after the settlement)",
+            lambda: server.lookup(unknown).get("suppressions"),
+            server.context,
+        )
+        check(
+            [(found.get("list"), found.get("reason")) for found in suppressions] == [("default", "bounced")],
+            f"... as bounced, on the mail's list only ({suppressions})",
+        )
         server.stop()
 
     def no_addresses_logged(self) -> None:

@@ -384,6 +384,15 @@ impl Relay {
         self.failure(stage, None, detail)
     }
 
+    /// Closes the idle connections: after the relay refused signupd, the next try logs in
+    /// afresh, so it meets the relay's configuration and the password as they are then (a
+    /// session kept open would go on hearing the old ones).
+    pub fn close_idle(&self) {
+        if let Ok(mut idle) = self.idle.lock() {
+            idle.clear();
+        }
+    }
+
     fn take_idle(&self) -> Option<AsyncSmtpConnection> {
         self.idle.lock().ok()?.pop()
     }

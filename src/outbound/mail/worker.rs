@@ -311,7 +311,8 @@ pub async fn try_execute_batch(mailer: &Mailer, limit: usize) -> anyhow::Result<
     settlements.extend(companion_settlements);
     let settle = SettleMail { settlements, pace: pace(&mailer.config), now: mailer.clock.now() };
     let deleted_rows = mailer.writer.execute(settle).await?;
-    if batch.relay_took_mail && mailer.transport.hold().accepted() {
+    // A relay that took a mail and then refused signupd (within one batch) still refuses.
+    if batch.relay_took_mail && batch.held.is_none() && mailer.transport.hold().accepted() {
         tracing::info!("the relay accepts mail again; sending what waited");
     }
     if let Some(error) = &batch.episode_began {
@@ -444,6 +445,9 @@ impl Batch {
     /// not settled yet (it was the relay's, or cannot be told now).
     fn hold(&mut self, mailer: &Mailer, error: &SendError) {
         let refusal = mailer.transport.hold().refused(mailer.clock.now(), mailer.config.mail.retry_base);
+        if let Some(relay) = mailer.transport.relay() {
+            relay.close_idle();
+        }
         if refusal.began {
             self.episode_began = Some(error.clone());
         }
