@@ -7,8 +7,10 @@
 //! then upgrades it with STARTTLS when configured. Implicit TLS (`security = "tls"`, port 465)
 //! needs the TLS handshake before the SMTP greeting, which lettre only does on a socket it
 //! opens itself, so that mode keeps lettre's socket (and the stall). A connection is reused
-//! while it works; after any error it is dropped, and a reused one that turns out to be dead
-//! (the relay closed it while idle) is replaced once by a fresh one.
+//! while it works; after a refused recipient it is reset (`RSET`) and kept, so the next mail
+//! can settle whose refusal it was; after any other error it is dropped, and a reused one that
+//! turns out to be dead (the relay closed it while idle) is replaced once by a fresh one. When
+//! the relay refuses signupd, the idle connections are closed ([`Relay::close_idle`]).
 //!
 //! Each step is named ([`Stage`]), because whose fault a refusal is depends on where it came:
 //! `RCPT TO` refused with 5.1.x is the recipient's, the same code to `AUTH` is the operator's.
