@@ -223,6 +223,34 @@ pub async fn act(
     }))
 }
 
+/// A permanent refusal of `email`'s recipient at send time, by the relay signupd sends
+/// through, of a mail to `lists`: counted as a hard bounce under the first, and written as
+/// `Subscriptions::prepare_send_refusal` prepares it (pending rows on those lists only; a
+/// confirmed row is never touched). What was removed.
+pub async fn refused_at_send(
+    subscriptions: &Subscriptions<'_>,
+    lists: &[ListId],
+    email: &str,
+    now: UnixSeconds,
+) -> anyhow::Result<Vec<Removed>> {
+    let list = lists.first().map(|list| list.as_ref().to_owned()).unwrap_or_default();
+    let written = write_prepared(subscriptions.writer, async || {
+        let suppression = subscriptions.prepare_send_refusal(lists, email, now).await?;
+        Ok(Some(RecordEvent {
+            receipts: Vec::new(),
+            receipts_only: false,
+            alert_once: None,
+            count: series(Class::HardBounce).map(|series| (list.clone(), series)),
+            complaint_on: None,
+            suppression: Some(suppression),
+            now,
+        }))
+    })
+    .await?
+    .flatten();
+    Ok(written.map(|written| written.removed).unwrap_or_default())
+}
+
 /// Records only `receipts` (as [`Believed::receipts`]) of `relay`: for a request that
 /// authenticated but cannot be acted on, so what made it authentic cannot be used again.
 pub async fn remember(

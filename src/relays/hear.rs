@@ -214,20 +214,40 @@ pub async fn mail_report(hearing: Hearing<'_>, raw: &[u8]) -> anyhow::Result<Opt
     Ok(Some(heard))
 }
 
-/// A permanent refusal of `email` by signupd's own SMTP server at send time, with the enhanced
-/// status it gave (or empty): a hard bounce, counted under the relay name `smtp`.
-pub async fn refused_at_send(hearing: Hearing<'_>, list: &str, email: &str, status: &str) -> Result<(), NotHeard> {
+/// A permanent refusal of `email`'s recipient by signupd's own SMTP server at send time, for a
+/// mail to `lists`, with the enhanced status it gave (or empty): a hard bounce for the address's
+/// pending signups on those lists, counted under the relay name `smtp`. A confirmed row and
+/// the other lists are left alone (`effect::refused_at_send`).
+pub async fn refused_at_send(
+    hearing: Hearing<'_>,
+    lists: &[String],
+    email: &str,
+    status: &str,
+) -> Result<(), NotHeard> {
     let Ok(address) = EmailAddress::parse(email) else {
         return Ok(());
     };
-    let event = RelayEvent {
-        id: None,
-        class: Class::HardBounce,
-        reference: None,
-        recipient: None,
-        status: (!status.is_empty()).then(|| status.to_owned()),
-    };
-    act(hearing, SMTP_RELAY, &event, Some(Subject::Recipient(&address)), Some(list), &[]).await?;
+    let config = hearing.subscriptions.config;
+    let lists: Vec<ListId> = config
+        .lists
+        .iter()
+        .filter(|list| lists.iter().any(|id| id == list.id.as_ref()))
+        .map(|list| list.id.clone())
+        .collect();
+    let removed = effect::refused_at_send(&hearing.subscriptions, &lists, address.as_ref(), hearing.now)
+        .await
+        .map_err(NotHeard::Unavailable)?;
+    crate::metrics::relay_event(SMTP_RELAY, Class::HardBounce.label());
+    for removed in &removed {
+        crate::metrics::removal(&removed.list_id, removed.reason.as_str(), "relay");
+    }
+    tracing::info!(
+        relay = SMTP_RELAY,
+        status,
+        removed = removed.len(),
+        "the relay refused the address at send time; its pending signups on the mail's lists were removed and \
+         the address suppressed there"
+    );
     Ok(())
 }
 

@@ -310,6 +310,17 @@ pub fn retry_at(conn: &Connection, id: i64, next_attempt_at: UnixSeconds, last_e
     Ok(())
 }
 
+/// Releases the lease of an item the relay's refusal of signupd kept back, and takes back the
+/// try its claim counted: it keeps its due time (its place in the queue) and its count of
+/// tries. The hold itself is in memory (`outbound::mail::relay_hold`).
+pub fn release_held(conn: &Connection, id: i64, last_error: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "UPDATE outbox SET lease_until = NULL, attempts = max(attempts - 1, 0), last_error = ?2 WHERE id = ?1",
+    )?
+    .execute(params![id, last_error])?;
+    Ok(())
+}
+
 /// Queues a welcome mail for a confirmed row.
 pub fn queue_welcome(conn: &Connection, subscriber_id: &str, now: UnixSeconds) -> rusqlite::Result<()> {
     conn.prepare_cached(

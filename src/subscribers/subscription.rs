@@ -290,6 +290,24 @@ impl Subscriptions<'_> {
         Ok(Suppression(command))
     }
 
+    /// A permanent refusal of `email`'s recipient by the relay at send time, for a mail to
+    /// `lists`: on those lists only, its pending rows are removed and the address suppressed as
+    /// `bounced` (so a new signup there is answered and never mailed). A confirmed row stays as
+    /// it is: a send-time refusal never removes one (only a verified bounce or complaint
+    /// does), and no other list is touched.
+    pub(crate) async fn prepare_send_refusal(
+        &self,
+        lists: &[ListId],
+        email: &str,
+        now: UnixSeconds,
+    ) -> anyhow::Result<Suppression> {
+        let mut command =
+            self.prepare_remove_address(lists, email, Some(Reason::Bounced), RemovalChannel::Relay, now).await?;
+        command.lists.retain(|(_, prepared)| !matches!(prepared.expected, Some((_, Status::Confirmed))));
+        command.suppress_absent = true;
+        Ok(Suppression(command))
+    }
+
     /// [`RemoveAddress`] for `email` on each of `lists`, prepared from the rows a reader sees.
     async fn prepare_remove_address(
         &self,

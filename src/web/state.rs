@@ -190,10 +190,10 @@ impl AppState {
 /// Suppresses an address the SMTP server refused for good, as a relay's hard bounce would.
 async fn suppress_refused(state: &AppState, refused: &RefusedAddress) {
     if let Err(error) =
-        crate::relays::hear::refused_at_send(state.hearing(), &refused.list_id, &refused.email, &refused.status).await
+        crate::relays::hear::refused_at_send(state.hearing(), &refused.lists, &refused.email, &refused.status).await
     {
         tracing::error!(
-            list = refused.list_id,
+            lists = ?refused.lists,
             error = %error,
             "an address the SMTP server refused for good could not be suppressed"
         );

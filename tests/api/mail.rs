@@ -20,7 +20,7 @@ use signupd::clock::Clock;
 use signupd::outbound::mail::{MailOutcome, try_execute_task};
 
 use crate::helpers::{START, TestApp, is_whole_link_token, link_token_at, spawn_app_with};
-use crate::signup::{RAISED_LIMITS, count, db, drain, post_form, valid};
+use crate::signup::{RAISED_LIMITS, count, db, drain, post_form, strings, valid};
 use crate::smtp_server::{SmtpServer, free_port, smtp_config};
 
 /// The default confirm link lifetime (48 h).
@@ -688,26 +688,31 @@ async fn a_relay_that_stops_answering_is_a_temporary_failure_after_the_smtp_time
 
 #[actix_web::test]
 async fn a_permanent_smtp_failure_deletes_the_pending_row_and_alerts_without_the_address() {
-    // Arrange
+    // Arrange: the relay knows no zelda (550 5.1.1) and takes the next visitor
     let smtp = SmtpServer::start();
-    smtp.refuse_recipients_with(550);
+    smtp.refuse_recipients_saying(Some("zelda"), 550, "5.1.1 <{to}>: Recipient address rejected: no such user");
     let webhook = Webhook::start();
     let mail_config = smtp.config().replacen("[mail]\n", &format!("[mail]\nalert_webhook = \"{}\"\n", webhook.url), 1);
     let app = spawn_app_with(&format!("{RAISED_LIMITS}{mail_config}")).await;
     sign_up(&app, "zelda.unique@mail.example.org").await;
+    sign_up(&app, "next@example.com").await;
 
-    // Act
+    // Act: zelda's mail, settled by the next one, sent at once after it
     let outcome = try_execute_task(&app.state.mailer()).await.unwrap();
 
     // Assert
     assert!(
         matches!(&outcome, MailOutcome::GaveUp { detail } if detail.contains("550")),
-        "a 5xx gives up at once: {outcome:?}"
+        "a refusal of the recipient, with the relay taking another, gives up at once: {outcome:?}"
     );
-    assert_eq!(count(&app, "subscribers"), 0, "nothing is kept for an address that never got a link");
+    assert_eq!(
+        strings(&app, "SELECT email FROM subscribers"),
+        ["next@example.com"],
+        "nothing is kept for an address that never got a link"
+    );
     assert_eq!(count(&app, "outbox"), 0);
     assert_eq!(run_mail(&app).await, [], "nothing left to retry");
-    assert_eq!(smtp.received().len(), 0);
+    assert_eq!(smtp.received().len(), 1, "the next visitor's mail");
 
     let requests = webhook.requests();
     assert_eq!(requests.len(), 1, "one alert: {requests:?}");

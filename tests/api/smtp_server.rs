@@ -26,6 +26,13 @@ struct Script {
     data_answers: VecDeque<u16>,
     /// A code with which every `RCPT TO` is refused (a permanent 550, say).
     rcpt_answer: Option<u16>,
+    /// Replies to `RCPT TO` as a real relay words them: (the recipients it is for, `None`
+    /// for everyone; code; text), the first that fits answers.
+    rcpt_replies: Vec<(Option<String>, u16, String)>,
+    /// Every recipient given in `RCPT TO`, refused or not.
+    rcpt_attempts: Vec<String>,
+    /// A reply, code and text, to the end of every `DATA` from now on (before `data_answers`).
+    data_reply: Option<(u16, String)>,
     /// A code with which every `MAIL FROM` is refused (a sender the relay will not carry).
     mail_answer: Option<u16>,
     /// Every `MAIL FROM` the server was sent, accepted or not.
@@ -149,6 +156,31 @@ impl SmtpServer {
         self.script().rcpt_answer = Some(code);
     }
 
+    /// Answers `RCPT TO` of every recipient whose address contains `recipient` (`None`:
+    /// everyone) with `code` and `text`, as a real relay words it, from now on.
+    pub fn refuse_recipients_saying(&self, recipient: Option<&str>, code: u16, text: &str) {
+        self.script().rcpt_replies.push((recipient.map(str::to_owned), code, text.to_owned()));
+    }
+
+    /// Answers the end of every `DATA` with `code` and `text` from now on.
+    pub fn refuse_data_saying(&self, code: u16, text: &str) {
+        self.script().data_reply = Some((code, text.to_owned()));
+    }
+
+    /// Takes every recipient and message again: the relay was fixed.
+    pub fn accept_everything(&self) {
+        let mut script = self.script();
+        script.rcpt_replies.clear();
+        script.rcpt_answer = None;
+        script.data_reply = None;
+        script.mail_answer = None;
+    }
+
+    /// How many times a recipient whose address contains `recipient` was given in `RCPT TO`.
+    pub fn rcpt_attempts_for(&self, recipient: &str) -> usize {
+        self.script().rcpt_attempts.iter().filter(|to| to.contains(recipient)).count()
+    }
+
     /// Refuses every sender with `code` from now on, as a relay refuses an address the login
     /// does not own; `None`: accepts them again.
     pub fn refuse_senders_with(&self, code: Option<u16>) {
@@ -251,7 +283,16 @@ impl Handler for Recorder {
     }
 
     fn rcpt(&mut self, to: &str) -> Response {
-        match self.script().rcpt_answer {
+        let mut script = self.script();
+        script.rcpt_attempts.push(to.to_owned());
+        let scripted = script
+            .rcpt_replies
+            .iter()
+            .find(|(recipient, _, _)| recipient.as_deref().is_none_or(|recipient| to.contains(recipient)));
+        if let Some((_, code, text)) = scripted {
+            return Response::custom(*code, text.replace("{to}", to));
+        }
+        match script.rcpt_answer {
             // Real servers quote the recipient; signupd must not store or forward it.
             Some(code) => Response::custom(code, format!("5.1.1 <{to}>: Recipient address rejected: no such user")),
             None => OK,
@@ -278,6 +319,10 @@ impl Handler for Recorder {
     fn data_end(&mut self) -> Response {
         let mut script = self.script.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         script.data_attempts += 1;
+        if let Some((code, text)) = script.data_reply.clone() {
+            self.refused_data = true;
+            return Response::custom(code, text);
+        }
         let code = script.data_answers.pop_front().unwrap_or(250);
         if (200..300).contains(&code) {
             script.received.push(std::mem::take(&mut self.message));

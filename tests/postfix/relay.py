@@ -40,6 +40,15 @@ case a fresh signupd (`serve`, its own data directory and configuration, the pas
    confirmation arrives; the seconds that took are printed; "the relay accepts mail again".
 7. A list whose `from` the login does not own: "refused the sender (MAIL FROM)", 553; pending.
 8. A closed port: `send-test-mail` says "connection refused by 127.0.0.1:PORT".
+9. The sender-login refusal reported at RCPT TO (`reject_sender_login_mismatch` in
+   `smtpd_recipient_restrictions`, `smtpd_delay_reject = yes`): every recipient refused the same
+   way, so it is the relay's: signups stay pending, one alert (rcpt, 553); the sender allowed at
+   the relay, every held confirmation arrives.
+10. A relay-wide `defer` at RCPT TO (450): the same, one alert (rcpt, 450), and all arrives once
+   it is lifted.
+11. Postfix's own `User unknown in local recipient table` (`local_recipient_maps`, 550 5.1.1) for
+   one address while it relays the others: that pending signup alone is deleted (and suppressed),
+   the others arrive, no relay_refused alert.
 
 Each error text signupd gave is printed once, as `relay error seen: …`. No address is printed on
 success; on failure the tails of signupd's and Postfix's logs are.
@@ -83,6 +92,8 @@ FROM = f"newsletter@{DOMAIN}"
 # A sender the relay's login does not own (smtpd_sender_login_maps).
 FOREIGN_FROM = f"someone-else@{DOMAIN}"
 READERS = "readers.test"
+# The relay's own local domain (local_recipient_maps).
+LOCAL_DOMAIN = f"local.{DOMAIN}"
 DEADLINE = 60.0
 REFUSAL_LOG = "the relay refuses signupd's mail; every mail waits in the queue"
 AGAIN_LOG = "the relay accepts mail again"
@@ -331,8 +342,10 @@ syslog_name = postfix-relay-ci
 myhostname = relay.{DOMAIN}
 mydomain = {DOMAIN}
 myorigin = $mydomain
-mydestination =
-local_recipient_maps =
+# One local domain, whose only user is postmaster: any other is Postfix's own "User unknown in
+# local recipient table" (case 11).
+mydestination = {LOCAL_DOMAIN}
+local_recipient_maps = inline:{{ postmaster=postmaster }}
 alias_maps =
 alias_database =
 inet_interfaces = loopback-only
@@ -434,6 +447,38 @@ smtpd_recipient_restrictions = permit_sasl_authenticated, reject
             )
 
         wait_until(f"the relay shows the {name} certificate (postfix reload)", shown, self.tail, timeout=30)
+
+    def reconfigure(self, *settings: str) -> None:
+        """main.cf changed with `postconf -e`, and `postfix reload`."""
+        self.command("postconf", "-e", *settings)
+        self.command("postfix", "reload")
+
+    def restore(self) -> None:
+        """The restrictions as `configure` writes them, reloaded."""
+        self.reconfigure(
+            "smtpd_delay_reject = no",
+            f"smtpd_sender_login_maps = inline:{{ {FROM}={LOGIN}@{REALM} }}",
+            "smtpd_sender_restrictions = reject_sender_login_mismatch",
+            "smtpd_recipient_restrictions = permit_sasl_authenticated, reject",
+        )
+
+    def rcpt_answer(self, sender: str, recipient: str) -> int:
+        """What the relay answers now to `RCPT TO` after a login and `MAIL FROM` (smtplib)."""
+        context = ssl.create_default_context(cafile=str(self.certificates.path("ca")))
+        try:
+            with smtplib.SMTP("127.0.0.1", self.port, timeout=10) as smtp:
+                smtp.starttls(context=context)
+                smtp.login(LOGIN, PASSWORD)
+                smtp.mail(sender)
+                code, _ = smtp.rcpt(recipient)
+                smtp.rset()
+                return code
+        except (OSError, smtplib.SMTPException):
+            return 0
+
+    def rcpt_refusals(self, since: int) -> int:
+        """`RCPT TO` refusals the relay logged after log line `since`."""
+        return sum("NOQUEUE: reject: RCPT" in line for line in self.lines()[since:])
 
     def submission_connects(self, since: int) -> int:
         """Clients that connected to the submission listeners after log line `since`."""
@@ -884,6 +929,120 @@ class Test:
         check(f"connection refused by 127.0.0.1:{port}" in said, f'... "connection refused by 127.0.0.1:{port}"')
         server.stop()
 
+    def refused_everyone_at_rcpt(self, label: str, server: Signupd, code: int, since: int) -> list[str]:
+        """Signups while the relay refuses every recipient with `code`: they stay pending, and
+        signupd keeps trying (the relay logs more refusals) with one relay_refused alert."""
+        addresses = [self.address() for _ in range(3)]
+        for address in addresses:
+            server.signup(address)
+        wait_until(f"{label}: the relay_refused alert comes", lambda: self.alerts.relay_refused(), server.context)
+        wait_until(
+            f"{label}: signupd tries the relay again (four refused recipients at the relay)",
+            lambda: self.relay.rcpt_refusals(since) >= 4,
+            server.context,
+        )
+        alerts = self.alerts.relay_refused()
+        check(len(alerts) == 1, f"{label}: exactly one relay_refused alert ({len(alerts)})")
+        check(alerts[0].get("stage") == "rcpt", f"... stage 'rcpt' ({alerts[0].get('stage')!r})")
+        check(alerts[0].get("smtp_code") == code, f"... smtp_code {code} ({alerts[0].get('smtp_code')!r})")
+        error_seen(str(alerts[0].get("detail", "")))
+        for number, address in enumerate(addresses, 1):
+            check(server.pending_with_mail(address), f"{label}: signup {number} is pending, its confirmation queued")
+        check(not any(self.capture.to(address) for address in addresses), f"{label}: nothing arrived")
+        return addresses
+
+    def sender_refused_at_rcpt(self) -> None:
+        say("---- 9. the sender-login refusal, reported at RCPT TO; then the sender allowed")
+        self.relay.use_certificate("relay")
+        self.relay.reconfigure(
+            "smtpd_delay_reject = yes",
+            "smtpd_sender_restrictions =",
+            "smtpd_recipient_restrictions = reject_sender_login_mismatch, permit_sasl_authenticated, reject",
+        )
+        wait_until(
+            "the relay refuses the login's foreign sender at RCPT TO now (553)",
+            lambda: self.relay.rcpt_answer(FOREIGN_FROM, f"probe@{READERS}") == 553,
+            self.relay.tail,
+        )
+        server = self.signupd(
+            "sender-at-rcpt", sender=FOREIGN_FROM, smtp={"ca_file": str(self.certificates.path("ca"))}
+        )
+        since = len(self.relay.lines())
+        addresses = self.refused_everyone_at_rcpt("sender at RCPT", server, 553, since)
+        self.relay.reconfigure(f"smtpd_sender_login_maps = inline:{{ {FROM}={LOGIN}@{REALM}, {FOREIGN_FROM}={LOGIN}@{REALM} }}")
+        wait_until(
+            "the sender allowed at the relay, every held confirmation arrives",
+            lambda: all(self.capture.to(address) for address in addresses),
+            server.context,
+            timeout=DEADLINE * 2,
+        )
+        check(all(len(self.capture.to(address)) == 1 for address in addresses), "... each once")
+        check(len(self.alerts.relay_refused()) == 1, "no further alert")
+        server.stop()
+        self.relay.restore()
+
+    def deferred_everyone(self) -> None:
+        say("---- 10. a relay-wide defer at RCPT TO; then lifted")
+        self.relay.use_certificate("relay")
+        self.relay.reconfigure("smtpd_recipient_restrictions = defer")
+        wait_until(
+            "the relay defers every recipient now (450)",
+            lambda: self.relay.rcpt_answer(FROM, f"probe@{READERS}") == 450,
+            self.relay.tail,
+        )
+        server = self.signupd("defer", smtp={"ca_file": str(self.certificates.path("ca"))})
+        since = len(self.relay.lines())
+        addresses = self.refused_everyone_at_rcpt("defer", server, 450, since)
+        self.relay.restore()
+        wait_until(
+            "the defer lifted, every held confirmation arrives",
+            lambda: all(self.capture.to(address) for address in addresses),
+            server.context,
+            timeout=DEADLINE * 2,
+        )
+        for address in addresses:
+            self.arrived(address, server, "deferred, then sent")
+        check(len(self.alerts.relay_refused()) == 1, "no further alert")
+        server.stop()
+
+    def unknown_local_user(self) -> None:
+        say("---- 11. Postfix's own unknown user, for one address")
+        self.relay.use_certificate("relay")
+        check(
+            self.relay.rcpt_answer(FROM, f"nobody@{LOCAL_DOMAIN}") == 550,
+            "the relay refuses an unknown user of its own domain (550, local_recipient_maps)",
+        )
+        server = self.signupd("unknown-user", smtp={"ca_file": str(self.certificates.path("ca"))})
+        unknown = f"nobody@{LOCAL_DOMAIN}"
+        addresses_used.append(unknown)
+        server.signup(unknown)
+        # Visitors keep coming: the relay taking the next recipient settles whose refusal it was
+        # (with none queued, the refused mail waits with its own backoff).
+        readers: list[str] = []
+
+        def settled() -> bool:
+            if not server.lookup(unknown)["rows"]:
+                return True
+            address = self.address()
+            readers.append(address)
+            server.signup(address)
+            return False
+
+        wait_until("the unknown user's pending signup is deleted", settled, server.context)
+        for address in readers:
+            wait_until("... a visitor's confirmation arrives", lambda a=address: self.capture.to(a), server.context)
+        check(not self.alerts.relay_refused(), "no relay_refused alert: the relay took the others")
+        suppressions = wait_until(
+            "the address is suppressed (after the settlement)",
+            lambda: server.lookup(unknown).get("suppressions"),
+            server.context,
+        )
+        check(
+            [(found.get("list"), found.get("reason")) for found in suppressions] == [("default", "bounced")],
+            f"... as bounced, on the mail's list only ({suppressions})",
+        )
+        server.stop()
+
     def no_addresses_logged(self) -> None:
         for directory in sorted((self.base / "signupd").iterdir()):
             log = (directory / "signupd.log").read_text(errors="replace")
@@ -906,6 +1065,9 @@ class Test:
         self.wrong_password()
         self.refused_sender()
         self.closed_port()
+        self.sender_refused_at_rcpt()
+        self.deferred_everyone()
+        self.unknown_local_user()
         self.no_addresses_logged()
 
     def stop(self) -> None:

@@ -296,6 +296,17 @@ pub enum Settlement {
         /// The hour whose budget the mail reserved; `None` for a companion, which reserved none.
         reserved_at: Option<UnixSeconds>,
     },
+    /// Not sent because the relay refuses signupd ([`super::relay_hold`]): the item keeps its
+    /// place in the queue (its due time) and its count of tries, and waits for the hold, which
+    /// lives in memory, so after a restart it goes at once.
+    Held {
+        item_id: i64,
+        subscriber_id: String,
+        last_error: String,
+        undo: Option<Undo>,
+        /// As for [`Settlement::Retry`].
+        reserved_at: Option<UnixSeconds>,
+    },
     /// Not sent, for good: the item goes, and a pending row that never got a confirmation with
     /// it (nothing is kept for an address that never got a link).
     GiveUp { item_id: i64, subscriber_id: String, undo: Option<Undo>, reserved_at: Option<UnixSeconds> },
@@ -346,6 +357,15 @@ impl Command for SettleMail {
                         mail_bucket::give_back(conn, self.pace, self.now)?;
                     }
                     outbox::retry_at(conn, *item_id, *next_attempt_at, last_error)?;
+                    false
+                }
+                Settlement::Held { item_id, subscriber_id, last_error, undo, reserved_at } => {
+                    unstamp(conn, subscriber_id, undo.as_ref())?;
+                    if let Some(reserved_at) = reserved_at {
+                        outbox::refund(conn, *reserved_at)?;
+                        mail_bucket::give_back(conn, self.pace, self.now)?;
+                    }
+                    outbox::release_held(conn, *item_id, last_error)?;
                     false
                 }
                 Settlement::GiveUp { item_id, subscriber_id, undo, reserved_at } => {

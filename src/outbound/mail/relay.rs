@@ -7,8 +7,10 @@
 //! then upgrades it with STARTTLS when configured. Implicit TLS (`security = "tls"`, port 465)
 //! needs the TLS handshake before the SMTP greeting, which lettre only does on a socket it
 //! opens itself, so that mode keeps lettre's socket (and the stall). A connection is reused
-//! while it works; after any error it is dropped, and a reused one that turns out to be dead
-//! (the relay closed it while idle) is replaced once by a fresh one.
+//! while it works; after a refused recipient it is reset (`RSET`) and kept, so the next mail
+//! can settle whose refusal it was; after any other error it is dropped, and a reused one that
+//! turns out to be dead (the relay closed it while idle) is replaced once by a fresh one. When
+//! the relay refuses signupd, the idle connections are closed ([`Relay::close_idle`]).
 //!
 //! Each step is named ([`Stage`]), because whose fault a refusal is depends on where it came:
 //! `RCPT TO` refused with 5.1.x is the recipient's, the same code to `AUTH` is the operator's.
@@ -24,7 +26,7 @@ use std::time::Duration;
 use lettre::address::Envelope;
 use lettre::transport::smtp::authentication::{Credentials, DEFAULT_MECHANISMS};
 use lettre::transport::smtp::client::{AsyncSmtpConnection, TlsParameters};
-use lettre::transport::smtp::commands::{Data, Mail, Rcpt};
+use lettre::transport::smtp::commands::{Data, Mail, Rcpt, Rset};
 use lettre::transport::smtp::extension::{ClientId, Extension, MailBodyParameter, MailParameter};
 
 use super::failure::{SendError, Stage, reason_without_addresses};
@@ -65,16 +67,20 @@ impl Relay {
                     self.put_back(conn);
                     return Ok(code);
                 }
-                // The relay answered: that is its verdict on this mail.
-                Err(error) if error.code.is_some() => return Err(error),
+                // The relay answered: that is its verdict on this mail. A session that
+                // survived it (a refused recipient, reset) stays for the next mail.
+                Err(error) if error.code.is_some() => {
+                    self.put_back(conn);
+                    return Err(error);
+                }
                 // The idle connection was dead: try once more on a fresh one.
                 Err(_) => *stage = Stage::Connect,
             }
         }
         let mut conn = self.connect(stage).await?;
-        let code = self.transact(&mut conn, envelope, bytes, stage).await?;
+        let sent = self.transact(&mut conn, envelope, bytes, stage).await;
         self.put_back(conn);
-        Ok(code)
+        sent
     }
 
     /// A connection ready for `MAIL FROM`: connected, greeted, encrypted and checked as
@@ -164,8 +170,10 @@ impl Relay {
         Ok(conn)
     }
 
-    /// `MAIL FROM`, `RCPT TO`, `DATA`, each named when it fails. Any failure drops the
-    /// connection: lettre's own `send` does the same.
+    /// `MAIL FROM`, `RCPT TO`, `DATA`, each named when it fails. A refused recipient ends only
+    /// its transaction: `RSET`, and the session stays for the next mail, whose answer settles
+    /// whose refusal it was (`super::worker`). lettre's own `send` quits on any refusal, which
+    /// is why signupd sends these steps itself. Any other failure drops the connection.
     async fn transact(
         &self,
         conn: &mut AsyncSmtpConnection,
@@ -174,8 +182,14 @@ impl Relay {
         stage: &mut Stage,
     ) -> Result<u16, SendError> {
         let result = self.transact_steps(conn, envelope, bytes, stage).await;
-        if result.is_err() {
-            conn.abort().await;
+        match &result {
+            Ok(_) => {}
+            Err(error) if error.refused_at_rcpt() => {
+                if conn.command(Rset).await.is_err() {
+                    conn.abort().await;
+                }
+            }
+            Err(_) => conn.abort().await,
         }
         result
     }
@@ -370,6 +384,15 @@ impl Relay {
     pub fn timed_out(&self, stage: Stage) -> SendError {
         let detail = format!("timed out waiting for {} ({}){}", self.host, stage_words(stage), self.port_hint());
         self.failure(stage, None, detail)
+    }
+
+    /// Closes the idle connections: after the relay refused signupd, the next try logs in
+    /// afresh, so it meets the relay's configuration and the password as they are then (a
+    /// session kept open would go on hearing the old ones).
+    pub fn close_idle(&self) {
+        if let Ok(mut idle) = self.idle.lock() {
+            idle.clear();
+        }
     }
 
     fn take_idle(&self) -> Option<AsyncSmtpConnection> {

@@ -12,8 +12,8 @@
 //! follow at once. A signup whose confirm window ends meanwhile expires as never mailed, as
 //! any unconfirmed signup does.
 //!
-//! The hold is in memory: a restart tries the relay at once, which is what an operator who
-//! just fixed it expects.
+//! The hold is in memory, and a held mail keeps its due time in the queue: a restart tries
+//! the relay at once, which is what an operator who just fixed it expects.
 
 use std::sync::Mutex;
 use std::time::Duration;

@@ -17,16 +17,39 @@
 //!
 //! - sent → item deleted; its place in the budget stays spent.
 //! - the relay refused signupd itself or could not be reached (a login, a sender, TLS, the
-//!   connection, a policy: `SendError::holds_the_queue`) → nothing is lost: the stamp is
-//!   undone, the reservation given back, the rest of the batch goes back unsent, and the whole
-//!   queue waits ([`super::relay_hold`]); the operator is alerted once per episode
-//!   (`relay_refused`), and told once when the relay takes mail again.
-//! - the recipient deferred it (4xx at `RCPT TO`) → the same undoing, and this item alone
-//!   retries after `retry_base` × 2^(attempt−1) with ±20 % jitter, capped at 1 h, until the
-//!   confirm window (`confirm_ttl` from when the item was queued) ends.
-//! - the recipient refused it for good, or its window ended, or the mail could not be built →
-//!   item dropped; a pending row that never got a confirmation is deleted (nothing is kept for
-//!   an address that never got a link) and the operator is alerted.
+//!   connection, any refusal at the end of `DATA`: `SendError::holds_the_queue`) → nothing is
+//!   lost: the stamp is undone, the reservation given back, the rest of the batch goes back
+//!   unsent, each held mail keeps its due time and its count of tries, and the whole queue
+//!   waits ([`super::relay_hold`], in memory: after a restart held mail goes at once); the
+//!   operator is alerted once per episode (`relay_refused`), and told once when the relay
+//!   takes mail again.
+//! - refused at `RCPT TO` → whose refusal it is, the reply alone cannot tell (Exim's `550 relay
+//!   not permitted` reads like a missing mailbox). The next mail to another address settles
+//!   it: the relay keeps the session (`RSET`, [`super::relay`]) and the worker sends the next
+//!   mail of its batch, or claims one more ([`SETTLING_CLAIMS`]). Refused the same way (same
+//!   code and enhanced status): the relay's, held as above. Taken: the refusal was this
+//!   mail's — a recipient status or a bare 550/551/553 (`SendError::refused_address`) gives a
+//!   confirmation up, deletes a pending row that never got a link, suppresses the address on
+//!   the mail's lists and alerts; a welcome mail's is retried (its subscriber stays
+//!   confirmed: only a verified bounce acts on a confirmed address) and alerted once
+//!   (`welcome_refused`); any other code (a policy refusal of one recipient, a deferral) waits
+//!   with its own backoff while the queue goes on. With no other mail to try, the refused mail
+//!   waits with its own backoff; nothing else is held. So one address never holds back
+//!   another.
+//! - this mail's own temporary failure (a mailbox busy at `DATA`, 4.1.x/4.2.x; the file
+//!   transport) → the same undoing, and this item alone retries after `retry_base` ×
+//!   2^(attempt−1) with ±20 % jitter, capped at 1 h, until the confirm window (`confirm_ttl`
+//!   from when the item was queued) ends.
+//! - its window ended, or the mail could not be built → item dropped; a pending row that never
+//!   got a confirmation is deleted (nothing is kept for an address that never got a link) and
+//!   the operator is alerted.
+//!
+//! Same session: lettre's `SmtpTransport` quits the connection on any refusal (its `send`
+//! aborts with `QUIT`), so signupd sends `MAIL`, `RCPT` and `DATA` itself and answers a refused
+//! recipient with `RSET`, keeping the connection in its pool. The pool hands the last
+//! connection put back to the next send first, so the settling mail goes on the same session
+//! unless another worker took that connection in between; the relay's verdict is the same
+//! either way.
 //!
 //! The paced budget (`mail.burst`, refilled at `max_mails_per_hour`) is taken from at claim
 //! time, inside the writer, so no span of T seconds sends more than `burst + T × max / 3600`
@@ -63,11 +86,14 @@ pub const CLAIM_BATCH: usize = 32;
 /// How often, on average, an idle worker looks for due mail (±50 % jitter).
 pub const MAIL_TICK: Duration = Duration::from_secs(1);
 
-/// A permanent refusal of the address itself at send time (`SendError::refused_address`): a
-/// hard bounce, as a relay would report it later.
+/// A permanent refusal of the address itself at send time (`SendError::refused_address`,
+/// settled by the relay taking another recipient): a hard bounce for the pending signups its
+/// mail was for, and never for a confirmed row.
 #[derive(Debug, Clone)]
 pub struct RefusedAddress {
-    pub list_id: String,
+    /// The lists the refused mail was for (a confirmation's companions share its mail); no
+    /// other list is touched.
+    pub lists: Vec<String>,
     pub email: String,
     /// The enhanced status the server gave (`5.1.1`), or empty.
     pub status: String,
@@ -151,46 +177,72 @@ pub async fn try_execute_batch(mailer: &Mailer, limit: usize) -> anyhow::Result<
         Look::Idle(idle) => return Ok(vec![idle]),
         Look::Claim { fair_order } => fair_order,
     };
-    // Minted before the claim; each is used only if its item is a confirmation that wins its
-    // compare-and-set, otherwise dropped unseen.
-    let tokens = (0..limit).map(|_| ConfirmToken::mint()).collect::<Result<Vec<_>, _>>()?;
     let lease_for = batch_bound(mailer, limit);
-    let claim = ClaimMail {
-        config: mailer.config.clone(),
-        now,
-        lease_until: now.saturating_add(secs(lease_for)),
-        tokens,
-        address_key: hmac::Key::new(hmac::HMAC_SHA256, mailer.secrets.hash_key.expose()),
-        fair_order,
-    };
-    let claim = mailer.writer.execute(claim).await?;
-    for _ in 0..claim.capped {
-        crate::metrics::mail("confirmation", "capped");
-    }
-    let mut outcomes = vec![MailOutcome::Skipped; claim.skipped];
-    outcomes.extend(std::iter::repeat_n(MailOutcome::Capped, claim.capped));
-    if claim.ready.is_empty() {
+    let claimed = claim(mailer, limit, fair_order).await?;
+    let mut unsent = Unsent { skipped: claimed.skipped, capped: claimed.capped };
+    if claimed.ready.is_empty() {
+        let mut outcomes = unsent.outcomes();
         if outcomes.is_empty() {
-            outcomes.push(if claim.budget_exhausted { MailOutcome::BudgetExhausted } else { MailOutcome::EmptyQueue });
+            outcomes.push(if claimed.budget_exhausted {
+                MailOutcome::BudgetExhausted
+            } else {
+                MailOutcome::EmptyQueue
+            });
         }
         return Ok(outcomes);
     }
 
-    // Sending: one mail after another. Past the deadline, or once the relay is unreachable,
+    // Sending: one mail after another. Past the deadline, or once the relay refuses signupd,
     // the rest goes back to the queue unsent.
     let deadline = Instant::now() + lease_for.saturating_sub(mailer.transport.send_bound());
-    let mut settlements = Vec::with_capacity(claim.ready.len());
+    let mut batch = Batch::default();
+    let mut prepared = prepare_all(mailer, claimed.ready, now).await?;
+    for more in 0..=SETTLING_CLAIMS {
+        for (ready, outgoing) in prepared {
+            let tried = match (&batch.held, Instant::now() > deadline) {
+                (Some(error), _) => Tried::Held(error.clone()),
+                (None, true) => Tried::Failed(SendError::temporary("not attempted in time".into())),
+                (None, false) => {
+                    let started = Instant::now();
+                    let sent = match outgoing {
+                        Ok(outgoing) => mailer.transport.deliver(outgoing).await,
+                        Err(error) => Err(error),
+                    };
+                    crate::metrics::smtp_send(started.elapsed());
+                    batch.tried(mailer, &ready, sent)
+                }
+            };
+            batch.mails.push((ready, tried));
+        }
+        // A refusal at RCPT TO that no other mail settled yet: the next due mail, sent now on
+        // the same session, settles it.
+        if more == SETTLING_CLAIMS || !batch.unsettled() || Instant::now() > deadline {
+            break;
+        }
+        // Another worker met the relay refusing signupd meanwhile: this refusal is most
+        // likely the same, and waits with the queue rather than claim more.
+        if mailer.transport.hold().holding(mailer.clock.now()) {
+            batch.wait_with_the_queue();
+            break;
+        }
+        let settling = claim(mailer, 1, None).await?;
+        unsent.skipped += settling.skipped;
+        unsent.capped += settling.capped;
+        if settling.ready.is_empty() {
+            break;
+        }
+        prepared = prepare_all(mailer, settling.ready, mailer.clock.now()).await?;
+    }
+
+    let mut settlements = Vec::with_capacity(batch.mails.len());
     // Settled after every mail's own, so the settlements' answers line up with the mails.
     let mut companion_settlements = Vec::new();
-    let mut targets = Vec::with_capacity(claim.ready.len());
-    // Set by the first failure that holds the queue: the rest of the batch goes back unsent.
-    let mut held: Option<(SendError, UnixSeconds)> = None;
-    let mut episode_began: Option<SendError> = None;
-    let mut relay_took_mail = false;
-    for (ready, outgoing) in prepare_all(mailer, claim.ready, now).await? {
+    let mut outcomes = Vec::with_capacity(batch.mails.len());
+    let mut targets = Vec::with_capacity(batch.mails.len());
+    for (ready, tried) in batch.mails {
         let undo = match &ready.kind {
             ReadyKind::Confirm { token, .. } => Some(Undo {
-                stamped_at: now,
+                stamped_at: ready.reserved_at,
                 stamped_hash: token.hash(),
                 previous: ready.target.previous_link.clone(),
                 address_hash: ready.address_hash.clone(),
@@ -198,54 +250,44 @@ pub async fn try_execute_batch(mailer: &Mailer, limit: usize) -> anyhow::Result<
             ReadyKind::Welcome => None,
         };
         let kind = if undo.is_some() { "confirmation" } else { "welcome" };
-        let result = match (&held, Instant::now() > deadline) {
-            (Some((error, _)), _) => Err(error.clone()),
-            (None, true) => Err(SendError::temporary("not attempted in time".into())),
-            (None, false) => {
-                let started = Instant::now();
-                let sent = match outgoing {
-                    Ok(outgoing) => mailer.transport.deliver(outgoing).await,
-                    Err(error) => Err(error),
-                };
-                crate::metrics::smtp_send(started.elapsed());
-                sent
-            }
-        };
-        let (settlement, outcome, code) = match result {
-            Ok(delivered) => {
+        let reserved_at = Some(ready.reserved_at);
+        let mut told = Told::default();
+        let (settlement, outcome) = match tried {
+            Tried::Taken(delivered) => {
                 log_delivered(&delivered, kind, &ready.target);
-                relay_took_mail |= matches!(delivered, Delivered::Smtp { .. });
-                (Settlement::Sent { item_id: ready.item.id }, MailOutcome::Sent, (None, None))
+                (Settlement::Sent { item_id: ready.item.id }, MailOutcome::Sent)
             }
-            Err(error) if error.holds_the_queue() => {
-                let until = match &held {
-                    Some((_, until)) => *until,
-                    None => {
-                        let refusal =
-                            mailer.transport.hold().refused(mailer.clock.now(), mailer.config.mail.retry_base);
-                        if refusal.began {
-                            episode_began = Some(error.clone());
-                        }
-                        held = Some((error.clone(), refusal.until));
-                        refusal.until
-                    }
-                };
-                let settlement = Settlement::Retry {
+            Tried::Held(error) => {
+                told.quiet = true;
+                let settlement = Settlement::Held {
                     item_id: ready.item.id,
                     subscriber_id: ready.target.id.clone(),
-                    next_attempt_at: until,
                     last_error: error.detail.clone(),
                     undo,
-                    reserved_at: Some(ready.reserved_at),
+                    reserved_at,
                 };
-                (settlement, MailOutcome::Retrying { detail: error.detail }, (None, None))
+                (settlement, MailOutcome::Retrying { detail: error.detail })
             }
-            Err(error) => {
-                let code = error.code;
-                let refused = error.refused_address();
-                let (settlement, outcome) =
-                    failed(mailer, &ready.item, &ready.target, error, now, undo, Some(ready.reserved_at));
-                (settlement, outcome, (code, refused))
+            // The relay took another recipient after refusing this one: the refusal was this
+            // mail's. A refusal that names the recipient counts against a pending signup's
+            // address; a welcome mail's address is confirmed, and only a verified bounce acts
+            // on it (§5.3), so its refusal is retried, and the operator told the first time.
+            Tried::Refused { error, settled: true } if error.refused_address().is_some() && undo.is_some() => {
+                told.code = error.code;
+                told.refused = error.refused_address();
+                failed(mailer, &ready.item, &ready.target, error, now, undo, reserved_at)
+            }
+            Tried::Refused { error, settled } => {
+                told.code = error.code;
+                told.welcome_refused = settled && error.refused_address().is_some() && ready.item.attempts == 1;
+                // A policy refusal of this recipient, or one nothing settled yet: retried with
+                // its own backoff, while the queue goes on.
+                let error = SendError { permanent: false, ..error };
+                failed(mailer, &ready.item, &ready.target, error, now, undo, reserved_at)
+            }
+            Tried::Failed(error) => {
+                told.code = error.code;
+                failed(mailer, &ready.item, &ready.target, error, now, undo, reserved_at)
             }
         };
         for companion in &ready.companions {
@@ -257,36 +299,190 @@ pub async fn try_execute_batch(mailer: &Mailer, limit: usize) -> anyhow::Result<
             _ => "failed",
         };
         crate::metrics::mail(kind, result);
+        told.lists = std::iter::once(&ready.target)
+            .chain(ready.companions.iter().map(|companion| &companion.target))
+            .map(|target| target.list_id.clone())
+            .collect();
         settlements.push(settlement);
         outcomes.push(outcome);
-        targets.push((ready.target, code));
+        targets.push((ready.target, told));
     }
 
     settlements.extend(companion_settlements);
     let settle = SettleMail { settlements, pace: pace(&mailer.config), now: mailer.clock.now() };
     let deleted_rows = mailer.writer.execute(settle).await?;
-    if relay_took_mail && mailer.transport.hold().accepted() {
+    // A relay that took a mail and then refused signupd (within one batch) still refuses.
+    if batch.relay_took_mail && batch.held.is_none() && mailer.transport.hold().accepted() {
         tracing::info!("the relay accepts mail again; sending what waited");
     }
-    if let Some(error) = &episode_began {
+    if let Some(error) = &batch.episode_began {
         alert::relay_refused(&mailer.config, &mailer.http_client, error).await;
     }
-    let quiet = held.is_some();
-    let unsent = claim.skipped + claim.capped;
-    for ((outcome, (target, (code, refused))), deleted_row) in
-        outcomes.iter().skip(unsent).zip(&targets).zip(deleted_rows)
-    {
+    for ((outcome, (target, told)), deleted_row) in outcomes.iter().zip(&targets).zip(deleted_rows) {
         // Mails that wait for a refusing relay are told of once, in its alert.
-        if !(quiet && matches!(outcome, MailOutcome::Retrying { .. }) && code.is_none()) {
-            report(mailer, outcome, target, *code, deleted_row).await;
+        if !told.quiet {
+            report(mailer, outcome, target, told.code, deleted_row).await;
         }
-        if let (Some(status), Some(hook)) = (refused, &mailer.on_refused_address) {
+        if told.welcome_refused {
+            welcome_refused(mailer, outcome, target, told.code).await;
+        }
+        if let (Some(status), Some(hook)) = (&told.refused, &mailer.on_refused_address) {
             let refused =
-                RefusedAddress { list_id: target.list_id.clone(), email: target.email.clone(), status: status.clone() };
+                RefusedAddress { lists: told.lists.clone(), email: target.email.clone(), status: status.clone() };
             hook(refused).await;
         }
     }
-    Ok(outcomes)
+    let mut all = unsent.outcomes();
+    all.extend(outcomes);
+    Ok(all)
+}
+
+/// How many more single mails a batch claims to settle a refusal at `RCPT TO` when none of its
+/// own mails to another address came after it (each may be to the same address, which settles
+/// nothing).
+pub const SETTLING_CLAIMS: usize = 3;
+
+/// Claims up to `limit` due mails, in `fair_order` when given.
+async fn claim(mailer: &Mailer, limit: usize, fair_order: Option<Vec<i64>>) -> anyhow::Result<super::queue::Claim> {
+    let now = mailer.clock.now();
+    // Minted before the claim; each is used only if its item is a confirmation that wins its
+    // compare-and-set, otherwise dropped unseen.
+    let tokens = (0..limit).map(|_| ConfirmToken::mint()).collect::<Result<Vec<_>, _>>()?;
+    let claim = ClaimMail {
+        config: mailer.config.clone(),
+        now,
+        lease_until: now.saturating_add(secs(batch_bound(mailer, limit))),
+        tokens,
+        address_key: hmac::Key::new(hmac::HMAC_SHA256, mailer.secrets.hash_key.expose()),
+        fair_order,
+    };
+    let claim = mailer.writer.execute(claim).await?;
+    for _ in 0..claim.capped {
+        crate::metrics::mail("confirmation", "capped");
+    }
+    Ok(claim)
+}
+
+/// Items a batch's claims deleted without a mail.
+struct Unsent {
+    skipped: usize,
+    capped: usize,
+}
+
+impl Unsent {
+    fn outcomes(&self) -> Vec<MailOutcome> {
+        let mut outcomes = vec![MailOutcome::Skipped; self.skipped];
+        outcomes.extend(std::iter::repeat_n(MailOutcome::Capped, self.capped));
+        outcomes
+    }
+}
+
+/// What one send of a batch came to, before its settlement is written.
+enum Tried {
+    Taken(Delivered),
+    /// The relay refuses signupd: not sent, and no try counted.
+    Held(SendError),
+    /// Refused at `RCPT TO`; `settled` once the relay took a mail to another address after it.
+    Refused {
+        error: SendError,
+        settled: bool,
+    },
+    /// This mail's own failure.
+    Failed(SendError),
+}
+
+/// A batch's sends so far, and whose refusals they met.
+#[derive(Default)]
+struct Batch {
+    mails: Vec<(Ready, Tried)>,
+    /// The relay's refusal of signupd that holds the rest of the batch (and the queue).
+    held: Option<SendError>,
+    /// That refusal began an episode: the operator is told once.
+    episode_began: Option<SendError>,
+    relay_took_mail: bool,
+}
+
+impl Batch {
+    /// Reads one send's result against the refusals before it (RFC 5321 leaves whose a refusal
+    /// at `RCPT TO` is to the next recipient): a mail taken settles every earlier refusal of
+    /// another address as that mail's own; a refusal the same as an unsettled one of another
+    /// address is the relay's, and so is any failure that holds the queue by itself.
+    fn tried(&mut self, mailer: &Mailer, ready: &Ready, sent: Result<Delivered, SendError>) -> Tried {
+        let email = &ready.target.email;
+        match sent {
+            Ok(delivered) => {
+                self.relay_took_mail |= matches!(delivered, Delivered::Smtp { .. });
+                for (earlier, tried) in &mut self.mails {
+                    if let Tried::Refused { settled, .. } = tried
+                        && earlier.target.email != *email
+                    {
+                        *settled = true;
+                    }
+                }
+                Tried::Taken(delivered)
+            }
+            Err(error) if error.refused_at_rcpt() => {
+                let same = self.mails.iter().any(|(earlier, tried)| {
+                    matches!(tried, Tried::Refused { error: first, settled: false }
+                        if earlier.target.email != *email && first.same_refusal(&error))
+                });
+                if same {
+                    self.hold(mailer, &error);
+                    Tried::Held(error)
+                } else {
+                    Tried::Refused { error, settled: false }
+                }
+            }
+            Err(error) if error.holds_the_queue() => {
+                self.hold(mailer, &error);
+                Tried::Held(error)
+            }
+            Err(error) => Tried::Failed(error),
+        }
+    }
+
+    /// The relay refuses signupd: the queue waits, and so does every refusal this batch had
+    /// not settled yet (it was the relay's, or cannot be told now).
+    fn hold(&mut self, mailer: &Mailer, error: &SendError) {
+        let refusal = mailer.transport.hold().refused(mailer.clock.now(), mailer.config.mail.retry_base);
+        if let Some(relay) = mailer.transport.relay() {
+            relay.close_idle();
+        }
+        if refusal.began {
+            self.episode_began = Some(error.clone());
+        }
+        self.wait_with_the_queue();
+        self.held = Some(error.clone());
+    }
+
+    /// The queue is held by another worker's refusal: the refusals not settled wait with it.
+    fn wait_with_the_queue(&mut self) {
+        for (_, tried) in &mut self.mails {
+            if let Tried::Refused { error, settled: false } = tried {
+                *tried = Tried::Held(error.clone());
+            }
+        }
+    }
+
+    /// Whether a refusal waits for the next mail to settle it.
+    fn unsettled(&self) -> bool {
+        self.held.is_none()
+            && self.mails.iter().any(|(_, tried)| matches!(tried, Tried::Refused { settled: false, .. }))
+    }
+}
+
+/// What is told of one mail after the settlement committed.
+#[derive(Default)]
+struct Told {
+    /// It waits for a refusing relay: told of once, in its alert.
+    quiet: bool,
+    code: Option<u16>,
+    /// The refusal names the recipient of a pending signup: a hard bounce on `lists`.
+    refused: Option<String>,
+    /// A welcome mail's recipient was refused, for the first time.
+    welcome_refused: bool,
+    /// The lists the mail was for: its own and its companions'.
+    lists: Vec<String>,
 }
 
 /// What a look through a reader found.
@@ -356,6 +552,13 @@ fn alongside(mail: &Settlement, companion: &Companion) -> Settlement {
             item_id,
             subscriber_id,
             next_attempt_at: *next_attempt_at,
+            last_error: last_error.clone(),
+            undo: undo(mail_undo),
+            reserved_at: None,
+        },
+        Settlement::Held { last_error, undo: mail_undo, .. } => Settlement::Held {
+            item_id,
+            subscriber_id,
             last_error: last_error.clone(),
             undo: undo(mail_undo),
             reserved_at: None,
@@ -538,4 +741,29 @@ async fn report(
         }
         _ => {}
     }
+}
+
+/// A welcome mail whose recipient the relay refused, though it took others: the address is
+/// confirmed, and a send-time refusal never removes it (only a verified bounce does), so the
+/// mail is retried and the operator told, once.
+async fn welcome_refused(mailer: &Mailer, outcome: &MailOutcome, target: &MailTarget, smtp_code: Option<u16>) {
+    let detail = match outcome {
+        MailOutcome::Retrying { detail } | MailOutcome::GaveUp { detail } => detail.clone(),
+        _ => return,
+    };
+    let alert = Alert {
+        event: "welcome_refused",
+        list: target.list_id.clone(),
+        smtp_code,
+        recipient_domain: target.email.rsplit_once('@').map(|(_, domain)| domain.to_owned()).unwrap_or_default(),
+        detail,
+    };
+    tracing::error!(
+        list = %alert.list,
+        smtp_code = alert.smtp_code,
+        recipient_domain = %alert.recipient_domain,
+        detail = %alert.detail,
+        "the relay refused a welcome mail's recipient; the subscriber stays confirmed and the mail is retried"
+    );
+    alert::post(&mailer.config, &mailer.http_client, &alert).await;
 }
