@@ -661,8 +661,7 @@ async fn fifty_thousand_failing_networks_behind_the_proxy_leave_a_valid_token_se
 
     for attempt in 0..3 {
         let status = call(READER, "198.51.100.7".into()).await;
-        println!("after 50,001 failing networks, the valid token's call {attempt}: {status}");
-        assert_eq!(status, 200, "the valid token is served after the flood (call {attempt})");
+        assert_eq!(status, 200, "after 50,001 failing networks, the valid token's call {attempt}");
     }
     let status = call(WRONG, "198.51.100.8".into()).await;
     assert_eq!(status, 401, "a new failing network still finds room: refused, not slowed");
