@@ -31,6 +31,12 @@ struct Script {
     mail_attempts: usize,
     /// The name each client gave in `HELO`/`EHLO`.
     helo_names: Vec<String>,
+    /// A code with which every `EHLO` is refused, as Postfix's `smtpd_helo_restrictions` do.
+    helo_answer: Option<u16>,
+    /// The user name and password `AUTH` takes, when the server asks for a login.
+    login: Option<(String, String)>,
+    /// Every login tried: the password given.
+    login_attempts: Vec<String>,
 }
 
 /// A running test SMTP server.
@@ -67,24 +73,36 @@ impl SmtpServer {
     /// A server on a fresh port that offers STARTTLS with the certificate in `cert_path` (PEM,
     /// followed by the certificates of `chain_path`) and its key.
     pub fn start_tls(cert_path: &std::path::Path, key_path: &std::path::Path, chain_path: &std::path::Path) -> Self {
+        Self::start_tls_with_login(cert_path, key_path, chain_path, None)
+    }
+
+    /// [`Self::start_tls`], and after STARTTLS it asks for a login (`AUTH PLAIN` or `LOGIN`)
+    /// with `login`'s user name and password when given.
+    pub fn start_tls_with_login(
+        cert_path: &std::path::Path,
+        key_path: &std::path::Path,
+        chain_path: &std::path::Path,
+        login: Option<(&str, &str)>,
+    ) -> Self {
         // Both of rustls's crypto backends are compiled in (lettre's and ring), so the server
         // side needs one named for the process.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind the test SMTP server");
         let path = |path: &std::path::Path| path.display().to_string();
-        Self::serve_with(
-            listener,
-            SslConfig::Trusted { cert_path: path(cert_path), key_path: path(key_path), chain_path: path(chain_path) },
-        )
+        let ssl =
+            SslConfig::Trusted { cert_path: path(cert_path), key_path: path(key_path), chain_path: path(chain_path) };
+        let login = login.map(|(user, password)| (user.to_owned(), password.to_owned()));
+        Self::serve_with(listener, ssl, login)
     }
 
     fn serve(listener: TcpListener) -> Self {
-        Self::serve_with(listener, SslConfig::None)
+        Self::serve_with(listener, SslConfig::None, None)
     }
 
-    fn serve_with(listener: TcpListener, ssl: SslConfig) -> Self {
+    fn serve_with(listener: TcpListener, ssl: SslConfig, login: Option<(String, String)>) -> Self {
         let port = listener.local_addr().expect("a bound address").port();
-        let script = Arc::new(Mutex::new(Script::default()));
+        let asks_login = login.is_some();
+        let script = Arc::new(Mutex::new(Script { login, ..Script::default() }));
         let handler =
             Recorder { script: script.clone(), message: Vec::new(), recipients: Vec::new(), refused_data: false };
         let mut server = Server::new(handler);
@@ -94,6 +112,9 @@ impl SmtpServer {
             .with_ssl(ssl)
             .expect("the test certificate loads")
             .with_tcp_listener(listener);
+        if asks_login {
+            server.with_auth(mailin_embedded::AuthMechanism::Plain).with_auth(mailin_embedded::AuthMechanism::Login);
+        }
         std::thread::Builder::new()
             .name(format!("test-smtp-{port}"))
             .spawn(move || {
@@ -122,6 +143,17 @@ impl SmtpServer {
     /// does not own; `None`: accepts them again.
     pub fn refuse_senders_with(&self, code: Option<u16>) {
         self.script().mail_answer = code;
+    }
+
+    /// Refuses every `EHLO` with `code` from now on, as Postfix refuses a name that is not
+    /// fully qualified.
+    pub fn refuse_helo_with(&self, code: u16) {
+        self.script().helo_answer = Some(code);
+    }
+
+    /// The password of each login tried, in order.
+    pub fn login_attempts(&self) -> Vec<String> {
+        self.script().login_attempts.clone()
     }
 
     /// The names clients gave in `EHLO`, in order.
@@ -180,12 +212,38 @@ impl Recorder {
     fn script(&self) -> MutexGuard<'_, Script> {
         self.script.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
+
+    fn login(&mut self, user: &str, password: &str) -> Response {
+        let mut script = self.script();
+        script.login_attempts.push(password.to_owned());
+        match &script.login {
+            Some((expected_user, expected)) if expected_user == user && expected == password => {
+                mailin_embedded::response::AUTH_OK
+            }
+            _ => mailin_embedded::response::INVALID_CREDENTIALS,
+        }
+    }
 }
 
 impl Handler for Recorder {
     fn helo(&mut self, _ip: std::net::IpAddr, domain: &str) -> Response {
-        self.script().helo_names.push(domain.to_owned());
-        OK
+        let mut script = self.script();
+        script.helo_names.push(domain.to_owned());
+        match script.helo_answer {
+            Some(code) => Response::custom(
+                code,
+                format!("5.5.2 <{domain}>: Helo command rejected: need fully-qualified hostname"),
+            ),
+            None => OK,
+        }
+    }
+
+    fn auth_plain(&mut self, _authorization_id: &str, user: &str, password: &str) -> Response {
+        self.login(user, password)
+    }
+
+    fn auth_login(&mut self, user: &str, password: &str) -> Response {
+        self.login(user, password)
     }
 
     fn mail(&mut self, _ip: std::net::IpAddr, _domain: &str, from: &str) -> Response {
