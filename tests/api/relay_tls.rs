@@ -4,8 +4,8 @@
 //! pin that no longer matches, a relay without STARTTLS — each refused in its own words, with
 //! the certificate's fingerprint, through the real `send-test-mail` against a real STARTTLS
 //! server on loopback. (A real Postfix with SASL and implicit TLS: tests/postfix/relay.py.)
-//! What the operator fixes — `ca_file`, the password file — is read again at the next try of a
-//! running server; and the common mistakes (a CA certificate as the relay's own, `tls` on a
+//! What the operator fixes — `ca_file`, the password file — is read again at the next try of
+//! the transport `serve` keeps; and the common mistakes (a CA certificate as the relay's own, `tls` on a
 //! STARTTLS port, `starttls` on a port of implicit TLS, a HELO name the relay refuses) are each
 //! named in words with their fix.
 
@@ -13,13 +13,9 @@ use std::path::{Path, PathBuf};
 
 use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
 
-use std::time::Duration;
+use signupd::outbound::mail::{Delivered, SendError, Transport};
 
-use signupd::outbound::mail::MailOutcome;
-
-use crate::helpers::{signupd, spawn_app_with, write_config};
-use crate::mail::{run_mail, sign_up};
-use crate::signup::RAISED_LIMITS;
+use crate::helpers::{signupd, write_config};
 use crate::smtp_server::SmtpServer;
 
 /// A CA of the test's own, and certificates it or nobody signed, written as PEM into `dir`.
@@ -306,9 +302,11 @@ fn a_helo_name_the_relay_refuses_is_named_as_the_helo_name_not_the_login() {
     assert!(!printed.contains("login") && !printed.contains("username"), "not a login problem: {printed}");
 }
 
-#[actix_web::test]
-async fn a_ca_file_and_a_password_fixed_while_the_server_runs_are_read_at_the_next_try() {
-    // Regression: a fixed password file or CA was not read until `serve` restarted.
+#[tokio::test]
+async fn a_ca_file_and_a_password_fixed_while_the_transport_runs_are_read_at_the_next_try() {
+    // Regression: a fixed password file or CA was not read until `serve` restarted. The
+    // transport `serve` builds once, driven directly: the worker's hold and its gauge are the
+    // process's and belong to tests/api/relay_refusals.rs.
     // Arrange: a relay with the test CA's certificate that takes one login; signupd trusts
     // another CA and has the wrong password
     let pki = Pki::new();
@@ -328,33 +326,40 @@ async fn a_ca_file_and_a_password_fixed_while_the_server_runs_are_read_at_the_ne
             path_line("password_file", &password_file)
         ),
     );
-    let app = spawn_app_with(&format!("{RAISED_LIMITS}{smtp}")).await;
-    sign_up(&app, "ann@example.com").await;
-    let refused = |outcomes: Vec<MailOutcome>, expected: &str| {
-        let detail = outcomes
-            .iter()
-            .find_map(|outcome| match outcome {
-                MailOutcome::Retrying { detail } => Some(detail.clone()),
-                _ => None,
-            })
-            .unwrap_or_else(|| panic!("a refusal: {outcomes:?}"));
+    let config = signupd::config::Config::from_toml(&format!("{smtp}[[lists]]\nid = \"news\"\n")).unwrap();
+    let transport = Transport::from_config(&config, None).unwrap();
+    let send = || {
+        let message = lettre::Message::builder()
+            .from("news@bakery.test".parse().unwrap())
+            .to("ann@example.com".parse().unwrap())
+            .subject("a fix without a restart")
+            .body(String::from("Hello.\r\n"))
+            .unwrap();
+        transport.send(message)
+    };
+    let refused = |sent: Result<Delivered, SendError>, expected: &str| {
+        let detail = sent.expect_err(expected).detail;
         assert!(detail.contains(expected), "{expected}: {detail}");
     };
 
     // Act + Assert: the certificate is refused (ca_file holds another CA of the same name)
-    refused(run_mail(&app).await, "the certificate's signature does not verify against its issuer");
+    refused(send().await, "the certificate's signature does not verify against its issuer");
 
     // Act + Assert: the operator puts the right CA in ca_file; at the next try the relay is
     // trusted, and the login refused
     std::fs::copy(pki.ca_file(), &ca_file).unwrap();
-    app.clock.advance(Duration::from_secs(5 * 60 + 1));
-    refused(run_mail(&app).await, "refused the login (AUTH)");
+    refused(send().await, "refused the login (AUTH)");
     assert_eq!(relay.login_attempts(), ["wrong"]);
 
-    // Act + Assert: the operator fixes the password file; the held mail goes at the next try
+    // Act + Assert: the operator fixes the password file; the mail goes at the next try
     std::fs::write(&password_file, "right\n").unwrap();
-    app.clock.advance(Duration::from_secs(5 * 60 + 1));
-    assert_eq!(run_mail(&app).await, [MailOutcome::Sent]);
+    assert!(matches!(send().await, Ok(Delivered::Smtp { code: 250 })));
     assert_eq!(relay.login_attempts(), ["wrong", "right"]);
     assert_eq!(relay.received().len(), 1);
+
+    // Act + Assert: while the relay accepts, its connection is kept and nothing is read again: a
+    // file broken meanwhile is not noticed
+    std::fs::write(&password_file, "").unwrap();
+    assert!(send().await.is_ok());
+    assert_eq!(relay.received().len(), 2);
 }
