@@ -13,8 +13,10 @@
 //! - a **complaint about a confirmation mail** is counted for its list by the registrable domain
 //!   of the address it was sent to (`domain::RegistrableDomain`, stored as a keyed hash); at
 //!   `complaint_breaker` different domains within an hour the list is held in surge mode for at
-//!   least an hour (`storage::counters::hold_for_complaints`), renewed by every further
-//!   complaint, and the caller alerts the operator once, when the count reaches the threshold.
+//!   least an hour (`storage::counters::hold_for_complaints`), renewed only by a complaint from
+//!   a domain the window has not counted, and the caller alerts the operator once, when the
+//!   count reaches the threshold. Domains are told apart by the ICANN section of the Public
+//!   Suffix List alone: `a.duckdns.org` and `b.duckdns.org` are one.
 //!   Anyone who was sent a confirmation holds its reference and anyone can mail the bounce
 //!   address, so the breaker counts only what a forger cannot multiply: a reference acts once
 //!   (the caller's receipt), one address is one domain, and a catch-all domain's thousand
@@ -392,11 +394,13 @@ impl Command for RecordEvent {
         let mut held_until = None;
         if let Some((list, domain, threshold)) = &self.complaint_on {
             let complaints = relay_events::record_complaint(batch.conn(), list, domain, now)?;
-            if complaints >= *threshold {
-                // Every complaint past the threshold renews the hold; the operator hears once.
+            // Only a domain the window has not counted trips the hold or renews it: a forger
+            // holding many references at one domain would otherwise keep the list in surge mode
+            // with one complaint an hour. The operator hears once, when it trips.
+            if complaints.new_domain && complaints.domains >= *threshold {
                 held_until = Some(counters::hold_for_complaints(batch, list, now)?);
-                if complaints == *threshold {
-                    tripped = Some(complaints);
+                if complaints.domains == *threshold {
+                    tripped = Some(complaints.domains);
                 }
             }
         }

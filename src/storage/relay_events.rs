@@ -54,14 +54,36 @@ pub fn domain_hash(hash_key: &Secret, domain: &RegistrableDomain) -> String {
     hex::encode(hmac::sign(&key, format!("signupd/complaint-domain/v1\n{domain}").as_bytes()).as_ref())
 }
 
+/// What [`record_complaint`] found in the breaker's window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Complaints {
+    /// How many different domains complained about the list in the hour up to now, this one
+    /// included.
+    pub domains: i64,
+    /// Whether this complaint's domain had not complained about the list within that hour: only
+    /// such a complaint trips the breaker or extends its hold.
+    pub new_domain: bool,
+}
+
 /// Records a complaint from the registrable domain `domain` (its [`domain_hash`]) about
-/// `list_id`'s confirmation mail at `now`; how many different domains complained about it in the
-/// hour up to `now`, this one included. More complaints from one domain count as one.
-pub fn record_complaint(conn: &Connection, list_id: &str, domain: &str, now: UnixSeconds) -> rusqlite::Result<i64> {
+/// `list_id`'s confirmation mail at `now`, and what the breaker's window holds with it. More
+/// complaints from one domain count as one.
+pub fn record_complaint(
+    conn: &Connection,
+    list_id: &str,
+    domain: &str,
+    now: UnixSeconds,
+) -> rusqlite::Result<Complaints> {
+    let since = now - COMPLAINT_WINDOW;
+    let counted = conn
+        .prepare_cached("SELECT 1 FROM complaints WHERE list_id = ?1 AND domain = ?2 AND at > ?3")?
+        .exists(params![list_id, domain, since])?;
     conn.prepare_cached("INSERT INTO complaints (list_id, domain, at) VALUES (?1, ?2, ?3)")?
         .execute(params![list_id, domain, now])?;
-    conn.prepare_cached("SELECT count(DISTINCT domain) FROM complaints WHERE list_id = ?1 AND at > ?2")?
-        .query_row(params![list_id, now - COMPLAINT_WINDOW], |row| row.get(0))
+    let domains = conn
+        .prepare_cached("SELECT count(DISTINCT domain) FROM complaints WHERE list_id = ?1 AND at > ?2")?
+        .query_row(params![list_id, since], |row| row.get(0))?;
+    Ok(Complaints { domains, new_domain: !counted })
 }
 
 /// Deletes the receipts whose time has passed and the complaints older than the breaker's
@@ -103,15 +125,20 @@ mod tests {
     #[test]
     fn complaints_are_counted_by_domain_over_the_last_hour_per_list() {
         let (_dir, conn) = migrated();
-        assert_eq!(record_complaint(&conn, "news", "a", 1000).unwrap(), 1);
-        assert_eq!(record_complaint(&conn, "other", "b", 1500).unwrap(), 1);
-        assert_eq!(record_complaint(&conn, "news", "a", 1600).unwrap(), 1, "one domain counts once");
-        assert_eq!(record_complaint(&conn, "news", "b", 2000).unwrap(), 2);
-        assert_eq!(record_complaint(&conn, "news", "c", 1000 + COMPLAINT_WINDOW).unwrap(), 3, "a's later one is in");
-        assert_eq!(record_complaint(&conn, "news", "d", 1600 + COMPLAINT_WINDOW).unwrap(), 3, "a fell out");
+        let record = |list: &str, domain: &str, at: UnixSeconds| {
+            let complaints = record_complaint(&conn, list, domain, at).unwrap();
+            (complaints.domains, complaints.new_domain)
+        };
+        assert_eq!(record("news", "a", 1000), (1, true));
+        assert_eq!(record("other", "b", 1500), (1, true));
+        assert_eq!(record("news", "a", 1600), (1, false), "one domain counts once");
+        assert_eq!(record("news", "b", 2000), (2, true));
+        assert_eq!(record("news", "c", 1000 + COMPLAINT_WINDOW), (3, true), "a's later one is in");
+        assert_eq!(record("news", "c", 1001 + COMPLAINT_WINDOW), (3, false), "c was counted");
+        assert_eq!(record("news", "d", 1600 + COMPLAINT_WINDOW), (3, true), "a fell out");
         assert_eq!(delete_expired(&conn, 1600 + COMPLAINT_WINDOW).unwrap(), 3);
         let left: i64 = conn.query_row("SELECT count(*) FROM complaints", [], |row| row.get(0)).unwrap();
-        assert_eq!(left, 3);
+        assert_eq!(left, 4);
     }
 
     #[test]

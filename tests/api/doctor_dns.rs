@@ -1,18 +1,24 @@
 //! `signupd doctor`'s DNS checks (`operator::doctor::dns`) against a loopback name server that
-//! publishes good, missing and wrong SPF, DMARC and DKIM records.
+//! publishes good, missing and wrong SPF, DMARC and DKIM records: SPF evaluated for the relay's
+//! addresses, records with escape sequences and line breaks printed escaped, and the real
+//! binary asking every question — the public URL's host too — through `signup.dns_servers`.
 
 use std::collections::HashMap;
-use std::net::SocketAddr;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::os::unix::fs::PermissionsExt;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use hickory_resolver::proto::op::{Message, ResponseCode};
-use hickory_resolver::proto::rr::rdata::{SOA, TXT};
+use hickory_resolver::proto::rr::rdata::{A, SOA, TXT};
 use hickory_resolver::proto::rr::{Name, RData, Record, RecordType};
 use ring::rand::{SecureRandom, SystemRandom};
 use ring::signature::{Ed25519KeyPair, KeyPair};
 use signupd::operator::doctor::dns::checks;
-use signupd::operator::doctor::{Check, Verdict};
+use signupd::operator::doctor::{Check, Report, Verdict, print};
+
+use crate::helpers::{signupd, write_config};
+use crate::smtp_server::SmtpServer;
 
 const DOMAIN: &str = "bakery.test";
 const DKIM_AT: &str = "s1._domainkey.bakery.test";
@@ -26,6 +32,8 @@ enum Zone {
     Txt(Vec<String>),
     /// SERVFAIL.
     Failing,
+    /// This IPv4 address (`A`); no other record.
+    Address(Ipv4Addr),
 }
 
 /// A UDP name server on 127.0.0.1 port 0: TXT records per name, NXDOMAIN (with an SOA) for a
@@ -77,7 +85,10 @@ fn answer(zones: &HashMap<String, Zone>, request: &Message) -> Option<Message> {
                 reply.add_answer(Record::from_rdata(owner.clone(), 300, RData::TXT(TXT::new(strings.collect()))));
             }
         }
-        Some(Zone::Txt(_)) => {
+        Some(Zone::Address(address)) if query.query_type() == RecordType::A => {
+            reply.add_answer(Record::from_rdata(owner, 300, RData::A(A(*address))));
+        }
+        Some(Zone::Txt(_) | Zone::Address(_)) => {
             reply.add_authority(Record::from_rdata(owner, 300, soa));
         }
     }
@@ -100,11 +111,19 @@ fn ed25519_key() -> (String, String) {
 /// The DNS checks of a config whose one list sends from `news@bakery.test`, asking `server`;
 /// with `dkim_seed`, `[mail.dkim]` signs with that key as selector `s1` of `bakery.test`.
 async fn doctor(server: SocketAddr, dkim_seed: Option<&str>) -> Vec<Check> {
+    doctor_sending_to(server, dkim_seed, None).await
+}
+
+/// [`doctor`], with mail going to the SMTP relay `relay_host` (a name or an address) when given.
+async fn doctor_sending_to(server: SocketAddr, dkim_seed: Option<&str>, relay_host: Option<&str>) -> Vec<Check> {
     let dir = tempfile::tempdir().unwrap();
     let mut toml = format!(
         "[signup]\ndns_servers = [\"{server}\"]\n[mail]\nfile_dir = {:?}\n",
         dir.path().join("mail").display().to_string()
     );
+    if let Some(host) = relay_host {
+        toml.push_str(&format!("transport = \"smtp\"\n[mail.smtp]\nhost = \"{host}\"\nport = 587\n"));
+    }
     if let Some(seed) = dkim_seed {
         let key = dir.path().join("dkim.key");
         std::fs::write(&key, seed).unwrap();
@@ -261,4 +280,125 @@ async fn a_failing_name_server_is_a_warning_naming_the_failure_not_a_crash() {
         let check = find(&checks, name);
         assert_check(check, Verdict::Warning, "cannot ask for the TXT record", "signup.dns_servers");
     }
+}
+
+#[tokio::test]
+async fn spf_is_evaluated_for_each_address_of_the_relay_and_a_record_that_leaves_it_out_is_a_problem() {
+    // Regression: "v=spf1 ip4:192.0.2.25 -all" was ok although the relay is not 192.0.2.25.
+    for (case, spf, relay, verdict, saw, todo) in [
+        (
+            "a record that leaves the relay out",
+            "v=spf1 ip4:192.0.2.25 -all",
+            "relay.bakery.test",
+            Verdict::Problem,
+            "does not let the relay relay.bakery.test send for bakery.test: 198.51.100.25 (fail: it may not send)",
+            "add the relay to the SPF record at bakery.test",
+        ),
+        (
+            "a softfail for the relay",
+            "v=spf1 ip4:192.0.2.25 ~all",
+            "198.51.100.25",
+            Verdict::Problem,
+            "198.51.100.25 (softfail",
+            "ip4:/ip6:",
+        ),
+        (
+            "a record that names the relay's address",
+            "v=spf1 ip4:198.51.100.0/24 -all",
+            "relay.bakery.test",
+            Verdict::Ok,
+            "lets the relay relay.bakery.test (198.51.100.25) send",
+            "",
+        ),
+    ] {
+        let server = name_server(vec![
+            (DOMAIN, txt(&[spf])),
+            ("_dmarc.bakery.test", txt(&[GOOD_DMARC])),
+            ("relay.bakery.test", Zone::Address(Ipv4Addr::new(198, 51, 100, 25))),
+        ])
+        .await;
+        let checks = doctor_sending_to(server, None, Some(relay)).await;
+        let check = find(&checks, "SPF of bakery.test");
+        assert_eq!(check.verdict, verdict, "{case}: {check:#?}");
+        assert!(check.saw.contains(saw), "{case}: {check:#?}");
+        assert!(check.todo.as_deref().unwrap_or_default().contains(todo), "{case}: {check:#?}");
+    }
+}
+
+#[tokio::test]
+async fn records_with_escape_sequences_and_line_breaks_are_printed_escaped() {
+    // Regression: a TXT record with escape sequences cleared the terminal, and one with CR LF
+    // printed a fake `ok dns: DKIM key verified` line.
+    let fake = "v=spf1 -all\u{1b}[2J\u{1b}[H\r\nok       dns: DKIM key verified\u{7}";
+    let server = name_server(vec![
+        (DOMAIN, txt(&[fake])),
+        ("_dmarc.bakery.test", txt(&["v=DMARC1; p=none\u{1b}]0;owned\u{7}"])),
+    ])
+    .await;
+    let checks = doctor(server, None).await;
+
+    let report = Report { checks: checks.clone(), problems: 0, warnings: 0 };
+    let mut text = Vec::new();
+    print(&report, &mut text).unwrap();
+    let text = String::from_utf8(text).unwrap();
+    let json = serde_json::to_string(&report).unwrap();
+    for (form, printed) in [("text", &text), ("json", &json)] {
+        let raw: Vec<char> = printed.chars().filter(|c| c.is_control() && *c != '\n').collect();
+        assert!(raw.is_empty(), "{form}: no raw control character: {raw:?} in {printed}");
+    }
+    assert!(!text.lines().any(|line| line.starts_with("ok       dns: DKIM")), "no forged line: {text}");
+    assert!(text.contains("\\x1b[2J\\x1b[H\\r\\nok       dns: DKIM key verified\\x07"), "shown escaped: {text}");
+    let serde_json::Value::Object(parsed) = serde_json::from_str(&json).unwrap() else { panic!("{json}") };
+    let saws: Vec<String> = parsed["checks"].as_array().unwrap().iter().map(|check| check["saw"].to_string()).collect();
+    assert!(saws.iter().any(|saw| saw.contains("\\\\x1b]0;owned")), "the JSON holds the escaped text: {saws:?}");
+}
+
+#[tokio::test]
+async fn the_binary_asks_every_question_through_dns_servers_and_says_what_is_wrong() {
+    // Arrange: a name server that alone knows bakery.test, its SPF that leaves the relay (on
+    // 127.0.0.1) out, the public URL's host; an SMTP password in the credentials directory that
+    // others can read
+    let server = name_server(vec![
+        (DOMAIN, txt(&["v=spf1 ip4:192.0.2.25 -all"])),
+        ("_dmarc.bakery.test", txt(&[GOOD_DMARC])),
+        ("signup.bakery.test", Zone::Address(Ipv4Addr::new(203, 0, 113, 10))),
+    ])
+    .await;
+    let relay = SmtpServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let password = dir.path().join("credentials/smtp/password");
+    std::fs::create_dir_all(password.parent().unwrap()).unwrap();
+    std::fs::write(&password, "relay-password\n").unwrap();
+    std::fs::set_permissions(&password, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let config = write_config(
+        dir.path(),
+        &format!(
+            "[server]\npublic_url = \"https://signup.bakery.test\"\ntrusted_proxies = [\"127.0.0.1\"]\n\
+             [signup]\ndns_servers = [\"{server}\"]\n{}\
+             [[lists]]\nid = \"news\"\nfrom = \"Bakery <news@bakery.test>\"\n",
+            relay.config()
+        ),
+    );
+
+    // Act: the binary runs on a blocking thread while this runtime answers its DNS questions
+    let mut command = signupd();
+    command.arg("doctor").arg("--config").arg(&config);
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap()).await.unwrap();
+
+    // Assert
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    let line = |start: &str, needle: &str| {
+        stdout
+            .lines()
+            .find(|line| line.starts_with(start) && line.contains(needle))
+            .unwrap_or_else(|| panic!("no {start} line with {needle:?}:\n{stdout}"))
+            .to_owned()
+    };
+    let spf = line("problem", "SPF of bakery.test");
+    assert!(spf.contains("does not let the relay 127.0.0.1 send for bakery.test: 127.0.0.1 (fail"), "{stdout}");
+    line("ok", "public URL https://signup.bakery.test/: signup.bakery.test resolves");
+    let mode = line("problem", &password.display().to_string());
+    assert!(mode.contains("mode 0644: others on the machine can read it"), "{stdout}");
+    assert!(!stdout.contains("relay-password"), "no secret printed: {stdout}");
 }

@@ -401,6 +401,24 @@ async fn a_catch_all_forger_repeating_reports_about_three_addresses_at_one_domai
 }
 
 #[tokio::test]
+async fn complaints_about_three_free_subdomains_of_one_private_suffix_leave_the_list_out_of_surge() {
+    // Regression: the Public Suffix List's private section made each `*.duckdns.org` name a
+    // registrable domain of its own, so three forged reports with their own references tripped
+    // the breaker. By the ICANN section they are one domain, `duckdns.org`.
+    let fixture = Fixture::start();
+    let emails = ["ann@a-forger.duckdns.org", "bob@b-forger.duckdns.org", "cat@c-forger.duckdns.org"];
+    let references = fixture.references(&emails).await;
+
+    for (email, reference) in emails.iter().zip(&references) {
+        assert!(fixture.complain(email, reference, None).await.contains("handled"), "{email}");
+    }
+
+    assert_eq!(fixture.suppressions("complained"), 3, "each report still acts on its own address");
+    assert_eq!(fixture.count("SELECT count(DISTINCT domain) FROM complaints WHERE list_id = 'news'"), 1);
+    assert_eq!(fixture.next_after_signup("visitor@example.com").await, "confirm_email", "not in surge");
+}
+
+#[tokio::test]
 async fn complaints_about_three_addresses_at_three_domains_through_ingest_mail_trip_the_breaker() {
     // Arrange
     let fixture = Fixture::start();

@@ -31,6 +31,11 @@ struct Api {
 /// A server with three tokens: `reader` (read), `writer` (write), `ops` (admin), and the lists
 /// `news` and `other`.
 async fn api() -> Api {
+    api_with("").await
+}
+
+/// [`api`] with `extra` configuration before the tokens.
+async fn api_with(extra: &str) -> Api {
     let tokens = tempfile::tempdir().unwrap();
     let file = |name: &str, token: &str| -> PathBuf {
         let path = tokens.path().join(name);
@@ -46,7 +51,7 @@ async fn api() -> Api {
         })
         .join("");
     let lists = "[[lists]]\nid = \"news\"\nname = \"News\"\nconsent_text = \"News, now and then.\"\n[[lists]]\nid = \"other\"\n";
-    let app = spawn_app_with(&format!("{RAISED_LIMITS}{entries}{lists}")).await;
+    let app = spawn_app_with(&format!("{RAISED_LIMITS}{extra}{entries}{lists}")).await;
     Api { app, _tokens: tokens }
 }
 
@@ -635,6 +640,31 @@ async fn a_flood_of_wrong_tokens_writes_no_audit_row_and_moves_the_failures_metr
     let served = app.client.get(app.url("/api/v1/stats")).bearer_auth(READER).send().await.unwrap();
     assert_eq!(served.status().as_u16(), 200);
     assert_eq!(count(&app, "audit_log"), 1);
+}
+
+#[actix_web::test]
+async fn fifty_thousand_failing_networks_behind_the_proxy_leave_a_valid_token_served() {
+    // Regression: failing clients and tokens shared one 100,000-key table, each failing client
+    // took two keys, and a valid token from another network was refused 429 once 50,001
+    // wrong-token calls from distinct /64s had filled it.
+    use futures_util::StreamExt;
+    let api = api_with("[server]\ntrusted_proxies = [\"127.0.0.1\"]\nclient_ip_header = \"X-Forwarded-For\"\n").await;
+    let call = |token: &str, client: String| {
+        let request = api.request(Method::GET, "/api/v1/stats", Some(token)).header("X-Forwarded-For", client);
+        async move { request.send().await.unwrap().status().as_u16() }
+    };
+    let network = |n: u32| format!("2001:db8:{:x}:{:x}::1", n >> 16, n & 0xffff);
+    let mut statuses: Vec<u16> =
+        futures_util::stream::iter(0..50_001u32).map(|n| call(WRONG, network(n))).buffer_unordered(16).collect().await;
+    statuses.dedup();
+    assert_eq!(statuses, [401], "each network failed once");
+
+    for attempt in 0..3 {
+        let status = call(READER, "198.51.100.7".into()).await;
+        assert_eq!(status, 200, "after 50,001 failing networks, the valid token's call {attempt}");
+    }
+    let status = call(WRONG, "198.51.100.8".into()).await;
+    assert_eq!(status, 401, "a new failing network still finds room: refused, not slowed");
 }
 
 #[actix_web::test]

@@ -1428,6 +1428,42 @@ async fn three_complaints_about_a_lists_confirmation_mail_within_an_hour_put_it_
 }
 
 #[actix_web::test]
+async fn once_tripped_only_a_complaint_from_a_domain_not_yet_counted_extends_the_hold() {
+    // Regression: every complaint past the threshold renewed the hold, so a forger who held a
+    // few references kept the list in surge mode with one report an hour; and the Public Suffix
+    // List's private section made `b-forger.duckdns.org` and `c-forger.duckdns.org` two domains.
+    for (case, last, extended) in [
+        ("another free subdomain of a counted domain", "dan@c-forger.duckdns.org", false),
+        ("another address at a counted domain", "dan@mail.example.com", false),
+        ("a domain not yet counted", "dan@example.info", true),
+    ] {
+        // Arrange: three domains' confirmations, and the fourth complainer's
+        let relayed = relayed("").await;
+        let app = &relayed.app;
+        let mut reports = Vec::new();
+        for email in ["ann@example.com", "bob@example.org", "cat@b-forger.duckdns.org", last] {
+            let reference = Kind::Resend.echoed(&signed_up(app, email, "news").await);
+            reports.push(Report::new(What::Complaint, &reference, email));
+        }
+        // The clock starts at a clock hour: the breaker trips 50 minutes into it.
+        app.clock.advance(Duration::from_secs(3000));
+        for report in &reports[..3] {
+            assert_eq!(relayed.report(Kind::Resend, report).await, (200, acted()), "{case}");
+        }
+        assert_eq!(next_after_signup(app, "tripped@example.com").await, "send_confirmation", "{case}");
+
+        // Act: the fourth complaint in the next clock hour, within the breaker's hour
+        app.clock.advance(Duration::from_secs(700));
+        assert_eq!(relayed.report(Kind::Resend, &reports[3]).await, (200, acted()), "{case}");
+
+        // Assert: the trip's hold ends with the second clock hour; only an extended one outlasts it
+        app.clock.advance(Duration::from_secs(7200 + 100 - 3700));
+        let expected = if extended { "send_confirmation" } else { "confirm_email" };
+        assert_eq!(next_after_signup(app, "later@example.com").await, expected, "{case}");
+    }
+}
+
+#[actix_web::test]
 async fn right_after_the_complaint_breaker_trips_the_honeypot_is_answered_as_a_real_signup_is() {
     // Arrange: three complaints about news's confirmation mail, and no signup since
     let relayed = relayed("").await;

@@ -39,8 +39,12 @@ struct Script {
     mail_attempts: usize,
     /// The name each client gave in `HELO`/`EHLO`.
     helo_names: Vec<String>,
+    /// A code with which every `EHLO` is refused, as Postfix's `smtpd_helo_restrictions` do.
+    helo_answer: Option<u16>,
     /// The user name and password `AUTH` must give, when the server asks for a login.
     login: Option<(String, String)>,
+    /// Every login tried: the password given.
+    login_attempts: Vec<String>,
     /// How many `AUTH` exchanges gave them.
     logins: usize,
 }
@@ -82,12 +86,7 @@ impl SmtpServer {
         // Both of rustls's crypto backends are compiled in (lettre's and ring), so the server
         // side needs one named for the process.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the test SMTP server");
-        let path = |path: &std::path::Path| path.display().to_string();
-        Self::serve_with(
-            listener,
-            SslConfig::Trusted { cert_path: path(cert_path), key_path: path(key_path), chain_path: path(chain_path) },
-        )
+        Self::start_tls_with_login(cert_path, key_path, chain_path, None)
     }
 
     /// [`Self::start_tls`] with a login: after STARTTLS the server offers `AUTH PLAIN` and
@@ -97,15 +96,15 @@ impl SmtpServer {
         cert_path: &std::path::Path,
         key_path: &std::path::Path,
         chain_path: &std::path::Path,
-        username: &str,
-        password: &str,
+        login: Option<(&str, &str)>,
     ) -> Self {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind the test SMTP server");
         let path = |path: &std::path::Path| path.display().to_string();
         let ssl =
             SslConfig::Trusted { cert_path: path(cert_path), key_path: path(key_path), chain_path: path(chain_path) };
-        Self::serve_with_login(listener, ssl, Some((username.to_owned(), password.to_owned())))
+        let login = login.map(|(user, password)| (user.to_owned(), password.to_owned()));
+        Self::serve_with_login(listener, ssl, login)
     }
 
     fn serve(listener: TcpListener) -> Self {
@@ -192,6 +191,17 @@ impl SmtpServer {
         self.script().helo_names.clone()
     }
 
+    /// Refuses every `EHLO` with `code` from now on, as Postfix refuses a name that is not
+    /// fully qualified.
+    pub fn refuse_helo_with(&self, code: u16) {
+        self.script().helo_answer = Some(code);
+    }
+
+    /// The password of each login tried, in order.
+    pub fn login_attempts(&self) -> Vec<String> {
+        self.script().login_attempts.clone()
+    }
+
     /// How many `AUTH` exchanges gave the login the server asks for.
     pub fn logins(&self) -> usize {
         self.script().logins
@@ -252,8 +262,15 @@ impl Recorder {
 
 impl Handler for Recorder {
     fn helo(&mut self, _ip: std::net::IpAddr, domain: &str) -> Response {
-        self.script().helo_names.push(domain.to_owned());
-        OK
+        let mut script = self.script();
+        script.helo_names.push(domain.to_owned());
+        match script.helo_answer {
+            Some(code) => Response::custom(
+                code,
+                format!("5.5.2 <{domain}>: Helo command rejected: need fully-qualified hostname"),
+            ),
+            None => OK,
+        }
     }
 
     fn auth_plain(&mut self, _authorization_id: &str, authentication_id: &str, password: &str) -> Response {
@@ -262,6 +279,7 @@ impl Handler for Recorder {
 
     fn auth_login(&mut self, username: &str, password: &str) -> Response {
         let mut script = self.script();
+        script.login_attempts.push(password.to_owned());
         let given = script.login.as_ref().is_some_and(|(user, secret)| user == username && secret == password);
         if given {
             script.logins += 1;

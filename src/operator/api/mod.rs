@@ -40,7 +40,7 @@ use crate::storage::audit::Entry;
 use crate::web::api_tokens::ApiToken;
 use crate::web::routes::form::{BodyError, client_of};
 use crate::web::state::AppState;
-use limits::{Key, Limits};
+use limits::Limits;
 
 /// Registers `/api/v1/` when `enabled` (at least one `[[api_tokens]]` entry).
 pub fn configure(cfg: &mut web::ServiceConfig, enabled: bool) {
@@ -241,7 +241,7 @@ pub async fn authorize_presented(
     let Some(token) = presented.and_then(|presented| state.api_tokens.authenticate(presented.as_bytes())) else {
         return Err(failed_authentication(req, state, limits, surface, now));
     };
-    limits.take(Key::Token(token.name().to_owned()), now).map_err(ApiError::RateLimited)?;
+    limits.take_token(token.name(), now).map_err(ApiError::RateLimited)?;
     if !token.allows(scope) {
         record(state, &token, &format!("{action}_forbidden"), None, None, None).await?;
         return Err(ApiError::Forbidden(scope));
@@ -261,7 +261,8 @@ fn failed_authentication(
     crate::metrics::api_auth_failure(surface.as_str());
     let (client, _) = client_of(req, &state.config);
     let client = client.to_string();
-    if limits.take(Key::FailureLog(client.clone()), now).is_ok() {
+    let failed = limits.fail(&client, now);
+    if failed.log {
         // Principle 4: no IP in the log. The keyed tag tells one client's lines from another's.
         tracing::warn!(
             surface = surface.as_str(),
@@ -270,7 +271,7 @@ fn failed_authentication(
              from this client within the minute are counted in signupd_api_auth_failures_total, not logged"
         );
     }
-    match limits.take(Key::Failures(client), now) {
+    match failed.answer {
         Ok(()) => ApiError::Unauthenticated,
         Err(seconds) => ApiError::RateLimited(seconds),
     }

@@ -9,9 +9,14 @@
 //!
 //! A DNS failure (timeout, SERVFAIL, REFUSED) is a warning naming it: the doctor cannot tell,
 //! so it says so and moves on.
+//!
+//! SPF is not only read but evaluated, by `mail-auth` as a receiver evaluates it: for each
+//! address the relay's host resolves to (through the same resolver), whether the record lets
+//! that address send as `doctor@<domain>`. A record that parses but leaves the relay out is the
+//! common mistake, and every mail then fails SPF.
 
 use std::collections::BTreeSet;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use hickory_resolver::config::{ResolveHosts, ResolverOpts};
@@ -20,11 +25,12 @@ use lettre::message::header::ContentType;
 use mail_auth::common::parse::TxtRecordParser;
 use mail_auth::dkim::DkimError;
 use mail_auth::dmarc::{Dmarc, Policy};
+use mail_auth::spf::verify::SpfParameters;
 use mail_auth::spf::{Mechanism, Qualifier, Spf};
-use mail_auth::{AuthenticatedMessage, DkimResult, DnsError, MessageAuthenticator};
+use mail_auth::{AuthenticatedMessage, DkimResult, DnsError, MessageAuthenticator, SpfResult};
 
-use super::Check;
-use crate::config::{Config, DkimAlgorithm, DkimConfig};
+use super::{Check, Verdict};
+use crate::config::{Config, DkimAlgorithm, DkimConfig, MailTransportKind};
 
 const AREA: &str = "dns";
 /// How long one try of one query waits for an answer (one retry).
@@ -48,9 +54,17 @@ pub async fn checks(config: &Config) -> Vec<Check> {
             )];
         }
     };
+    let relay = relay_addresses(&authenticator, config).await;
+    let helo = config.helo_name().unwrap_or_else(|| "localhost".into());
     let mut checks = Vec::new();
     for domain in &domains {
-        checks.push(spf(&authenticator, domain).await);
+        let record = spf(&authenticator, domain).await;
+        checks.push(match &relay {
+            Some(relay) if record.verdict != Verdict::Problem => {
+                spf_for_relay(&authenticator, domain, &helo, relay, record).await
+            }
+            _ => record,
+        });
         checks.push(dmarc(&authenticator, domain).await);
     }
     checks.push(match &config.mail.dkim {
@@ -66,9 +80,120 @@ pub async fn checks(config: &Config) -> Vec<Check> {
     checks
 }
 
+/// The relay's host and the addresses it resolves to through `authenticator`'s resolver (or
+/// why not); `None` when mail goes to no relay.
+struct RelayAddresses {
+    host: String,
+    addresses: Result<Vec<IpAddr>, String>,
+}
+
+async fn relay_addresses(authenticator: &MessageAuthenticator, config: &Config) -> Option<RelayAddresses> {
+    if config.mail.transport != MailTransportKind::Smtp {
+        return None;
+    }
+    let host = config.mail.smtp.host.clone();
+    let literal = host.trim_start_matches('[').trim_end_matches(']');
+    if let Ok(address) = literal.parse::<IpAddr>() {
+        return Some(RelayAddresses { host, addresses: Ok(vec![address]) });
+    }
+    let addresses = match tokio::time::timeout(LOOKUP_DEADLINE, authenticator.0.lookup_ip(host.as_str())).await {
+        Err(_) => Err(format!("no answer in {} s", LOOKUP_DEADLINE.as_secs())),
+        Ok(Err(error)) => Err(error.to_string()),
+        Ok(Ok(found)) => {
+            let addresses: Vec<IpAddr> = found.iter().collect();
+            if addresses.is_empty() { Err("no address".into()) } else { Ok(addresses) }
+        }
+    };
+    Some(RelayAddresses { host, addresses })
+}
+
+/// The SPF record's check `record` (not a problem already), with the record evaluated for each
+/// of the relay's addresses: a problem when it does not let one of them send.
+async fn spf_for_relay(
+    authenticator: &MessageAuthenticator,
+    domain: &str,
+    helo: &str,
+    relay: &RelayAddresses,
+    record: Check,
+) -> Check {
+    let host = &relay.host;
+    let addresses = match &relay.addresses {
+        Ok(addresses) => addresses,
+        Err(error) => {
+            return Check::warning(
+                AREA,
+                record.name,
+                format!(
+                    "{}; the relay's host {host} does not resolve ({error}), so SPF was not tried for it",
+                    record.saw
+                ),
+                record.todo.unwrap_or_else(|| "check mail.smtp.host and signup.dns_servers".into()),
+            );
+        }
+    };
+    let sender = format!("doctor@{domain}");
+    let mut refused = Vec::new();
+    let mut unsure = Vec::new();
+    for address in addresses {
+        let evaluated = SpfParameters::verify_mail_from(*address, helo, "signupd-doctor", &sender);
+        let result = match tokio::time::timeout(LOOKUP_DEADLINE, authenticator.verify_spf(evaluated)).await {
+            Ok(output) => output.result(),
+            Err(_) => SpfResult::TempError,
+        };
+        match result {
+            SpfResult::Pass => {}
+            SpfResult::Fail | SpfResult::SoftFail => refused.push(format!("{address} ({})", spf_words(result))),
+            other => unsure.push(format!("{address} ({})", spf_words(other))),
+        }
+    }
+    let relay_todo = format!(
+        "add the relay to the SPF record at {domain}, before its all: ip4:/ip6: with its addresses, or your \
+         provider's include:"
+    );
+    if !refused.is_empty() {
+        return Check::problem(
+            AREA,
+            record.name,
+            format!(
+                "{}: it does not let the relay {host} send for {domain}: {}; receivers fail its mail's SPF",
+                record.saw,
+                refused.join(", ")
+            ),
+            relay_todo,
+        );
+    }
+    if !unsure.is_empty() {
+        return Check::warning(
+            AREA,
+            record.name,
+            format!("{}: for the relay {host}, SPF gives {}", record.saw, unsure.join(", ")),
+            record.todo.unwrap_or(relay_todo),
+        );
+    }
+    let shown: Vec<String> = addresses.iter().map(ToString::to_string).collect();
+    let saw = format!("{}; lets the relay {host} ({}) send", record.saw, shown.join(", "));
+    match record.todo {
+        Some(todo) => Check::warning(AREA, record.name, saw, todo),
+        None => Check::ok(AREA, record.name, saw),
+    }
+}
+
+/// An SPF result as RFC 7208 names it, with what it means for the relay.
+fn spf_words(result: SpfResult) -> &'static str {
+    match result {
+        SpfResult::Pass => "pass",
+        SpfResult::Fail => "fail: it may not send",
+        SpfResult::SoftFail => "softfail: it should not send",
+        SpfResult::Neutral => "neutral: the record says nothing about it",
+        SpfResult::None => "none: no record",
+        SpfResult::TempError => "temperror: a lookup failed",
+        SpfResult::PermError => "permerror: the record cannot be evaluated",
+    }
+}
+
 /// A resolver asking `servers`, or the system's when empty; the same settings as
 /// `domain_policy::mx` (short timeout, one retry, no hosts file).
-fn authenticator(servers: &[SocketAddr]) -> anyhow::Result<MessageAuthenticator> {
+pub(super) fn authenticator(servers: &[SocketAddr]) -> anyhow::Result<MessageAuthenticator> {
     let (config, mut options) = if servers.is_empty() {
         hickory_resolver::system_conf::read_system_conf()?
     } else {

@@ -1,5 +1,10 @@
 //! The machine: the data directory on a local disk with room to grow, secrets only the service
 //! can read, and a database that is whole and of this version.
+//!
+//! A secret's mode is checked wherever the secret is: the files the configuration names (the
+//! secrets, the SMTP password, API tokens, webhook, destination and relay credentials, the DKIM
+//! key) and every file of the credentials directory, where `smtp/password` and its kind live
+//! when no key names them.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -104,9 +109,28 @@ fn secrets(config: &Config, credentials_dir: Option<&Path>) -> Vec<Check> {
             )];
         }
     }
-    if let Some(path) = &config.mail.smtp.password_file {
-        files.push(("SMTP password".into(), path.clone()));
+    let configured = [("SMTP password", config.mail.smtp.password_file.as_ref())]
+        .into_iter()
+        .chain(config.mail.dkim.as_ref().map(|dkim| ("DKIM key", Some(&dkim.private_key_file))))
+        .chain(config.api_tokens.iter().map(|token| ("API token", token.token_file.as_ref())))
+        .chain(config.webhooks.iter().map(|hook| ("webhook secret", hook.secret_file.as_ref())))
+        .chain(
+            config
+                .destinations
+                .iter()
+                .map(|destination| ("destination credential", destination.credential_file.as_ref())),
+        )
+        .chain(config.relays.iter().map(|relay| ("relay credential", relay.credential_file.as_ref())));
+    for (what, path) in configured {
+        if let Some(path) = path {
+            files.push((what.into(), path.clone()));
+        }
     }
+    if let Some(dir) = credentials_dir {
+        files.extend(credential_files(dir).into_iter().map(|path| ("credential".to_owned(), path)));
+    }
+    let mut seen = std::collections::HashSet::new();
+    files.retain(|(_, path)| seen.insert(path.clone()));
     files
         .into_iter()
         .map(|(what, path)| {
@@ -134,6 +158,27 @@ fn secrets(config: &Config, credentials_dir: Option<&Path>) -> Vec<Check> {
             }
         })
         .collect()
+}
+
+/// Every file in the credentials directory `dir` and the folders below it (the unit loads
+/// `smtp/`, `webhook/`, … as folders), in name order; symbolic links are followed to a file but
+/// never into a folder.
+fn credential_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    let mut folders = vec![(dir.to_path_buf(), 0)];
+    while let Some((folder, depth)) = folders.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() && depth < 2 => folders.push((path, depth + 1)),
+                Ok(kind) if kind.is_file() || (kind.is_symlink() && path.is_file()) => files.push(path),
+                _ => {}
+            }
+        }
+    }
+    files.sort();
+    files
 }
 
 /// The database: whole (`PRAGMA quick_check`) and of a schema this signupd knows, read-only.

@@ -7,6 +7,11 @@
 //! filesystem and free space, the secrets' modes, the database), the relay ([`relay`]), each
 //! list's From domain in DNS ([`dns`]), and the public side ([`public`]). One check failing
 //! never stops the others: a report that lists every problem saves a round trip per problem.
+//!
+//! Much of what it prints comes from outside — DNS records, the relay's replies, file names —
+//! and anyone who controls a TXT record could put a terminal's escape sequences or a line break
+//! with a fake `ok` line in one. So every [`Check`] escapes control characters (and the
+//! invisible marks that reorder text) as it is made: no raw one reaches the terminal or the JSON.
 
 pub mod dns;
 pub mod machine;
@@ -48,7 +53,7 @@ pub struct Check {
 
 impl Check {
     pub fn ok(area: &'static str, name: impl Into<String>, saw: impl Into<String>) -> Self {
-        Self { area, name: name.into(), verdict: Verdict::Ok, saw: saw.into(), todo: None }
+        Self::new(area, name.into(), Verdict::Ok, saw.into(), None)
     }
 
     pub fn warning(
@@ -57,7 +62,7 @@ impl Check {
         saw: impl Into<String>,
         todo: impl Into<String>,
     ) -> Self {
-        Self { area, name: name.into(), verdict: Verdict::Warning, saw: saw.into(), todo: Some(todo.into()) }
+        Self::new(area, name.into(), Verdict::Warning, saw.into(), Some(todo.into()))
     }
 
     pub fn problem(
@@ -66,8 +71,33 @@ impl Check {
         saw: impl Into<String>,
         todo: impl Into<String>,
     ) -> Self {
-        Self { area, name: name.into(), verdict: Verdict::Problem, saw: saw.into(), todo: Some(todo.into()) }
+        Self::new(area, name.into(), Verdict::Problem, saw.into(), Some(todo.into()))
     }
+
+    fn new(area: &'static str, name: String, verdict: Verdict, saw: String, todo: Option<String>) -> Self {
+        Self { area, name: escaped(&name), verdict, saw: escaped(&saw), todo: todo.as_deref().map(escaped) }
+    }
+}
+
+/// `text` with every control character (C0, DEL, C1) and every bidirectional formatting mark
+/// written as an escape (`\x1b`, `\r`, `\u{202e}`), so text from outside prints as what it is.
+pub fn escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\r' => out.push_str("\\r"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if u32::from(c) < 0x80 && c.is_control() => out.push_str(&format!("\\x{:02x}", u32::from(c))),
+            c if c.is_control()
+                || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') =>
+            {
+                out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// The whole report, as `--json` prints it.
@@ -118,4 +148,23 @@ pub fn print(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
         plural(report.problems, "problem"),
         plural(report.warnings, "warning")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_from_outside_are_escaped_in_every_field() {
+        let check = Check::problem(
+            "dns",
+            "SPF of \u{1b}[2Jbakery.test",
+            "\"v=spf1 -all\r\nok       dns: DKIM key verified\u{7}\u{9b}\u{202e}\"",
+            "fix\tit",
+        );
+        assert_eq!(check.name, "SPF of \\x1b[2Jbakery.test");
+        assert_eq!(check.saw, "\"v=spf1 -all\\r\\nok       dns: DKIM key verified\\x07\\u{9b}\\u{202e}\"");
+        assert_eq!(check.todo.as_deref(), Some("fix\\tit"));
+        assert_eq!(escaped("münchen.de — ok"), "münchen.de — ok", "printable text is left alone");
+    }
 }

@@ -1,6 +1,9 @@
 //! The public side: the URL visitors and mail links use resolves, and a reverse proxy in front
 //! is one signupd was told to believe — otherwise every visitor counts as one client (the
 //! proxy), and the first few signups rate-limit everybody after them.
+//!
+//! The host is asked through `signup.dns_servers` when set, like every other DNS question of
+//! the doctor: an operator who set them has a reason (a resolver that lies, or none at all).
 
 use std::net::IpAddr;
 
@@ -26,9 +29,8 @@ pub async fn checks(config: &Config) -> Vec<Check> {
         checks.push(Check::ok(AREA, name, "an IP address"));
     } else {
         let port = url.port_or_known_default().unwrap_or(443);
-        let lookup =
-            tokio::time::timeout(std::time::Duration::from_secs(5), tokio::net::lookup_host((host.as_str(), port)));
-        checks.push(match lookup.await.map(|found| found.map(|mut addresses| addresses.next())) {
+        let lookup = tokio::time::timeout(std::time::Duration::from_secs(5), resolve(config, &host, port));
+        checks.push(match lookup.await {
             Ok(Ok(Some(_))) => Check::ok(AREA, name, format!("{host} resolves")),
             Ok(Ok(None)) => {
                 Check::problem(AREA, name, format!("{host} has no address"), "add an A or AAAA record for it")
@@ -49,6 +51,20 @@ pub async fn checks(config: &Config) -> Vec<Check> {
     }
     checks.push(proxy(config));
     checks
+}
+
+/// One address of `host`, through `signup.dns_servers` when set, else the system's resolver.
+async fn resolve(config: &Config, host: &str, port: u16) -> Result<Option<IpAddr>, String> {
+    if config.signup.dns_servers.is_empty() {
+        let found = tokio::net::lookup_host((host, port)).await.map_err(|error| error.to_string())?;
+        return Ok(found.map(|address| address.ip()).next());
+    }
+    let authenticator = super::dns::authenticator(&config.signup.dns_servers).map_err(|error| format!("{error:#}"))?;
+    match authenticator.0.lookup_ip(host).await {
+        Ok(found) => Ok(found.iter().next()),
+        Err(error) if error.is_nx_domain() || error.is_no_records_found() => Ok(None),
+        Err(error) => Err(error.to_string()),
+    }
 }
 
 /// Behind a proxy (an https public URL, while signupd listens on a loopback or private

@@ -76,7 +76,8 @@ pub async fn checks(config: &Config, credentials_dir: Option<&Path>) -> Vec<Chec
         checks.push(certificate(conn.peer_certificate().ok().as_deref()));
     }
     checks.push(match &config.mail.smtp.username {
-        Some(username) => Check::ok(AREA, "login", format!("AUTH accepted for {username}")),
+        // At some relays (Postmark) the user name is the API token itself.
+        Some(username) => Check::ok(AREA, "login", format!("AUTH accepted for {}", username_shown(username))),
         None => Check::warning(
             AREA,
             "login",
@@ -86,6 +87,13 @@ pub async fn checks(config: &Config, credentials_dir: Option<&Path>) -> Vec<Chec
     });
     let _ = conn.quit().await;
     checks
+}
+
+/// The user name as the report shows it: its first four characters, since at some relays it is
+/// a secret (Postmark's server API token).
+fn username_shown(username: &str) -> String {
+    let start: String = username.chars().take(4).collect();
+    format!("{start}…")
 }
 
 /// The certificate the relay showed: whose, by whom, its fingerprint and how long it lasts.
@@ -139,5 +147,18 @@ fn ehlo_name(config: &Config) -> Check {
             saw,
             "set mail.smtp.helo_name to this machine's fully qualified name; relays that reject_non_fqdn_helo_hostname refuse a bare one",
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_first_four_characters_of_the_username_are_shown() {
+        // At Postmark the user name is the server API token.
+        assert_eq!(username_shown("5f1e2d3c-4b5a-6978-8091-a2b3c4d5e6f7"), "5f1e…");
+        assert_eq!(username_shown("ann"), "ann…");
+        assert_eq!(username_shown("ünïcödé"), "ünïc…");
     }
 }

@@ -18,9 +18,16 @@
 //! which of them failed. Every failure is put in words that name the cause and what to change
 //! (a closed port, a name that does not resolve, a certificate, a login, a sender), never the
 //! recipient's address: words with an `@` in a server's reason are masked.
+//!
+//! What the operator fixes while signupd runs — the password (file or credential),
+//! `mail.smtp.ca_file`, the system's trust store — is read again for the first connection after
+//! any failure ([`Fixable`]), so held mail goes at the next try once the file is right, without
+//! a restart. A connection that works reads nothing.
 
 use std::net::SocketAddr;
-use std::sync::Mutex;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use lettre::address::Envelope;
@@ -31,7 +38,32 @@ use lettre::transport::smtp::extension::{ClientId, Extension, MailBodyParameter,
 
 use super::failure::{SendError, Stage, reason_without_addresses};
 use super::relay_trust::RelayTrust;
-use crate::config::SmtpSecurity;
+use crate::config::{SmtpConfig, SmtpSecurity};
+
+/// What the operator may fix at the relay's side of signupd without a restart, as last read.
+#[derive(Debug, Clone)]
+pub struct Fixable {
+    pub trust: RelayTrust,
+    pub credentials: Option<Credentials>,
+}
+
+impl Fixable {
+    /// Reads the trust store, `ca_file` and the password as `smtp` names them. An error names
+    /// the key and the file, and the stage it stops.
+    pub fn read(smtp: &SmtpConfig, credentials_dir: Option<&std::path::Path>) -> Result<Self, (Stage, String)> {
+        let (trust, _) = RelayTrust::load(smtp).map_err(|error| (Stage::Tls, format!("{error:#}")))?;
+        let credentials = super::transport::smtp_credentials(smtp, credentials_dir)
+            .map_err(|error| (Stage::Auth, format!("{error:#}")))?;
+        Ok(Self { trust, credentials })
+    }
+}
+
+/// Where [`Fixable`] is read from again.
+#[derive(Debug, Clone)]
+pub struct FixableSource {
+    pub smtp: SmtpConfig,
+    pub credentials_dir: Option<PathBuf>,
+}
 
 /// An SMTP relay and the connections to it that are open and idle.
 pub struct Relay {
@@ -42,12 +74,14 @@ pub struct Relay {
     pub timeout: Duration,
     /// The handshake's parameters: any certificate, its signature checked; `trust` judges it.
     pub tls: Option<TlsParameters>,
-    pub trust: RelayTrust,
-    pub credentials: Option<Credentials>,
     pub client_id: ClientId,
     pub idle: Mutex<Vec<AsyncSmtpConnection>>,
+    /// The trust and the login, as last read.
+    fixable: Mutex<Arc<Fixable>>,
+    /// Set by a failure: the next connection reads [`Fixable`] again first.
+    stale: AtomicBool,
+    source: FixableSource,
 }
-
 impl std::fmt::Debug for Relay {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Relay").field("at", &self.at()).field("security", &self.security).finish_non_exhaustive()
@@ -58,9 +92,69 @@ impl std::fmt::Debug for Relay {
 const MAX_IDLE_CONNECTIONS: usize = super::WORKERS + 1;
 
 impl Relay {
+    /// A relay with no connection yet, `fixable` read from `source` already.
+    pub fn new(
+        (host, port, security, timeout): (String, u16, SmtpSecurity, Duration),
+        tls: Option<TlsParameters>,
+        client_id: ClientId,
+        fixable: Fixable,
+        source: FixableSource,
+    ) -> Self {
+        Self {
+            host,
+            port,
+            security,
+            timeout,
+            tls,
+            client_id,
+            idle: Mutex::new(Vec::new()),
+            fixable: Mutex::new(Arc::new(fixable)),
+            stale: AtomicBool::new(false),
+            source,
+        }
+    }
+
+    /// The login as last read.
+    pub fn credentials(&self) -> Option<Credentials> {
+        self.fixable.lock().unwrap_or_else(PoisonError::into_inner).credentials.clone()
+    }
+
+    /// After a failure: the next connection reads the password, `ca_file` and the trust store
+    /// again, since the operator may be fixing one of them.
+    pub fn read_again(&self) {
+        self.stale.store(true, Ordering::Release);
+    }
+
+    /// [`Fixable`], read again first when a failure asked for it.
+    async fn fixable(&self) -> Result<Arc<Fixable>, SendError> {
+        if self.stale.swap(false, Ordering::AcqRel) {
+            let source = self.source.clone();
+            let read =
+                tokio::task::spawn_blocking(move || Fixable::read(&source.smtp, source.credentials_dir.as_deref()))
+                    .await
+                    .unwrap_or_else(|_| Err((Stage::Connect, "reading the relay's settings was cancelled".into())));
+            match read {
+                Ok(fresh) => *self.fixable.lock().unwrap_or_else(PoisonError::into_inner) = Arc::new(fresh),
+                Err((stage, detail)) => {
+                    self.read_again();
+                    return Err(self.failure(stage, None, detail));
+                }
+            }
+        }
+        Ok(self.fixable.lock().unwrap_or_else(PoisonError::into_inner).clone())
+    }
+
     /// Sends one mail; `stage` tracks how far it got, so a caller that gives up waiting can
     /// say where the relay went silent.
     pub async fn send(&self, envelope: &Envelope, bytes: &[u8], stage: &mut Stage) -> Result<u16, SendError> {
+        let sent = self.send_once(envelope, bytes, stage).await;
+        if sent.is_err() {
+            self.read_again();
+        }
+        sent
+    }
+
+    async fn send_once(&self, envelope: &Envelope, bytes: &[u8], stage: &mut Stage) -> Result<u16, SendError> {
         if let Some(mut conn) = self.take_idle() {
             match self.transact(&mut conn, envelope, bytes, stage).await {
                 Ok(code) => {
@@ -86,7 +180,16 @@ impl Relay {
     /// A connection ready for `MAIL FROM`: connected, greeted, encrypted and checked as
     /// configured, logged in.
     pub async fn connect(&self, stage: &mut Stage) -> Result<AsyncSmtpConnection, SendError> {
+        let connected = self.connect_once(stage).await;
+        if connected.is_err() {
+            self.read_again();
+        }
+        connected
+    }
+
+    async fn connect_once(&self, stage: &mut Stage) -> Result<AsyncSmtpConnection, SendError> {
         *stage = Stage::Connect;
+        let fixable = self.fixable().await?;
         let addresses = self.resolve().await?;
         let mut conn = match (&self.security, &self.tls) {
             (SmtpSecurity::Tls, Some(tls)) => AsyncSmtpConnection::connect_tokio1(
@@ -106,9 +209,11 @@ impl Relay {
                     .map_err(|error| self.connect_failure(&error))?;
                 stream.set_nodelay(true).map_err(|error| self.connect_failure(&error))?;
                 *stage = Stage::Ehlo;
-                let mut conn = AsyncSmtpConnection::connect_with_transport(Box::new(stream), &self.client_id)
+                let greeted = AsyncSmtpConnection::connect_with_transport(Box::new(stream), &self.client_id);
+                let mut conn = tokio::time::timeout(self.timeout, greeted)
                     .await
-                    .map_err(|error| self.refused_or_closed(Stage::Ehlo, &error))?;
+                    .map_err(|_| self.timed_out(Stage::Ehlo))?
+                    .map_err(|error| self.greeting_refused(&error))?;
                 if let (SmtpSecurity::StartTls, Some(tls)) = (&self.security, &self.tls) {
                     *stage = Stage::Tls;
                     if !conn.can_starttls() {
@@ -138,12 +243,12 @@ impl Relay {
         if self.tls.is_some() {
             *stage = Stage::Tls;
             let chain = conn.certificate_chain().unwrap_or_default();
-            if let Err(refusal) = self.trust.check(&chain) {
+            if let Err(refusal) = fixable.trust.check(&chain) {
                 conn.abort().await;
                 return Err(self.failure(Stage::Tls, None, refusal));
             }
         }
-        if let Some(credentials) = &self.credentials {
+        if let Some(credentials) = &fixable.credentials {
             *stage = Stage::Auth;
             if let Err(error) = conn.auth(DEFAULT_MECHANISMS, credentials).await {
                 conn.abort().await;
@@ -276,13 +381,23 @@ impl Relay {
         }
     }
 
-    /// The relay answered `what` with a refusal: its code and reason, and what to do.
+    /// The relay answered `what` with a refusal: its code and reason, and what to do. A reason
+    /// that names the HELO is about signupd's EHLO name, wherever it came (Postfix gives its
+    /// `smtpd_helo_restrictions` refusal at `RCPT TO`), not about the login or the sender.
     fn refused(&self, stage: Stage, error: &lettre::transport::smtp::Error, what: &str, todo: &str) -> SendError {
         match error.status() {
             Some(code) => {
                 let code = u16::from(code);
                 let reason = server_reason(error);
-                let detail = format!("the relay {} {what}: SMTP {code}: {reason}: {todo}", self.host);
+                let detail = if names_the_helo(&reason) {
+                    format!(
+                        "the relay {} refused signupd's EHLO name: SMTP {code}: {reason}: {}",
+                        self.host,
+                        self.helo_todo()
+                    )
+                } else {
+                    format!("the relay {} {what}: SMTP {code}: {reason}: {todo}", self.host)
+                };
                 SendError { permanent: error.is_permanent(), code: Some(code), stage: Some(stage), detail }
             }
             None => self.refused_or_closed(stage, error),
@@ -302,7 +417,45 @@ impl Relay {
         self.failure(stage, None, detail)
     }
 
+    /// The greeting or the answer to `EHLO` was a refusal, or the connection closed before.
+    fn greeting_refused(&self, error: &lettre::transport::smtp::Error) -> SendError {
+        match error.status() {
+            Some(code) if matches!(u16::from(code), 501 | 504) || names_the_helo(&server_reason(error)) => {
+                let detail = format!(
+                    "the relay {} refused signupd's EHLO name: SMTP {}: {}: {}",
+                    self.host,
+                    u16::from(code),
+                    server_reason(error),
+                    self.helo_todo()
+                );
+                SendError {
+                    permanent: error.is_permanent(),
+                    code: Some(u16::from(code)),
+                    stage: Some(Stage::Ehlo),
+                    detail,
+                }
+            }
+            _ => self.refused_or_closed(Stage::Ehlo, error),
+        }
+    }
+
+    /// What fixes a refused EHLO name.
+    fn helo_todo(&self) -> String {
+        format!(
+            "signupd said EHLO {}; set mail.smtp.helo_name to a fully-qualified name of this machine that the relay \
+             accepts (one that resolves to it)",
+            self.client_id
+        )
+    }
+
     fn implicit_tls_failure(&self, error: &lettre::transport::smtp::Error) -> SendError {
+        if let Some(rustls) = rustls_error(error) {
+            return self.failure(
+                Stage::Tls,
+                None,
+                format!("TLS with {} failed: {}", self.at(), implicit_tls_words(rustls)),
+            );
+        }
         if error.is_tls() {
             return self.handshake_failure(error, "security = \"starttls\" (port 587)");
         }
@@ -322,9 +475,7 @@ impl Relay {
 
     /// The TLS handshake itself failed (not the certificate, which is judged after it).
     fn handshake_failure(&self, error: &lettre::transport::smtp::Error, other_mode: &str) -> SendError {
-        let cause = std::iter::successors(std::error::Error::source(error), |source| source.source())
-            .last()
-            .map_or_else(|| error.to_string(), ToString::to_string);
+        let cause = rustls_error(error).map_or_else(|| "the connection broke off".to_owned(), handshake_words);
         self.failure(
             Stage::Tls,
             None,
@@ -372,6 +523,19 @@ impl Relay {
         }
     }
 
+    /// Said after silence where the relay should greet: a port of implicit TLS waits, silent,
+    /// for the client's TLS handshake, whatever its number.
+    fn silence_hint(&self, stage: Stage) -> String {
+        match (stage, self.security, self.port) {
+            (Stage::Ehlo, SmtpSecurity::StartTls | SmtpSecurity::None, port) if port != 465 => format!(
+                "; the relay never greeted signupd: a port of implicit TLS (usually 465) waits silently for a TLS \
+                 handshake, and then wants security = \"tls\" (port {port} is configured, with security = \"{}\")",
+                if self.security == SmtpSecurity::StartTls { "starttls" } else { "none" }
+            ),
+            _ => self.port_hint(),
+        }
+    }
+
     pub fn at(&self) -> String {
         format!("{}:{}", self.host, self.port)
     }
@@ -382,7 +546,9 @@ impl Relay {
 
     /// A timeout of the whole conversation, which stopped at `stage`.
     pub fn timed_out(&self, stage: Stage) -> SendError {
-        let detail = format!("timed out waiting for {} ({}){}", self.host, stage_words(stage), self.port_hint());
+        self.read_again();
+        let detail =
+            format!("timed out waiting for {} ({}){}", self.host, stage_words(stage), self.silence_hint(stage));
         self.failure(stage, None, detail)
     }
 
@@ -433,4 +599,77 @@ fn server_reason(error: &lettre::transport::smtp::Error) -> String {
         .and_then(|rest| rest.split_once("): ").map(|(_, said)| said))
         .unwrap_or(&text);
     reason_without_addresses(said)
+}
+
+/// Whether a relay's reason is about the name given in `HELO`/`EHLO` (Postfix: "Helo command
+/// rejected: need fully-qualified hostname"; Exim and others: "HELO/EHLO …", "invalid HELO").
+fn names_the_helo(reason: &str) -> bool {
+    let reason = reason.to_ascii_lowercase();
+    ["helo", "ehlo"].iter().any(|word| reason.contains(word))
+}
+
+/// The rustls error under a TLS failure, however lettre and tokio wrapped it (an `io::Error`
+/// hides its inner error from `source()`).
+fn rustls_error(error: &lettre::transport::smtp::Error) -> Option<&rustls::Error> {
+    let mut next: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(error);
+    while let Some(current) = next {
+        if let Some(rustls) = current.downcast_ref::<rustls::Error>() {
+            return Some(rustls);
+        }
+        if let Some(inner) = current.downcast_ref::<std::io::Error>().and_then(std::io::Error::get_ref)
+            && let Some(rustls) = inner.downcast_ref::<rustls::Error>()
+        {
+            return Some(rustls);
+        }
+        next = current.source();
+    }
+    None
+}
+
+/// A failed handshake with `security = "tls"`: a relay answering in plain text speaks SMTP
+/// first, and wants STARTTLS.
+fn implicit_tls_words(error: &rustls::Error) -> String {
+    match error {
+        rustls::Error::InvalidMessage(_) => {
+            "the relay answered in plain text, not TLS: this port speaks SMTP first and \
+             upgrades with STARTTLS (usually port 587 or 25); set security = \"starttls\""
+                .into()
+        }
+        other => format!(
+            "{}; if this port wants STARTTLS (usually 587), set security = \"starttls\"",
+            handshake_words(other)
+        ),
+    }
+}
+
+/// A failed TLS handshake, in words.
+fn handshake_words(error: &rustls::Error) -> String {
+    match error {
+        rustls::Error::InvalidMessage(_) => "the relay sent something that is not TLS".into(),
+        rustls::Error::PeerIncompatible(_) => {
+            "the relay offers no TLS version or cipher suite signupd accepts (TLS 1.2 or 1.3 with a current suite)"
+                .into()
+        }
+        rustls::Error::AlertReceived(_) => "the relay broke off the handshake with an alert (its log says why)".into(),
+        rustls::Error::PeerMisbehaved(_) => "the relay broke the TLS protocol during the handshake".into(),
+        _ => "the TLS handshake failed".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reason_naming_the_helo_is_told_from_a_login_or_sender_refusal() {
+        for (reason, helo) in [
+            ("5.5.2 <mta>: Helo command rejected: need fully-qualified hostname", true),
+            ("5.7.1 <localhost>: Helo command rejected: Host not found", true),
+            ("invalid EHLO name", true),
+            ("5.7.8 Authentication credentials invalid", false),
+            ("5.7.1 [address]: Sender address rejected: not owned by user relay-user", false),
+        ] {
+            assert_eq!(names_the_helo(reason), helo, "{reason}");
+        }
+    }
 }

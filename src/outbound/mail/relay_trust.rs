@@ -142,7 +142,7 @@ impl RelayTrust {
 
 const PIN_HINT: &str = "If you trust this certificate, pin it with mail.smtp.certificate_sha256";
 
-/// The cause of a failed check, in words.
+/// The cause of a failed check, in words: never a Rust value, which tells the operator nothing.
 fn why(error: &rustls::Error, host: &str) -> String {
     match error {
         rustls::Error::InvalidCertificate(certificate) => match certificate {
@@ -157,9 +157,40 @@ fn why(error: &rustls::Error, host: &str) -> String {
                 "the certificate is not valid yet (is this machine's clock right?)".into()
             }
             CertificateError::Revoked => "the certificate was revoked".into(),
-            other => format!("the certificate was refused ({other:?})"),
+            CertificateError::BadEncoding => "the certificate cannot be read (it is not valid DER)".into(),
+            CertificateError::BadSignature => "the certificate's signature does not verify against its issuer".into(),
+            CertificateError::UnsupportedSignatureAlgorithmContext { .. }
+            | CertificateError::UnsupportedSignatureAlgorithmForPublicKeyContext { .. } => {
+                "the certificate is signed with an algorithm signupd does not accept (use RSA with SHA-256 or \
+                 better, ECDSA or Ed25519)"
+                    .into()
+            }
+            CertificateError::UnhandledCriticalExtension => {
+                "the certificate has a critical extension signupd cannot check".into()
+            }
+            CertificateError::InvalidPurpose | CertificateError::InvalidPurposeContext { .. } => {
+                "the certificate is not for a TLS server (its extended key usage lacks serverAuth)".into()
+            }
+            CertificateError::Other(other) => match other.0.downcast_ref::<webpki::Error>() {
+                Some(webpki::Error::CaUsedAsEndEntity) => {
+                    "the certificate is a CA certificate used as the server's own (CA:TRUE, as a default \
+                     `openssl req -x509` makes it)"
+                        .into()
+                }
+                Some(webpki::Error::EndEntityUsedAsCa) => {
+                    "the chain has a server certificate where a CA certificate belongs".into()
+                }
+                Some(webpki::Error::PathLenConstraintViolated | webpki::Error::MaximumPathDepthExceeded) => {
+                    "the chain is longer than its CA allows".into()
+                }
+                Some(webpki::Error::NameConstraintViolation) => {
+                    format!("the certificate's CA may not issue certificates for the name {host}")
+                }
+                _ => "the certificate cannot be used as a TLS server's certificate".into(),
+            },
+            _ => "the certificate cannot be used as a TLS server's certificate".into(),
         },
-        other => format!("the certificate was refused ({other})"),
+        _ => "the certificate could not be checked".into(),
     }
 }
 
@@ -176,6 +207,12 @@ fn hint(error: &rustls::Error) -> &'static str {
         }
         rustls::Error::InvalidCertificate(CertificateError::Expired | CertificateError::ExpiredContext { .. }) => {
             "Renew the relay's certificate; to accept this one meanwhile, pin it with mail.smtp.certificate_sha256"
+        }
+        rustls::Error::InvalidCertificate(CertificateError::Other(other))
+            if matches!(other.0.downcast_ref::<webpki::Error>(), Some(webpki::Error::CaUsedAsEndEntity)) =>
+        {
+            "Pin it, or issue the relay a server certificate (CA:FALSE) from a CA in mail.smtp.ca_file; to pin it, set \
+             mail.smtp.certificate_sha256"
         }
         _ => PIN_HINT,
     }

@@ -1,6 +1,7 @@
 //! Where mail goes: an SMTP relay ([`super::relay`]), or `.eml` files in a folder (the
 //! zero-setup default, so a newcomer can open the confirm link from the file). Built once at
-//! start and kept.
+//! start and kept; the relay reads what the operator fixes again after a failure
+//! ([`super::relay`]).
 //!
 //! A failed send is a [`SendError`] ([`super::failure`]).
 
@@ -8,7 +9,7 @@ use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use anyhow::Context;
 use lettre::Message;
@@ -21,7 +22,7 @@ use lettre::transport::smtp::client::TlsParameters;
 use lettre::transport::smtp::extension::ClientId;
 
 use super::failure::{SendError, Stage};
-use super::relay::Relay;
+use super::relay::{Fixable, FixableSource, Relay};
 use super::relay_hold::RelayHold;
 use super::relay_trust::{RelayTrust, RootSource};
 use crate::config::{Config, DkimAlgorithm, MailTransportKind, SmtpConfig, SmtpSecurity};
@@ -152,6 +153,28 @@ fn read_password(path: &Path, source: &str) -> anyhow::Result<String> {
         .to_owned())
 }
 
+/// The login `smtp` configures, its password read from where [`PasswordSource::find`] finds it;
+/// `None` without `mail.smtp.username`.
+pub(super) fn smtp_credentials(
+    smtp: &SmtpConfig,
+    credentials_dir: Option<&Path>,
+) -> anyhow::Result<Option<Credentials>> {
+    let Some(username) = &smtp.username else { return Ok(None) };
+    let password = match PasswordSource::find(smtp, credentials_dir)? {
+        Some(PasswordSource::File(path)) => read_password(&path, "mail.smtp.password_file")?,
+        Some(PasswordSource::Environment) => smtp.password.clone().unwrap_or_default(),
+        Some(PasswordSource::Credential(path)) => {
+            read_password(&path, &format!("credential {SMTP_PASSWORD_CREDENTIAL}"))?
+        }
+        None => anyhow::bail!(
+            "mail.smtp.username is set but there is no password: set mail.smtp.password_file, \
+             SIGNUPD_MAIL__SMTP__PASSWORD or the credential {SMTP_PASSWORD_CREDENTIAL} (smtp/password); {}",
+            crate::config::secrets::missing_credential(credentials_dir, SMTP_PASSWORD_CREDENTIAL)
+        ),
+    };
+    Ok(Some(Credentials::new(username.clone(), password)))
+}
+
 impl Transport {
     /// Builds the configured transport. Reads the SMTP password and the DKIM key; writes
     /// nothing and does not connect (the first send does), so start-up checks may build it
@@ -191,36 +214,16 @@ impl Transport {
                         "the system has no trusted certificates; the relay is checked against built-in roots"
                     );
                 }
-                let credentials = match &smtp.username {
-                    None => None,
-                    Some(username) => {
-                        let password = match PasswordSource::find(smtp, credentials_dir)? {
-                            Some(PasswordSource::File(path)) => read_password(&path, "mail.smtp.password_file")?,
-                            Some(PasswordSource::Environment) => smtp.password.clone().unwrap_or_default(),
-                            Some(PasswordSource::Credential(path)) => {
-                                read_password(&path, &format!("credential {SMTP_PASSWORD_CREDENTIAL}"))?
-                            }
-                            None => anyhow::bail!(
-                                "mail.smtp.username is set but there is no password: set \
-                                 mail.smtp.password_file, SIGNUPD_MAIL__SMTP__PASSWORD or the credential \
-                                 {SMTP_PASSWORD_CREDENTIAL} (smtp/password); {}",
-                                crate::config::secrets::missing_credential(credentials_dir, SMTP_PASSWORD_CREDENTIAL)
-                            ),
-                        };
-                        Some(Credentials::new(username.clone(), password))
-                    }
-                };
-                Ok(Route::Smtp(Arc::new(Relay {
-                    host: smtp.host.clone(),
-                    port: smtp.port,
-                    security: smtp.security,
-                    timeout: smtp.timeout,
+                let source =
+                    FixableSource { smtp: smtp.clone(), credentials_dir: credentials_dir.map(Path::to_path_buf) };
+                let credentials = smtp_credentials(smtp, credentials_dir)?;
+                Ok(Route::Smtp(Arc::new(Relay::new(
+                    (smtp.host.clone(), smtp.port, smtp.security, smtp.timeout),
                     tls,
-                    trust,
-                    credentials,
-                    client_id: client_id(config.helo_name()),
-                    idle: Mutex::new(Vec::new()),
-                })))
+                    client_id(config.helo_name()),
+                    Fixable { trust, credentials },
+                    source,
+                ))))
             }
         }
     }
@@ -326,7 +329,7 @@ mod tests {
         );
         let config = crate::config::Config::from_toml(&toml).unwrap();
         match Transport::from_config(&config, credentials_dir)?.route {
-            Route::Smtp(relay) => Ok(relay.credentials.clone()),
+            Route::Smtp(relay) => Ok(relay.credentials()),
             Route::File(_) => panic!("smtp transport expected"),
         }
     }
