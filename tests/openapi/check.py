@@ -52,7 +52,6 @@ import email
 import email.policy
 import http.client
 import json
-import os
 import re
 import secrets
 import shutil
@@ -67,6 +66,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from harness import Processes, free_port, require  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from server import NotReady, config_toml, serve  # noqa: E402
 
 PIP = "python3 -m pip install PyYAML==6.0.3 jsonschema==4.26.0"
 yaml = require("yaml", PIP, ".ci/openapi")
@@ -85,8 +87,6 @@ MAY_BE_SKIPPED = {"408", "429", "503"}
 # Whatever the scope, these are the statuses every operation can give.
 EVERY_OPERATION = {"200", "401", "403", "404", "405", "429", "503"}
 SCOPES = {"read", "write"}
-# The `[signup] rate_limits` the API suite uses, so that signups are never limited here.
-RAISED_LIMITS = '[{ window = "10m", max = 1000 }]'
 REQUEST_TIMEOUT_SECS = 2
 MAX_SUPPRESSION_BODY = 4096
 MAX_IMPORT_BODY = 8 * 1024 * 1024
@@ -522,39 +522,14 @@ def write_config(path: Path, data_dir: Path, mail_dir: Path, port: int, tokens: 
         hook_port, secret = webhook
         hooks = f'[[webhooks]]\nname = "crm"\nurl = "http://127.0.0.1:{hook_port}/hooks/signupd"\nsecret_file = "{secret}"\n'
     path.write_text(
-        f"""[server]
-listen = "127.0.0.1:{port}"
-public_url = "http://127.0.0.1:{port}"
-trusted_proxies = ["127.0.0.1/32"]
-client_ip_header = "CF-Connecting-IP"
-request_timeout = "{REQUEST_TIMEOUT_SECS}s"
-[storage]
-data_dir = "{data_dir}"
-[signup]
-rate_limits = {RAISED_LIMITS}
-network_rate_limits = []
-[mail]
-transport = "file"
-file_dir = "{mail_dir}"
-max_mails_per_hour = 2
-burst = 2
-{hooks}{entries}[[lists]]
-id = "news"
-name = "News"
-consent_version = "v1"
-consent_text = "Email me the news. I can unsubscribe at any time."
-tags = ["beta", "pricing"]
-welcome_mail = false
-[[lists.fields]]
-name = "first_name"
-label = "First name"
-kind = "text"
-[[lists]]
-id = "other"
-name = "Other"
-tags = ["vip"]
-welcome_mail = false
-"""
+        config_toml(
+            port,
+            data_dir,
+            mail_dir,
+            server=f'request_timeout = "{REQUEST_TIMEOUT_SECS}s"\n',
+            mail="max_mails_per_hour = 2\nburst = 2\n",
+            sections=hooks + entries,
+        )
     )
 
 
@@ -579,21 +554,13 @@ def start(signupd: str, work: Path, name: str, with_tokens: bool) -> tuple[Serve
     closed = free_port()
     config = base / "signupd.toml"
     write_config(config, data_dir, mail_dir, port, token_files, (closed, secret))
-    log = base / "signupd.log"
-    # As tests/api/helpers.rs: the caller's SIGNUPD_* and credentials cannot change the outcome.
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SIGNUPD_") and k != "CREDENTIALS_DIRECTORY"}
-    process = processes.spawn([signupd, "serve", "--config", str(config)], log, env={**env, "RUST_LOG": "warn"})
     server = Server(port, tokens, data_dir, mail_dir)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise Stop(f"signupd ({name}) exited with {process.returncode}:\n{log.read_text()[-3000:]}")
-        answer = server.send("GET", "/readyz")
-        if answer.status == 200:
-            report.check(True, f"signupd ({name}{', four API tokens' if with_tokens else ', no [[api_tokens]]'}) is ready on 127.0.0.1:{port}")
-            return server, process
-        time.sleep(0.25)
-    raise Stop(f"signupd ({name}) not ready within 60 s:\n{log.read_text()[-3000:]}")
+    try:
+        process = serve(processes, signupd, config, base / "signupd.log", lambda: server.send("GET", "/readyz").status == 200, name)
+    except NotReady as error:
+        raise Stop(str(error)) from None
+    report.check(True, f"signupd ({name}{', four API tokens' if with_tokens else ', no [[api_tokens]]'}) is ready on 127.0.0.1:{port}")
+    return server, process
 
 
 def signup(server: Server, address: str, lists: list[str], **fields: str) -> int:
