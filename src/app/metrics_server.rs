@@ -75,6 +75,10 @@ async fn scrape(data: web::Data<(AppState, PrometheusHandle)>) -> HttpResponse {
     if let Err(error) = refresh_gauges(state).await {
         tracing::warn!(error = format!("{error:#}"), "metrics: cannot read the database for the gauges");
     }
+    // The gauge is the process's, and this listener's transport knows the truth: set it from
+    // the hold as the scrape renders, so it never shows a stale episode (several servers in one
+    // process, as the tests run them, each answer with their own).
+    crate::metrics::relay_refusing(state.transport.hold().refusing());
     handle.run_upkeep();
     HttpResponse::Ok().content_type("text/plain; version=0.0.4; charset=utf-8").body(handle.render())
 }

@@ -82,6 +82,11 @@ impl RelayHold {
         ended
     }
 
+    /// Whether an episode is running: the relay refused signupd and has taken nothing since.
+    pub fn refusing(&self) -> bool {
+        self.lock().is_some()
+    }
+
     fn lock(&self) -> Option<Episode> {
         *self.episode.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
