@@ -13,10 +13,16 @@
 # It replaces whatever signupd is installed here, with its configuration, credentials and data:
 # run it on a CI or test machine only.
 #
-# Usage: packaging/test-package.sh PATH/TO/signupd_*.deb
+# Usage: packaging/test-package.sh PATH/TO/signupd_*.deb [--no-install]
+#
+# --no-install: a package for another architecture (arm64, armhf), which this machine cannot
+# install: the checks up to the unit's hardening score, and that its binary is for the package's
+# architecture.
 set -uo pipefail
 
 deb="$(realpath "$1")"
+install=true
+[ "${2:-}" = --no-install ] && install=false
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 max_exposure="2.0"
 passed=0
@@ -140,6 +146,24 @@ systemd-analyze security --offline=true "$unit" >"$work/security" 2>&1
 exposure="$(sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p' "$work/security")"
 echo "      overall exposure level: ${exposure:-not found}"
 check "exposure ${exposure:-?} <= $max_exposure" awk -v e="$exposure" -v m="$max_exposure" 'BEGIN { exit !(e != "" && e + 0 <= m + 0) }'
+
+arch="$(dpkg-deb -f "$deb" Architecture)"
+# What `file` would say, from the ELF header's e_machine (bytes 18-19, little-endian).
+machine="$(od -An -tx1 -j18 -N2 "$work/root/usr/bin/signupd" | tr -d ' \n')"
+case "$arch" in
+    amd64) want_machine=3e00 ;;
+    arm64) want_machine=b700 ;;
+    armhf) want_machine=2800 ;;
+    *) want_machine="?" ;;
+esac
+check "/usr/bin/signupd is an ELF binary for the package's architecture $arch (e_machine $machine)" \
+    test "$machine" = "$want_machine"
+if ! $install; then
+    echo
+    echo "package ($arch, not installed here): $passed passed, $failed failed"
+    [ "$failed" -eq 0 ]
+    exit
+fi
 
 step "first install on a machine without secrets (systemd as PID 1: $([ -d /run/systemd/system ] && echo yes || echo no))"
 fresh_machine

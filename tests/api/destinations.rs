@@ -960,18 +960,51 @@ async fn serve_logs_neither_credential_nor_address_while_every_kind_refuses_the_
     assert!(!log.contains("leaky.reader"), "the address in the log:\n{log}");
 }
 
-/// The name and nice value of each thread of process `pid`, from `/proc/PID/task/TID/stat`
-/// (`proc(5)`: the name is field 2, in parentheses; the nice value field 19).
+/// The name and nice value of each thread of process `pid`, from `/proc/PID/task/TID/stat`.
 fn threads_nice(pid: u32) -> Vec<(String, i64)> {
     let mut threads = Vec::new();
     for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
         let Ok(stat) = std::fs::read_to_string(task.unwrap().path().join("stat")) else { continue };
-        let (open, close) = (stat.find('(').unwrap(), stat.rfind(')').unwrap());
-        let fields: Vec<&str> = stat[close + 2..].split(' ').collect();
-        // Fields from 3 on: `state` is the first after the name, so field 19 is at 16.
-        threads.push((stat[open + 1..close].to_owned(), fields[16].parse().unwrap()));
+        threads.push(name_and_nice(&stat));
     }
     threads
+}
+
+/// The nice value of process `pid`'s main thread (the one whose id is the process's).
+fn main_thread_nice(pid: u32) -> i64 {
+    name_and_nice(&std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/stat")).unwrap()).1
+}
+
+/// A thread's name and nice value, from its `stat` line (`proc(5)`: the name is field 2, in
+/// parentheses; the nice value field 19).
+fn name_and_nice(stat: &str) -> (String, i64) {
+    let (open, close) = (stat.find('(').unwrap(), stat.rfind(')').unwrap());
+    let fields: Vec<&str> = stat[close + 2..].split(' ').collect();
+    // Fields from 3 on: `state` is the first after the name, so field 19 is at 16.
+    (stat[open + 1..close].to_owned(), fields[16].parse().unwrap())
+}
+
+/// Starts `serve` at a nice value below 19, so the delivery threads' 19 can be told apart from the
+/// others': at the tests' own, or at 0 when the tests themselves run at 19 (as under `nice -n 19`
+/// on a shared machine). The nice value is per thread and a child starts at its parent thread's,
+/// so the server is spawned from a thread of its own at that value; going below 19 again needs
+/// `CAP_SYS_NICE` (root, as in CI), without which the test says so rather than pass unseen.
+fn serve_below_nice_19(config: &Path) -> (process::Served, i64) {
+    // This thread's: a thread spawned from it starts at it (Linux keeps one nice value a thread).
+    let own = i64::from(rustix::process::getpriority_process(None).expect("this thread's nice value"));
+    let base = if own < 19 { own } else { 0 };
+    let config = config.to_owned();
+    let server = std::thread::spawn(move || {
+        let thread = rustix::thread::gettid();
+        let nice = i32::try_from(base).expect("a nice value is small");
+        rustix::process::setpriority_process(Some(thread), nice).unwrap_or_else(|error| {
+            panic!("the tests run at nice {own}; starting serve at {base} was refused ({error}): run as root or below nice 19")
+        });
+        process::serve(&config)
+    })
+    .join()
+    .expect("serve started");
+    (server, base)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -982,8 +1015,8 @@ async fn the_hand_on_threads_run_at_nice_19_and_every_other_thread_at_the_proces
     let credential = write_credential(dir.path(), NAME, &api.credential());
     let config = process::config(dir.path(), 1000, &destination_toml(NAME, &api, &credential));
 
-    // Act: serve, and hand one subscriber on (the delivery threads have run then)
-    let server = process::serve(&config);
+    // Act: serve below nice 19, and hand one subscriber on (the delivery threads have run then)
+    let (server, base) = serve_below_nice_19(&config);
     sign_up_and_confirm(&server, dir.path(), &[ANN.to_owned()]).await;
     let deadline = Instant::now() + Duration::from_secs(30);
     while api.standing(ANN).is_none() {
@@ -991,18 +1024,19 @@ async fn the_hand_on_threads_run_at_nice_19_and_every_other_thread_at_the_proces
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let threads = threads_nice(server.pid());
+    let main = main_thread_nice(server.pid());
     server.stop().await;
 
     // Assert: the delivery runtime's threads at 19, the pages', the writer's and the mail
-    // workers' at the test's own (0 unless the tests run under `nice`), which serve inherits
+    // workers' at the one serve started at, which every thread it spawns inherits
+    assert!(base < 19, "serve started at nice {base}: nothing to tell apart");
+    assert_eq!(main, base, "serve's main thread: {threads:?}");
     let delivering: Vec<_> = threads.iter().filter(|(name, _)| name.starts_with("signupd-deliver")).collect();
     assert!(!delivering.is_empty(), "no delivery thread among {threads:?}");
     assert!(delivering.iter().all(|(_, nice)| *nice == 19), "{threads:?}");
     let others: Vec<_> = threads.iter().filter(|(name, _)| !name.starts_with("signupd-deliver")).collect();
     assert!(others.iter().any(|(name, _)| name.starts_with("signupd-mail")), "{threads:?}");
-    let own = threads_nice(std::process::id())[0].1;
-    assert!(own < 19, "the tests run at nice {own}: nothing to tell apart");
-    assert!(others.iter().all(|(_, nice)| *nice == own), "{threads:?}");
+    assert!(others.iter().all(|(_, nice)| *nice == base), "{threads:?}");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -67,6 +67,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from checks import Checks
+
 REPO = Path(__file__).resolve().parents[2]
 GUIDE = REPO / "docs/install.md"
 SECTION = "release-files"
@@ -89,14 +91,8 @@ TOOLS = {
     "systemd-analyze": "apt-get install systemd",
 }
 
-failures = []
-
-
-def check(what, ok, detail=""):
-    print(f"install-as-written: {'ok  ' if ok else 'FAIL'} {what}" + (f": {detail}" if detail and not ok else ""))
-    if not ok:
-        failures.append(what)
-    return ok
+check = Checks("install-as-written")
+failures = check.failures
 
 
 def fatal(message):
