@@ -332,6 +332,8 @@ pub struct RawList {
     pub site_url: String,
     pub accent_color: String,
     pub language: String,
+    /// More languages the list serves beside `language`.
+    pub languages: Vec<String>,
     pub tags: Vec<String>,
     /// Empty: the hosted `/confirmed` page.
     pub confirmed_url: String,
@@ -392,6 +394,7 @@ impl Default for RawList {
             site_url: String::new(),
             accent_color: String::new(),
             language: "en".into(),
+            languages: Vec::new(),
             tags: Vec::new(),
             confirmed_url: String::new(),
             fields: Vec::new(),

@@ -4,7 +4,8 @@
 //! checks a value (that is [`super::import`]'s job): a record comes out as the file gives it,
 //! with the number of the line it starts on.
 //!
-//! The fields: `email`, `confirmed_at`, `consent_text`, `consent_version`, `source`, `tags`, and
+//! The fields: `email`, `confirmed_at`, `consent_text`, `consent_version`, `source`, `language`,
+//! `tags`, and
 //! the values of the list's `[[lists.fields]]`: a `fields` object of strings (in CSV, a cell
 //! holding that JSON object, as `export` writes it), or a column (a JSON member) named like the
 //! field — `first_name` — which is what another tool's export has. Any other column or field is
@@ -57,6 +58,8 @@ pub struct RawRow {
     pub consent_text: Option<String>,
     pub consent_version: Option<String>,
     pub source: Option<String>,
+    /// The language the subscriber reads (a language tag; `None`: the list's `language`).
+    pub language: Option<String>,
     /// The words of `tags`, as given (empty when none).
     pub tags: Vec<String>,
     /// Every other value of the record that may be a field's: the members of `fields`, then the
@@ -117,13 +120,14 @@ struct Columns {
     consent_text: Option<usize>,
     consent_version: Option<usize>,
     source: Option<usize>,
+    language: Option<usize>,
     tags: Option<usize>,
     fields: Option<usize>,
 }
 
 /// The columns a field's value may be in: every one [`Columns`] does not name.
 const NAMED_COLUMNS: &[&str] =
-    &["email", "confirmed_at", "consent_text", "consent_version", "source", "tags", "fields"];
+    &["email", "confirmed_at", "consent_text", "consent_version", "source", "language", "tags", "fields"];
 
 impl<R: Read> Rows<R> {
     /// Starts reading; for CSV, reads the header row and fails without an `email` column.
@@ -144,6 +148,7 @@ impl<R: Read> Rows<R> {
                     consent_text: find("consent_text"),
                     consent_version: find("consent_version"),
                     source: find("source"),
+                    language: find("language"),
                     tags: find("tags"),
                     fields: find("fields"),
                 };
@@ -198,6 +203,7 @@ fn next_csv<R: Read>(
                 consent_text: cell(columns.consent_text),
                 consent_version: cell(columns.consent_version),
                 source: cell(columns.source),
+                language: cell(columns.language),
                 tags: cell(columns.tags).map(|tags| words(&tags)).unwrap_or_default(),
                 fields: Vec::new(),
             };
@@ -231,6 +237,7 @@ struct JsonRow {
     consent_text: Option<String>,
     consent_version: Option<String>,
     source: Option<String>,
+    language: Option<String>,
     tags: Option<JsonTags>,
     fields: Option<serde_json::Map<String, serde_json::Value>>,
     /// Every other member: a string one may be a field's value.
@@ -285,6 +292,7 @@ fn next_json<R: Read>(reader: &mut BufReader<R>, line: &mut u64, buffer: &mut Ve
             consent_text: present(row.consent_text),
             consent_version: present(row.consent_version),
             source: present(row.source),
+            language: present(row.language),
             tags,
             fields: Vec::new(),
         };
