@@ -14,8 +14,8 @@
 
 use fluent_langneg::{NegotiationStrategy, convert_vec_str_to_langids_lossy, negotiate_languages};
 
-use super::{Config, ListConfig};
 use super::parse::{self, Problems};
+use super::{Config, ListConfig};
 use crate::config::presentation::Language;
 
 /// Most language ranges of an `Accept-Language` header that are matched; browsers send a few,

@@ -78,7 +78,15 @@ pub fn insert_confirmed(conn: &Connection, row: &NewConfirmed<'_>) -> rusqlite::
                                   confirm_method, removal_hash, language)
          VALUES (?1, ?2, ?3, 'confirmed', ?4, ?5, ?5, 'preferences', ?6, ?7)",
     )?
-    .execute(params![row.id, row.list_id, row.email, row.consent_version, row.now, row.removal_hash, row.language])?;
+    .execute(params![
+        row.id,
+        row.list_id,
+        row.email,
+        row.consent_version,
+        row.now,
+        row.removal_hash,
+        row.language
+    ])?;
     Ok(())
 }
 

@@ -324,16 +324,13 @@ pub struct ConfirmView {
 /// The rows a confirm hash names: one, or one per list that a confirmation mail for several
 /// lists of one sender confirms.
 pub fn find_by_confirm_hash(conn: &Connection, hash: &str) -> rusqlite::Result<Vec<ConfirmView>> {
-    conn.prepare_cached("SELECT list_id, status, confirm_expires_at, language FROM subscribers WHERE confirm_hash = ?1")?
-        .query_map([hash], |row| {
-            Ok(ConfirmView {
-                list_id: row.get(0)?,
-                status: row.get(1)?,
-                expires_at: row.get(2)?,
-                language: row.get(3)?,
-            })
-        })?
-        .collect()
+    conn.prepare_cached(
+        "SELECT list_id, status, confirm_expires_at, language FROM subscribers WHERE confirm_hash = ?1",
+    )?
+    .query_map([hash], |row| {
+        Ok(ConfirmView { list_id: row.get(0)?, status: row.get(1)?, expires_at: row.get(2)?, language: row.get(3)? })
+    })?
+    .collect()
 }
 
 /// A pending row a confirm hash names, read before the confirmation is written (its webhook

@@ -42,8 +42,8 @@
 use std::cell::Cell;
 
 use crate::clock::UnixSeconds;
-use crate::config::tokens::RemovalToken;
 use crate::config::presentation::Language;
+use crate::config::tokens::RemovalToken;
 use crate::config::{Config, ListConfig};
 use crate::domain::{FieldValues, ListId};
 use crate::outbound::webhooks::{ConfirmedEvent, PreparedEvent};

@@ -160,7 +160,7 @@ impl Mail {
 }
 
 /// A header with RFC 2047 `=?utf-8?b?…?=` words decoded (what lettre writes for non-ASCII).
-fn decode_words(header: &str) -> String {
+pub fn decode_words(header: &str) -> String {
     use base64::Engine;
     header
         .split(' ')

@@ -32,6 +32,7 @@ mod loader;
 mod lookup;
 mod mail;
 mod manage;
+mod multilingual;
 mod multilist;
 mod operator;
 mod operator_api;

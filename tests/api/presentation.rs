@@ -201,6 +201,7 @@ fn presentation_problems_stop_serve_and_check_config_naming_the_key() {
         ),
         ("[server]\ncustom_css_file = \"/\"", "server.custom_css_file: / is not a file"),
         ("[[lists]]\nid = \"a\"\nlanguage = \"fr\"", "lists[0].language: \"fr\" is not a language"),
+        ("[[lists]]\nid = \"a\"\nlanguages = [\"de\", \"tlh\"]", "lists[0].languages[1]: \"tlh\" is not a language"),
         ("[[lists]]\nid = \"a\"\naccent_color = \"#12345\"", "lists[0].accent_color"),
         ("[[lists]]\nid = \"a\"\nsite_url = \"javascript:alert(1)\"", "lists[0].site_url"),
         (

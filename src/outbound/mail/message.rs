@@ -21,8 +21,8 @@ use lettre::message::{Mailbox, MultiPart};
 
 use super::reference;
 use crate::clock::UnixSeconds;
-use crate::config::presentation::{Language, Messages};
 use crate::config::presentation::color::Rgb;
+use crate::config::presentation::{Language, Messages};
 use crate::config::{Config, ListConfig, RelayKind};
 
 /// The default button colour of a mail when the list has no accent colour.

@@ -7,3 +7,8 @@
 -- in the list's `language`.
 ALTER TABLE subscribers ADD COLUMN language TEXT;
 ALTER TABLE intake ADD COLUMN language TEXT;
+
+-- The status page's signups by language of a list of several languages: the rows created in
+-- its range, counted from this index alone. A new row's entry lands at the end of its list's
+-- part (rows are created in time order).
+CREATE INDEX subscribers_list_language ON subscribers (list_id, created_at, language);

@@ -24,12 +24,12 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 
 use crate::clock::UnixSeconds;
+use crate::config::presentation::Language;
 use crate::config::tokens::{TokenHash, is_opaque};
 use crate::config::{Config, ConfirmMode, ListConfig};
 use crate::domain::EmailAddress;
 use crate::storage::subscribers::{self, ConfirmView, Status};
 use crate::subscribers::subscription::ConfirmMethod;
-use crate::config::presentation::Language;
 use crate::web::frame::{Chrome, href};
 use crate::web::middleware::csp_with_form_targets;
 use crate::web::routes::error_pages;

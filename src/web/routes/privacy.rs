@@ -7,8 +7,8 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 
-use crate::config::{Config, ListConfig, WebhookEvent};
 use crate::config::presentation::Language;
+use crate::config::{Config, ListConfig, WebhookEvent};
 use crate::web::frame::Chrome;
 use crate::web::routes::render::html;
 use crate::web::routes::{error_pages, form};
