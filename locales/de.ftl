@@ -60,6 +60,8 @@ duration-per = { $n } pro { $duration }
 # $site is the operator's site name.
 page-back-to = Zurück zu { $site }
 page-privacy = Was gespeichert wird und wie lange
+# Before the links to this form in the list's other languages.
+page-languages = In anderen Sprachen:
 
 ## errors
 
@@ -215,3 +217,9 @@ mail-automated = Dies ist eine automatisch erzeugte Nachricht.
 mail-privacy = Was gespeichert wird und wie lange:
 mail-confirm-subject = Bitte bestätigen Sie Ihre Anmeldung
 mail-welcome-subject = Sie sind angemeldet
+
+## language
+
+# This language's own name, written in it ("Deutsch", "Français", "日本語"): the link to the form in
+# this language on a list's form that offers several.
+language-name = Deutsch

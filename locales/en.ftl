@@ -62,6 +62,8 @@ duration-per = { $n } per { $duration }
 # $site is the operator's site name.
 page-back-to = Back to { $site }
 page-privacy = What we store and for how long
+# Before the links to this form in the list's other languages.
+page-languages = In other languages:
 
 ## errors
 
@@ -217,3 +219,9 @@ mail-automated = This is an automated message.
 mail-privacy = What we store and for how long:
 mail-confirm-subject = Please confirm your signup
 mail-welcome-subject = You are signed up
+
+## language
+
+# This language's own name, written in it ("Deutsch", "Français", "日本語"): the link to the form in
+# this language on a list's form that offers several.
+language-name = English
