@@ -482,11 +482,11 @@ impl Config {
                 .unwrap_or(LogFormat::Text),
             custom_css_file: parse::optional_path(&s.custom_css_file),
             locales: parse::optional_path(&s.locales_dir).map_or_else(Locales::default, |dir| {
-                Locales::load(&dir).unwrap_or_else(|found| {
+                Locales::load(&dir).unwrap_or_else(|(partial, found)| {
                     for problem in found {
                         problems.push("server.locales_dir", problem.to_string());
                     }
-                    Locales::default()
+                    partial
                 })
             }),
         };

@@ -123,14 +123,19 @@ impl PartialEq for Language {
 #[derive(Debug, Clone, Default)]
 pub struct Locales {
     languages: Vec<Language>,
+    /// The codes of files refused by [`Locales::load`]: a list naming one is not told again
+    /// that its language is unknown ([`Locales::find`] answers English for it; the
+    /// configuration is refused anyway).
+    refused: Vec<String>,
 }
 
 impl Locales {
     /// Reads every `<code>.ftl` in `dir`. Each one's messages override the shipped language's;
     /// a language signupd does not ship must have every message of `en.ftl`. Every problem of
     /// every file is reported, each naming its file, message and line.
-    pub fn load(dir: &Path) -> Result<Self, Vec<Problem>> {
-        let entries = std::fs::read_dir(dir).map_err(|error| vec![dir_problem(dir, &error.to_string())])?;
+    pub fn load(dir: &Path) -> Result<Self, (Self, Vec<Problem>)> {
+        let entries =
+            std::fs::read_dir(dir).map_err(|error| (Self::default(), vec![dir_problem(dir, &error.to_string())]))?;
         let mut files: Vec<_> = entries
             .filter_map(Result::ok)
             .map(|entry| entry.path())
@@ -138,6 +143,7 @@ impl Locales {
             .collect();
         files.sort();
         let mut languages = Vec::new();
+        let mut refused = Vec::new();
         let mut problems = Vec::new();
         for path in files {
             let name = path.display().to_string();
@@ -156,15 +162,25 @@ impl Locales {
                 });
             match loaded {
                 Ok(language) => languages.push(language),
-                Err(more) => problems.extend(more),
+                Err(more) => {
+                    problems.extend(more);
+                    refused.push(code);
+                }
             }
         }
-        if problems.is_empty() { Ok(Self { languages }) } else { Err(problems) }
+        let locales = Self { languages, refused };
+        if problems.is_empty() { Ok(locales) } else { Err((locales, problems)) }
     }
 
     /// The operator's catalogue for `code`, else the built-in one.
     pub fn find(&self, code: &str) -> Option<Language> {
-        self.languages.iter().copied().find(|language| language.code() == code).or_else(|| Language::find(code))
+        let refused = self.refused.iter().any(|refused| refused == code).then(Language::english);
+        self.languages
+            .iter()
+            .copied()
+            .find(|language| language.code() == code)
+            .or(refused)
+            .or_else(|| Language::find(code))
     }
 
     /// Every language code there is a catalogue for, built in or the operator's.
@@ -350,9 +366,8 @@ impl Loader {
     /// `check-inbox-sent-for`).
     fn text(&self, section: &str, key: &str) -> Text {
         let id = format!("{section}-{key}").replace('_', "-");
-        let (id, english) = ENGLISH
-            .get_key_value(&id)
-            .unwrap_or_else(|| panic!("en.ftl has no message {id}, which signupd uses"));
+        let (id, english) =
+            ENGLISH.get_key_value(&id).unwrap_or_else(|| panic!("en.ftl has no message {id}, which signupd uses"));
         Text { bundle: self.bundle, id, variables: &english.variables }
     }
 }
@@ -667,7 +682,6 @@ texts! {
         welcome_subject,
     }
 }
-
 
 #[cfg(test)]
 mod tests {

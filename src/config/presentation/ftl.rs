@@ -55,7 +55,7 @@ impl Source {
                 .iter()
                 .map(|error| Problem {
                     file: name.to_owned(),
-                    line: line_at(resource.source(), error.pos.start),
+                    line: line_at(resource.source(), entry_start(resource.source(), error)),
                     message: None,
                     what: format!("does not parse: {error}"),
                 })
@@ -84,6 +84,15 @@ impl Source {
     pub fn problem(&self, id: &str, what: String) -> Problem {
         Problem { file: self.name.clone(), line: self.line_of(id), message: Some(id.to_owned()), what }
     }
+}
+
+/// Where the entry the parser gave up on begins (its first non-blank character), or where it
+/// gave up when it does not say: an unclosed brace is noticed only where the next entry starts.
+fn entry_start(source: &str, error: &fluent_syntax::parser::ParserError) -> usize {
+    error.slice.as_ref().and_then(|slice| source.get(slice.clone())).map_or(error.pos.start, |junk| {
+        let slice_start = error.slice.as_ref().map_or(0, |slice| slice.start);
+        slice_start + junk.len() - junk.trim_start().len()
+    })
 }
 
 /// The line (1-based) byte `offset` of `source` is on.
@@ -159,8 +168,7 @@ mod tests {
     fn variables_are_found_in_selectors_variants_and_nested_placeables() {
         let source = Source::parse(
             "xx.ftl",
-            "a = { $n ->\n    [one] one { $what }\n   *[other] { NUMBER($count) } { { $deep } }\n}\nb = plain\n"
-                .into(),
+            "a = { $n ->\n    [one] one { $what }\n   *[other] { NUMBER($count) } { { $deep } }\n}\nb = plain\n".into(),
         )
         .unwrap();
         let messages: Vec<_> = source.messages().collect();
