@@ -16,19 +16,25 @@ use fluent_langneg::{NegotiationStrategy, convert_vec_str_to_langids_lossy, nego
 
 use super::parse::{self, Problems};
 use super::{Config, ListConfig};
-use crate::config::presentation::Language;
+use crate::config::presentation::{Language, Locales};
 
 /// Most language ranges of an `Accept-Language` header that are matched; browsers send a few,
 /// and the rest of a longer header is not worth the work.
 const MAX_RANGES: usize = 16;
 
 /// A list's languages from `language` (already checked; `None` if it was refused) and
-/// `languages`: the default first, each once. A code without a catalogue is refused, named by
-/// its key (`lists[0].languages[1]`).
-pub(super) fn check(default: Option<Language>, raw: &[String], key: &str, problems: &mut Problems) -> Vec<Language> {
+/// `languages`: the default first, each once. A code without a catalogue (built in, or the
+/// operator's in `server.locales_dir`) is refused, named by its key (`lists[0].languages[1]`).
+pub(super) fn check(
+    default: Option<Language>,
+    raw: &[String],
+    key: &str,
+    locales: &Locales,
+    problems: &mut Problems,
+) -> Vec<Language> {
     let mut languages: Vec<Language> = default.into_iter().collect();
     for (j, code) in raw.iter().enumerate() {
-        if let Some(language) = problems.check(&format!("{key}[{j}]"), parse::language(code))
+        if let Some(language) = problems.check(&format!("{key}[{j}]"), parse::language(code, locales))
             && !languages.contains(&language)
         {
             languages.push(language);

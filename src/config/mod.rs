@@ -48,7 +48,7 @@ use figment::providers::{Env, Format, Serialized, Toml};
 use lettre::message::Mailbox;
 use url::Url;
 
-use crate::config::presentation::{Language, Rgb};
+use crate::config::presentation::{Language, Locales, Rgb};
 use crate::domain::TrustedProxies;
 use crate::domain::fields::{self, FieldKind, FieldName, FieldSpec};
 use crate::domain::{ListId, Tag};
@@ -98,6 +98,8 @@ pub struct ServerConfig {
     /// The operator's stylesheet, served after the built-in one; read at start
     /// ([`crate::web::frame::Stylesheets`]).
     pub custom_css_file: Option<PathBuf>,
+    /// The operator's catalogues (`server.locales_dir`), read and checked with the rest.
+    pub locales: Locales,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -502,6 +504,14 @@ impl Config {
                 )
                 .unwrap_or(LogFormat::Text),
             custom_css_file: parse::optional_path(&s.custom_css_file),
+            locales: parse::optional_path(&s.locales_dir).map_or_else(Locales::default, |dir| {
+                Locales::load(&dir).unwrap_or_else(|(partial, found)| {
+                    for problem in found {
+                        problems.push("server.locales_dir", problem.to_string());
+                    }
+                    partial
+                })
+            }),
         };
 
         let storage = StorageConfig {
@@ -641,7 +651,7 @@ impl Config {
         let cleanup =
             CleanupConfig { schedule: raw.cleanup.schedule.clone(), audit_days: raw.cleanup.audit_days.max(1) };
 
-        let lists = check_lists(raw.lists.as_deref(), mail_leaves_machine, &mut problems);
+        let lists = check_lists(raw.lists.as_deref(), &server.locales, mail_leaves_machine, &mut problems);
         let webhooks = check_webhooks(&raw.webhooks, &lists, &mut problems);
         let webhook_names: Vec<&str> = raw.webhooks.iter().map(|hook| hook.name.as_str()).collect();
         let destinations = destinations::check(&raw.destinations, &webhook_names, &lists, &mut problems);
@@ -804,6 +814,7 @@ fn check_webhooks(
 
 fn check_lists(
     lists: Option<&[RawList]>,
+    locales: &Locales,
     mail_leaves_machine: bool,
     problems: &mut parse::Problems,
 ) -> Vec<ListConfig> {
@@ -851,8 +862,8 @@ fn check_lists(
             let site_name = problems.check(&key("site_name"), parse::optional(&list.site_name, parse::display_text));
             let site_url = problems.check(&key("site_url"), parse::optional(&list.site_url, parse::http_url));
             let accent = problems.check(&key("accent_color"), parse::optional(&list.accent_color, Rgb::parse));
-            let language = problems.check(&key("language"), parse::language(&list.language));
-            let languages = list_languages::check(language, &list.languages, &key("languages"), problems);
+            let language = problems.check(&key("language"), parse::language(&list.language, locales));
+            let languages = list_languages::check(language, &list.languages, &key("languages"), locales, problems);
             let tags = list_tags(&list.tags, &key("tags"), problems);
             let fields = list_fields(&list.fields, &key("fields"), problems);
             let confirmed_url = problems.check(

@@ -87,6 +87,7 @@ pub struct RawServer {
     pub metrics_listen: String,
     pub log_format: String,
     pub custom_css_file: String,
+    pub locales_dir: String,
 }
 
 impl Default for RawServer {
@@ -102,6 +103,7 @@ impl Default for RawServer {
             metrics_listen: String::new(),
             log_format: "text".into(),
             custom_css_file: String::new(),
+            locales_dir: String::new(),
         }
     }
 }

@@ -558,27 +558,25 @@ mod tests {
 
     #[test]
     fn lang_writes_the_words_and_the_lang_field_in_that_language() {
-        let config = config("[[lists]]\nid = \"news\"\nlanguages = [\"de\"]\n");
+        let two = config("[[lists]]\nid = \"news\"\nlanguages = [\"de\"]\n");
         let german =
-            render(&config, &SnippetRequest { lang: Some("de-AT".into()), ..request(&["news"], Generator::Hugo) })
+            render(&two, &SnippetRequest { lang: Some("de-AT".into()), ..request(&["news"], Generator::Hugo) })
                 .unwrap()
                 .text;
         assert!(german.contains("<input type=\"hidden\" name=\"lang\" value=\"de\">"), "{german}");
         assert!(german.contains("lang=\"de\">") && german.contains("E-Mail-Adresse"), "German words: {german}");
-        let english =
-            render(&config, &SnippetRequest { lang: Some("en".into()), ..request(&["news"], Generator::Html) })
-                .unwrap()
-                .text;
+        let english = render(&two, &SnippetRequest { lang: Some("en".into()), ..request(&["news"], Generator::Html) })
+            .unwrap()
+            .text;
         assert!(english.contains("name=\"lang\" value=\"en\"") && !english.contains("E-Mail-Adresse"), "{english}");
 
         // Without `--lang`, the page's language where the generator knows it.
-        let hugo = render(&config, &request(&["news"], Generator::Hugo)).unwrap().text;
+        let hugo = render(&two, &request(&["news"], Generator::Hugo)).unwrap().text;
         assert!(hugo.contains("name=\"lang\" value=\"{{ site.Language.Lang }}\""), "{hugo}");
-        let html = render(&config, &request(&["news"], Generator::Html)).unwrap().text;
+        let html = render(&two, &request(&["news"], Generator::Html)).unwrap().text;
         assert!(!html.contains("name=\"lang\""), "plain HTML does not know its page's language: {html}");
 
-        let refused =
-            render(&config, &SnippetRequest { lang: Some("ja".into()), ..request(&["news"], Generator::Html) });
+        let refused = render(&two, &SnippetRequest { lang: Some("ja".into()), ..request(&["news"], Generator::Html) });
         assert_eq!(
             refused.unwrap_err().to_string(),
             "--lang: \"ja\" is not one of the languages of the list \"news\" (en, de)"

@@ -28,6 +28,7 @@ mod helpers;
 mod import;
 mod inbox_link;
 mod ingest_mail;
+mod languages;
 mod loader;
 mod lookup;
 mod mail;

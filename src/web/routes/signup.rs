@@ -85,18 +85,16 @@ struct SignupPage<'a> {
     consented: bool,
     /// The page's language, posted back as `lang` when the list serves several.
     lang_field: Option<&'static str>,
-    /// A multilingual list's form in each of its languages: plain links, no script.
+    /// A multilingual list's form in each of its other languages: plain links, no script.
     languages: Vec<LanguageLink>,
 }
 
-/// The hosted form in one of the list's languages.
+/// The hosted form in another of the list's languages.
 struct LanguageLink {
     code: &'static str,
-    /// The language's name in itself.
+    /// The language's name in itself ("Deutsch").
     name: String,
     href: String,
-    /// The language the page is in.
-    current: bool,
 }
 
 struct Choice<'a> {
@@ -128,14 +126,14 @@ impl<'a> SignupPage<'a> {
             first
                 .languages
                 .iter()
+                .filter(|other| **other != language)
                 .map(|other| {
                     let mut query = url::form_urlencoded::Serializer::new(String::new());
                     query.extend_pairs(pairs.iter().copied()).append_pair("lang", other.code());
                     LanguageLink {
                         code: other.code(),
-                        name: other.code().to_owned(),
+                        name: other.messages().language.name.to_string(),
                         href: crate::web::frame::href(config, &format!("{path}?{}", query.finish())),
-                        current: *other == language,
                     }
                 })
                 .collect()
