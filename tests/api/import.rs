@@ -28,8 +28,13 @@ struct Fixture {
 
 impl Fixture {
     fn new() -> Self {
+        Self::with(LISTS)
+    }
+
+    /// As [`Self::new`], for the `[[lists]]` tables `lists`.
+    fn with(lists: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let config = config(dir.path(), 1000, LISTS);
+        let config = config(dir.path(), 1000, lists);
         let migrated = signupd().arg("migrate").arg("--config").arg(&config).output().unwrap();
         assert!(migrated.status.success(), "{}", String::from_utf8_lossy(&migrated.stderr));
         for name in ["token_secret", "hash_key"] {
@@ -178,6 +183,33 @@ fn usage_error(output: &Output, case: &str) -> String {
 /// The refusal lines of stderr.
 fn refusals(output: &Output) -> Vec<String> {
     stderr(output).lines().filter(|line| line.starts_with("line ")).map(str::to_owned).collect()
+}
+
+#[test]
+fn a_language_imports_as_one_of_the_lists_languages_and_export_and_lookup_show_it() {
+    // Arrange: a list in English (its `language`) and German
+    let fx = Fixture::with("[[lists]]\nid = \"news\"\nlanguages = [\"de\"]\n");
+    let file = fx.file("people.csv", "email,language\nann@example.com,de-AT\nbob@example.com,\ncat@example.com,ja\n");
+
+    // Act
+    let output = fx.import(&file, &["--list", "news", "--consent-text", "Send me the news."]);
+
+    // Assert: `de-AT` finds German, no value is the list's language, one it does not serve is refused
+    assert_eq!(counts(&output), "imported 2, skipped 0 (existing 0, suppressed 0), refused 1");
+    let refused = refusals(&output);
+    assert!(
+        refused[0].starts_with("line 4:") && refused[0].contains("language is not one of the languages of list news")
+    );
+    let languages: Vec<(String, String)> = exported(&fx, "news")
+        .iter()
+        .map(|record| (record["email"].as_str().unwrap().to_owned(), record["language"].as_str().unwrap().to_owned()))
+        .collect();
+    assert_eq!(languages, [("ann@example.com".into(), "de".into()), ("bob@example.com".into(), "en".into())]);
+    let lookup = fx.run(&["lookup", "ann@example.com", "--json"]);
+    let document: Value = serde_json::from_str(&stdout(&lookup)).unwrap_or_else(|e| panic!("{e}: {}", stderr(&lookup)));
+    assert_eq!(document["rows"][0]["language"], "de", "{document}");
+    let text = fx.run(&["lookup", "bob@example.com"]);
+    assert!(stdout(&text).contains("  language              en"), "{}", stdout(&text));
 }
 
 #[test]
