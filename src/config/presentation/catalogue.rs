@@ -28,10 +28,9 @@ use super::ftl::{self, Problem, Source};
 use super::pseudo;
 
 /// `(language code, catalogue)`: the code is what `language` in a list's configuration names,
-/// and what `<html lang>` and `Content-Language` say. Every `locales/*.ftl` is here (a test
-/// checks), `en` first.
-const SHIPPED: &[(&str, &str)] =
-    &[("en", include_str!("../../../locales/en.ftl")), ("de", include_str!("../../../locales/de.ftl"))];
+/// and what `<html lang>` and `Content-Language` say. Every `locales/*.ftl`, `en` first, listed
+/// by `build.rs`.
+const SHIPPED: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/catalogues.rs"));
 
 type Bundle = fluent_bundle::concurrent::FluentBundle<FluentResource>;
 
@@ -817,6 +816,26 @@ mod tests {
         assert_eq!(de.duration(Duration::from_secs(3600)), "1 Stunde");
         assert_eq!(en.duration(Duration::from_secs(90)), "90 seconds");
         assert_eq!(de.and_list(&["a".into(), "b".into(), "c".into()]), "a, b und c");
+    }
+
+    /// Polish has CLDR's one/few/many, Arabic six forms: the numbers pick them, not a
+    /// singular and a plural key. (Checked for the languages that are there.)
+    #[test]
+    fn plural_forms_follow_each_languages_cldr_rules() {
+        use std::time::Duration;
+        let minutes =
+            |code: &str, n: u64| Language::find(code).map(|l| l.messages().duration(Duration::from_secs(n * 60)));
+        if let (Some(two), Some(five), Some(twenty_two)) = (minutes("pl", 2), minutes("pl", 5), minutes("pl", 22)) {
+            assert_eq!((two.as_str(), five.as_str(), twenty_two.as_str()), ("2 minuty", "5 minut", "22 minuty"));
+        }
+        if let Some(forms) = ["ar"].iter().find_map(|code| {
+            let forms: Option<Vec<String>> = [1, 2, 3, 11, 100].iter().map(|n| minutes(code, *n)).collect();
+            forms
+        }) {
+            let distinct: BTreeSet<String> =
+                forms.iter().map(|form| form.chars().filter(|c| !c.is_ascii_digit()).collect()).collect();
+            assert!(distinct.len() >= 4, "Arabic's one, two, few, many and other forms: {forms:?}");
+        }
     }
 
     #[test]

@@ -26,10 +26,14 @@ pub fn transform(text: &str) -> Cow<'_, str> {
             extra -= 1;
         }
     }
-    // Text with too few vowels to stretch is padded with a filler word.
+    // Text with too few vowels to stretch is padded with a filler word, before the space that
+    // separates it from a value after it ("Sign up for ẋ {list}").
     if extra > 0 {
+        let trailing = out.len() - out.trim_end().len();
+        let space = out.split_off(out.len() - trailing);
         out.push(' ');
         out.extend(std::iter::repeat_n('ẋ', extra.saturating_sub(1).max(1)));
+        out.push_str(&space);
     }
     Cow::Owned(out)
 }
@@ -54,5 +58,6 @@ mod tests {
             assert!(grown >= wanted, "{text:?} → {pseudo:?}: {grown} chars, wanted at least {wanted}");
         }
         assert_eq!(transform("Sign up"), "Šîîĝñ ûûþ ẋ");
+        assert_eq!(transform("Sign up for "), "Šîîĝñ ûûþ ƒóóŕ ẋ ");
     }
 }
