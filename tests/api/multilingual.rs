@@ -6,16 +6,11 @@
 use crate::confirm::{deliver, get, location, post_fields, post_token, status_and_body, with_token};
 use crate::helpers::{TestApp, spawn_app_with};
 use crate::mail::decode_words;
-use crate::signup::{drain, json_request, strings, valid_json};
+use crate::signup::{RAISED_LIMITS, drain, json_request, strings, valid_json};
 
 /// `news` serves English (its default) and German; `club` shares its sender and serves only
 /// English; `verein` shares it too and serves German and English.
 const LISTS: &str = r#"
-[signup]
-rate_limits = [ { window = "10m", max = 1000 } ]
-network_rate_limits = [ { window = "10m", max = 10000 } ]
-max_mails_per_address_per_day = 50
-
 [[lists]]
 id = "news"
 name = "News"
@@ -36,7 +31,7 @@ languages = ["en"]
 "#;
 
 async fn app() -> TestApp {
-    spawn_app_with(LISTS).await
+    spawn_app_with(&format!("{RAISED_LIMITS}{LISTS}")).await
 }
 
 /// A browser signup of `email` for `lists`, with `extra` fields.
@@ -212,7 +207,7 @@ async fn the_surge_page_and_its_press_keep_the_language() {
 
 #[actix_web::test]
 async fn the_status_page_counts_a_multilingual_lists_signups_by_language() {
-    let app = spawn_app_with(&format!("[server]\nmetrics_listen = \"127.0.0.1:0\"\n{LISTS}")).await;
+    let app = spawn_app_with(&format!("[server]\nmetrics_listen = \"127.0.0.1:0\"\n{RAISED_LIMITS}{LISTS}")).await;
     for (email, lang) in [("ann@example.com", "de"), ("bob@example.com", "de"), ("cat@example.com", "en")] {
         sign_up(&app, email, &["news"], &[("lang", lang)]).await;
     }
