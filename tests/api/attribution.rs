@@ -276,7 +276,7 @@ async fn export_carries_source_and_tags_last_in_csv_json_and_json_lines() {
     assert_eq!((row("bob@example.com")["source"].as_str(), row("bob@example.com")["tags"].as_str()), ("", ""));
     assert_eq!((row("cat@example.com")["source"].as_str(), row("cat@example.com")["tags"].as_str()), ("'-1", "beta"));
     let header_line = String::from_utf8_lossy(&csv.stdout).lines().next().unwrap().to_owned();
-    assert!(header_line.ends_with(",unsubscribe_url,source,tags,fields"), "{header_line}");
+    assert!(header_line.ends_with(",unsubscribe_url,source,tags,fields,language"), "{header_line}");
 }
 
 // ---------------------------------------------------------------------------------------------
