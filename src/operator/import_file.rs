@@ -108,7 +108,8 @@ pub struct Rows<R: Read> {
 }
 
 enum Inner<R: Read> {
-    Csv { reader: csv::Reader<R>, columns: Columns, others: Vec<(usize, String)>, record: csv::StringRecord },
+    // Boxed: the CSV reader's buffers would make every `Inner` as large as it.
+    Csv { reader: Box<csv::Reader<R>>, columns: Columns, others: Vec<(usize, String)>, record: csv::StringRecord },
     Jsonl { reader: BufReader<R>, line: u64, buffer: Vec<u8> },
 }
 
@@ -158,7 +159,7 @@ impl<R: Read> Rows<R> {
                     .map(|(at, name)| (at, name.trim().to_ascii_lowercase()))
                     .filter(|(_, name)| !NAMED_COLUMNS.contains(&name.as_str()))
                     .collect();
-                Inner::Csv { reader, columns, others, record: csv::StringRecord::new() }
+                Inner::Csv { reader: Box::new(reader), columns, others, record: csv::StringRecord::new() }
             }
             ImportFormat::Jsonl => Inner::Jsonl { reader: BufReader::new(input), line: 0, buffer: Vec::new() },
         };
