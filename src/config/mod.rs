@@ -321,7 +321,7 @@ pub struct ListConfig {
     /// Pages and mails speak this language, unless the visitor's is another of `languages`.
     pub language: Language,
     /// Every language the list serves: `language` first, then the others of `languages`, each
-    /// once ([`list_languages`] picks a visitor's).
+    /// once ([`ListConfig::visitor_language`] picks a visitor's).
     pub languages: Vec<Language>,
     /// The tags a signup for this list may carry.
     pub tags: Vec<Tag>,

@@ -7,8 +7,8 @@
 //!   `status_if_new` and `status` both `subscribed` (so a double opt-in audience sends no
 //!   confirmation of its own), and the evidence Mailchimp has fields for: `timestamp_signup` and
 //!   `timestamp_opt` (when the address signed up and confirmed at signupd), and `language` (the
-//!   subscriber's, in Mailchimp's codes: [`mailchimp_language`]). Then the configured
-//!   tags, `POST …/members/{hash}/tags` with each `active` (created if new). Mailchimp refuses
+//!   subscriber's, in Mailchimp's codes: `pt_PT`; `pt-BR` is its `pt`, `nb` its `no`). Then the
+//!   configured tags, `POST …/members/{hash}/tags` with each `active` (created if new). Mailchimp refuses
 //!   to set `subscribed` for a member who unsubscribed there (400 `Member In Compliance State`):
 //!   its rule is that such a person confirms with Mailchimp itself, so signupd then sets `pending`
 //!   and Mailchimp mails its own confirmation — the one case a sender's opt-in is sent.
