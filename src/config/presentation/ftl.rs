@@ -156,8 +156,7 @@ mod tests {
     #[test]
     fn a_syntax_error_is_named_by_file_and_line() {
         let problems = Source::parse("xx.ftl", "ok = fine\n\nbroken = { $n ]\nlater = also fine\n".into())
-            .err()
-            .expect("an unclosed placeable does not parse");
+            .expect_err("an unclosed placeable does not parse");
         assert_eq!(problems.len(), 1, "{problems:?}");
         assert_eq!(problems[0].file, "xx.ftl");
         assert_eq!(problems[0].line, 3, "{}", problems[0]);
