@@ -279,7 +279,6 @@ fn check(source: &Source) -> Vec<Problem> {
 }
 
 /// One message of a catalogue: formatted when a page or mail uses it.
-#[derive(Clone, Copy)]
 pub struct Text {
     bundle: &'static Bundle,
     id: &'static str,
