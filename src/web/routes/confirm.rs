@@ -143,8 +143,8 @@ impl ConfirmError<'_> {
                     href(config, &list.map_or_else(|| "/".to_owned(), |list| format!("/signup?list={}", list.id)));
                 let chrome = Chrome::for_optional(config, list);
                 let t = chrome.t;
-                let page = MessagePage::new(chrome, t.confirm.expired_title, t.confirm.expired)
-                    .with_link(signup, t.confirm.sign_up_again);
+                let page = MessagePage::new(chrome, &t.confirm.expired_title, &t.confirm.expired)
+                    .with_link(signup, &t.confirm.sign_up_again);
                 html(StatusCode::GONE, &page)
             }
             Self::WrongAddress { lists, token } => {
@@ -213,7 +213,7 @@ async fn try_confirm_page<'a>(req: &HttpRequest, state: &'a AppState) -> Result<
             let page = ConfirmPage::new(config, &lists, &token);
             let t = page.chrome.t;
             let message = t.confirm.already.with(&page.names);
-            Ok(html(StatusCode::OK, &MessagePage::new(page.chrome, t.confirm.already_title, message)))
+            Ok(html(StatusCode::OK, &MessagePage::new(page.chrome, &t.confirm.already_title, message)))
         }
         _ => Err(ConfirmError::Expired { list: Some(lists.first) }),
     }
@@ -287,5 +287,5 @@ pub async fn confirmed_page(req: HttpRequest, state: web::Data<AppState>) -> Htt
     };
     let t = chrome.t;
     let message = list.map_or_else(|| t.confirm.done_any.to_string(), |list| t.confirm.done.with(&list.name));
-    html(StatusCode::OK, &MessagePage::new(chrome, t.confirm.done_title, message))
+    html(StatusCode::OK, &MessagePage::new(chrome, &t.confirm.done_title, message))
 }

@@ -27,15 +27,15 @@ pub fn retry_storage_later(mut response: HttpResponse) -> HttpResponse {
 pub fn incomplete_link(config: &Config) -> HttpResponse {
     let chrome = Chrome::general(config);
     let t = chrome.t;
-    html(StatusCode::BAD_REQUEST, &MessagePage::new(chrome, t.errors.incomplete_title, t.errors.incomplete))
+    html(StatusCode::BAD_REQUEST, &MessagePage::new(chrome, &t.errors.incomplete_title, &t.errors.incomplete))
 }
 
 /// 404: a list that is not configured, with the way to the signup page.
 pub fn not_found(config: &Config) -> HttpResponse {
     let chrome = Chrome::general(config);
     let t = chrome.t;
-    let page = MessagePage::new(chrome, t.errors.not_found_title, t.errors.not_found)
-        .with_link(href(config, "/"), t.errors.not_found_link);
+    let page = MessagePage::new(chrome, &t.errors.not_found_title, &t.errors.not_found)
+        .with_link(href(config, "/"), &t.errors.not_found_link);
     html(StatusCode::NOT_FOUND, &page)
 }
 
@@ -44,6 +44,6 @@ pub fn storage_unavailable(config: &Config, error: &anyhow::Error) -> HttpRespon
     tracing::error!(error = format!("{error:#}"), "database unavailable");
     let chrome = Chrome::general(config);
     let t = chrome.t;
-    let page = MessagePage::new(chrome, t.errors.unavailable_title, t.errors.unavailable);
+    let page = MessagePage::new(chrome, &t.errors.unavailable_title, &t.errors.unavailable);
     retry_storage_later(html(StatusCode::SERVICE_UNAVAILABLE, &page))
 }

@@ -108,7 +108,7 @@ impl ManageError {
                 };
                 let chrome = Chrome::general(config);
                 let t = chrome.t;
-                html(status, &MessagePage::new(chrome, t.preferences.unreadable_title, t.preferences.unreadable))
+                html(status, &MessagePage::new(chrome, &t.preferences.unreadable_title, &t.preferences.unreadable))
             }
             Self::StorageUnavailable(error) => error_pages::storage_unavailable(config, &error),
         }
@@ -305,7 +305,7 @@ pub async fn removed_page(req: HttpRequest, state: web::Data<AppState>) -> HttpR
     let chrome = Chrome::for_optional(&state.config, list);
     let t = chrome.t;
     let message = list.map_or_else(|| t.manage.removed_any.to_string(), |list| t.manage.removed.with(&list.name));
-    html(StatusCode::OK, &MessagePage::new(chrome, t.manage.removed_title, message))
+    html(StatusCode::OK, &MessagePage::new(chrome, &t.manage.removed_title, message))
 }
 
 /// `GET /saved?list=ID`: the preference page was saved.
@@ -315,7 +315,7 @@ pub async fn saved_page(req: HttpRequest, state: web::Data<AppState>) -> HttpRes
     let t = chrome.t;
     let message =
         list.map_or_else(|| t.preferences.saved_any.to_string(), |list| t.preferences.saved.with(list.site()));
-    html(StatusCode::OK, &MessagePage::new(chrome, t.preferences.saved_title, message))
+    html(StatusCode::OK, &MessagePage::new(chrome, &t.preferences.saved_title, message))
 }
 
 #[cfg(test)]
