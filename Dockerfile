@@ -31,13 +31,14 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry \
 # The real sources, and what they include at compile time (askama's templates/, the stylesheets
 # and the language catalogues). COPY keeps the files' own modification times, which may be older
 # than the stub build: touch them so cargo rebuilds the crate rather than keep the stub.
+COPY build.rs ./
 COPY src src
 COPY templates templates
 COPY static static
 COPY locales locales
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target,sharing=locked \
-    touch src/lib.rs src/main.rs \
+    touch build.rs src/lib.rs src/main.rs \
     && cargo build --release --locked --bin signupd \
     && install -m 0755 target/release/signupd /usr/local/bin/signupd
 

@@ -40,8 +40,8 @@ async fn main() -> ExitCode {
         Command::CheckConfig => commands::check_config(config),
         Command::Migrate => commands::migrate(config).await,
         Command::GenSecret => commands::gen_secret(),
-        Command::Snippet { lists, generator, return_to } => {
-            commands::snippet(config, &signupd::operator::snippet::SnippetRequest { lists, generator, return_to })
+        Command::Snippet { lists, generator, return_to, lang } => {
+            commands::snippet(config, &signupd::operator::snippet::SnippetRequest { lists, generator, return_to, lang })
         }
         Command::SendTestMail { to, list } => commands::send_test_mail(config, &to, list.as_deref()).await,
         Command::Export { list, status, format, since, output } => {

@@ -68,6 +68,10 @@ pub enum Command {
         /// http(s) URL whose origin is in the allowed_origins of every list named.
         #[arg(long, value_name = "URL")]
         return_to: Option<String>,
+        /// The page's language (one of the first list's `languages`): the form's words in it,
+        /// and a hidden `lang` field, so the pages and mails of the signup speak it.
+        #[arg(long, value_name = "CODE")]
+        lang: Option<String>,
     },
     /// Write subscribers out (streamed, one consistent snapshot), while `serve` keeps running.
     ///

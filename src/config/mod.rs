@@ -32,6 +32,7 @@ pub mod tokens;
 
 mod api_tokens;
 mod destinations;
+mod list_languages;
 pub(crate) mod parse;
 mod raw;
 mod relays;
@@ -47,7 +48,7 @@ use figment::providers::{Format, Serialized, Toml};
 use lettre::message::Mailbox;
 use url::Url;
 
-use crate::config::presentation::{Language, Rgb};
+use crate::config::presentation::{Language, Locales, Rgb};
 use crate::domain::TrustedProxies;
 use crate::domain::fields::{self, FieldKind, FieldName, FieldSpec};
 use crate::domain::{ListId, Tag};
@@ -97,6 +98,8 @@ pub struct ServerConfig {
     /// The operator's stylesheet, served after the built-in one; read at start
     /// ([`crate::web::frame::Stylesheets`]).
     pub custom_css_file: Option<PathBuf>,
+    /// The operator's catalogues (`server.locales_dir`), read and checked with the rest.
+    pub locales: Locales,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -315,8 +318,11 @@ pub struct ListConfig {
     pub site_url: Option<Url>,
     /// Buttons and links; text and link shades are derived to meet WCAG AA in both themes.
     pub accent: Option<Rgb>,
-    /// Pages and mails speak this language.
+    /// Pages and mails speak this language, unless the visitor's is another of `languages`.
     pub language: Language,
+    /// Every language the list serves: `language` first, then the others of `languages`, each
+    /// once ([`ListConfig::visitor_language`] picks a visitor's).
+    pub languages: Vec<Language>,
     /// The tags a signup for this list may carry.
     pub tags: Vec<Tag>,
     /// Where the confirm POST sends the visitor (with `signup=confirmed`); `None`: the hosted
@@ -339,17 +345,36 @@ impl ListConfig {
     }
 
     pub fn confirm_subject(&self) -> String {
-        self.confirm_subject.clone().unwrap_or_else(|| self.language.messages().mail.confirm_subject.to_string())
+        self.confirm_subject_in(self.language)
     }
 
-    /// Whether `other` is sent by the same sender in the same language: one confirmation mail
-    /// confirms such lists together, and the preference page shows the sender's lists.
+    /// The confirmation's subject in `language`: `confirm_subject`, written in the list's
+    /// `language`, for that language; the language's own for the others.
+    pub fn confirm_subject_in(&self, language: Language) -> String {
+        match &self.confirm_subject {
+            Some(subject) if language == self.language => subject.clone(),
+            _ => language.messages().mail.confirm_subject.to_string(),
+        }
+    }
+
+    /// Whether `other` is sent by the same sender: the same `from`, display name and address.
+    /// One confirmation mail confirms such lists together when the visitor's language is the
+    /// same on both rows (the mail queue compares the rows' languages), and the preference page
+    /// shows the sender's lists.
     pub fn same_sender(&self, other: &Self) -> bool {
-        self.from == other.from && self.language == other.language
+        self.from == other.from
     }
 
     pub fn welcome_subject(&self) -> String {
-        self.welcome_subject.clone().unwrap_or_else(|| self.language.messages().mail.welcome_subject.to_string())
+        self.welcome_subject_in(self.language)
+    }
+
+    /// The welcome mail's subject in `language`, as [`Self::confirm_subject_in`].
+    pub fn welcome_subject_in(&self, language: Language) -> String {
+        match &self.welcome_subject {
+            Some(subject) if language == self.language => subject.clone(),
+            _ => language.messages().mail.welcome_subject.to_string(),
+        }
     }
 }
 
@@ -478,6 +503,14 @@ impl Config {
                 )
                 .unwrap_or(LogFormat::Text),
             custom_css_file: parse::optional_path(&s.custom_css_file),
+            locales: parse::optional_path(&s.locales_dir).map_or_else(Locales::default, |dir| {
+                Locales::load(&dir).unwrap_or_else(|(partial, found)| {
+                    for problem in found {
+                        problems.push("server.locales_dir", problem.to_string());
+                    }
+                    partial
+                })
+            }),
         };
 
         let storage = StorageConfig {
@@ -617,7 +650,7 @@ impl Config {
         let cleanup =
             CleanupConfig { schedule: raw.cleanup.schedule.clone(), audit_days: raw.cleanup.audit_days.max(1) };
 
-        let lists = check_lists(raw.lists.as_deref(), mail_leaves_machine, &mut problems);
+        let lists = check_lists(raw.lists.as_deref(), &server.locales, mail_leaves_machine, &mut problems);
         let webhooks = check_webhooks(&raw.webhooks, &lists, &mut problems);
         let webhook_names: Vec<&str> = raw.webhooks.iter().map(|hook| hook.name.as_str()).collect();
         let destinations = destinations::check(&raw.destinations, &webhook_names, &lists, &mut problems);
@@ -780,6 +813,7 @@ fn check_webhooks(
 
 fn check_lists(
     lists: Option<&[RawList]>,
+    locales: &Locales,
     mail_leaves_machine: bool,
     problems: &mut parse::Problems,
 ) -> Vec<ListConfig> {
@@ -827,7 +861,8 @@ fn check_lists(
             let site_name = problems.check(&key("site_name"), parse::optional(&list.site_name, parse::display_text));
             let site_url = problems.check(&key("site_url"), parse::optional(&list.site_url, parse::http_url));
             let accent = problems.check(&key("accent_color"), parse::optional(&list.accent_color, Rgb::parse));
-            let language = problems.check(&key("language"), parse::language(&list.language));
+            let language = problems.check(&key("language"), parse::language(&list.language, locales));
+            let languages = list_languages::check(language, &list.languages, &key("languages"), locales, problems);
             let tags = list_tags(&list.tags, &key("tags"), problems);
             let fields = list_fields(&list.fields, &key("fields"), problems);
             let confirmed_url = problems.check(
@@ -856,6 +891,7 @@ fn check_lists(
                 site_url: site_url?,
                 accent: accent?,
                 language: language?,
+                languages,
                 tags,
                 confirmed_url: confirmed_url?,
                 fields,

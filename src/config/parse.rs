@@ -12,7 +12,7 @@ use lettre::message::Mailbox;
 use url::Url;
 
 use super::{ConfigError, Problem, SmtpSecurity};
-use crate::config::presentation::Language;
+use crate::config::presentation::{Language, Locales};
 
 /// Collects problems while the checker carries on, so one run reports every bad key.
 #[derive(Debug, Default)]
@@ -244,11 +244,14 @@ pub fn is_loopback_host(host: &str) -> bool {
     host == "localhost" || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
-/// A language with a built-in catalogue.
-pub fn language(code: &str) -> Result<Language, String> {
-    Language::find(code).ok_or_else(|| {
-        let codes: Vec<String> = Language::codes().iter().map(|code| format!("{code:?}")).collect();
-        format!("{code:?} is not a language signupd has texts for; one of {}", codes.join(", "))
+/// A language with a catalogue: built in, or the operator's (`server.locales_dir`).
+pub fn language(code: &str, locales: &Locales) -> Result<Language, String> {
+    locales.find(code).ok_or_else(|| {
+        let codes: Vec<String> = locales.codes().iter().map(|code| format!("{code:?}")).collect();
+        format!(
+            "{code:?} is not a language signupd has texts for; one of {} (or add <code>.ftl to server.locales_dir)",
+            codes.join(", ")
+        )
     })
 }
 

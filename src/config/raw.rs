@@ -87,6 +87,7 @@ pub struct RawServer {
     pub metrics_listen: String,
     pub log_format: String,
     pub custom_css_file: String,
+    pub locales_dir: String,
 }
 
 impl Default for RawServer {
@@ -102,6 +103,7 @@ impl Default for RawServer {
             metrics_listen: String::new(),
             log_format: "text".into(),
             custom_css_file: String::new(),
+            locales_dir: String::new(),
         }
     }
 }
@@ -332,6 +334,8 @@ pub struct RawList {
     pub site_url: String,
     pub accent_color: String,
     pub language: String,
+    /// More languages the list serves beside `language`.
+    pub languages: Vec<String>,
     pub tags: Vec<String>,
     /// Empty: the hosted `/confirmed` page.
     pub confirmed_url: String,
@@ -392,6 +396,7 @@ impl Default for RawList {
             site_url: String::new(),
             accent_color: String::new(),
             language: "en".into(),
+            languages: Vec::new(),
             tags: Vec::new(),
             confirmed_url: String::new(),
             fields: Vec::new(),

@@ -176,6 +176,11 @@ fn list_problems_name_the_list_index() {
             "[[lists]]\nid = \"a\"\nlanguage = \"fr\"",
             "lists[0].language: \"fr\" is not a language signupd has texts for; one of \"en\", \"de\"",
         ),
+        (
+            "a language in `languages` without a catalogue",
+            "[[lists]]\nid = \"a\"\nlanguages = [\"de\", \"tlh\"]",
+            "lists[0].languages[1]: \"tlh\" is not a language signupd has texts for",
+        ),
         ("line break in site name", "[[lists]]\nid = \"a\"\nsite_name = \"a\\nb\"", "lists[0].site_name"),
         ("file without lists", "[server]\nlisten = \"127.0.0.1:1\"", "lists: no list configured"),
         ("tag with a space", "[[lists]]\nid = \"a\"\ntags = [\"ok\", \"not ok\"]", "lists[0].tags[1]"),

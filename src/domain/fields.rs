@@ -39,6 +39,8 @@ pub const RESERVED_NAMES: &[&str] = &[
     "consent_version",
     "consent_text",
     "unsubscribe_url",
+    "lang",
+    "language",
 ];
 
 /// The most fields one list may declare: a form, not a survey.

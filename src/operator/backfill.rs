@@ -36,7 +36,7 @@ use std::io::Write;
 use super::Beside;
 use super::import::{BATCH_ROWS, execute_paced};
 use crate::clock::{Clock, UnixSeconds};
-use crate::config::DestinationConfig;
+use crate::config::{Config, DestinationConfig};
 use crate::outbound::webhooks::{self, Backfilled, ConfirmedEvent, PreparedEvent};
 use crate::storage::{Batch, Command, Writer, intake, subscribers};
 
@@ -116,7 +116,7 @@ pub fn run(
     let mut total = 0;
     let mut outcome = Ok(());
     for list in &lists {
-        let counts = queue_list(&reader, clock, runtime, &writer, name, list);
+        let counts = queue_list(&reader, clock, &beside.config, runtime, &writer, name, list);
         let (counts, failure) = match counts {
             Ok(counts) => (counts, None),
             Err((counts, error)) => (counts, Some(error)),
@@ -146,6 +146,7 @@ pub fn run(
 fn queue_list(
     reader: &rusqlite::Connection,
     clock: &dyn Clock,
+    config: &Config,
     runtime: &tokio::runtime::Handle,
     writer: &Writer,
     destination: &str,
@@ -159,7 +160,7 @@ fn queue_list(
         let Some(last) = page.last() else { return Ok(counts) };
         after = Some(last.email.clone());
         let now = clock.now();
-        let events = prepare(reader, destination, &page, now).map_err(|error| (counts, error))?;
+        let events = prepare(reader, destination, config, &page, now).map_err(|error| (counts, error))?;
         for done in write_page(runtime, writer, events).map_err(|error| (counts, error))? {
             match done {
                 Backfilled::Queued => counts.queued += 1,
@@ -174,6 +175,7 @@ fn queue_list(
 fn prepare(
     reader: &rusqlite::Connection,
     destination: &str,
+    config: &Config,
     page: &[subscribers::Backfillable],
     now: UnixSeconds,
 ) -> anyhow::Result<Vec<PreparedEvent>> {
@@ -190,6 +192,7 @@ fn prepare(
                 source: row.source.as_deref(),
                 tags: row.tags.as_deref(),
                 fields: row.fields.as_deref(),
+                language: config.row_language_code(&row.list_id, row.language.as_deref()),
                 now,
             };
             webhooks::backfilled(destination, &event, row.confirmed_at, consent_text.as_deref())

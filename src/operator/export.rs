@@ -9,8 +9,9 @@
 //! (as the first signup of the row stored them; a repeat never changes them). Times are RFC 3339
 //! UTC; absent values are empty (CSV) or `null` (JSON).
 //!
-//! Last, `fields`: the values of the list's `[[lists.fields]]` the row stored, as a JSON object
-//! (in CSV, one cell holding that object, empty when none; `import` reads it back).
+//! Then `fields`: the values of the list's `[[lists.fields]]` the row stored, as a JSON object
+//! (in CSV, one cell holding that object, empty when none; `import` reads it back), and last
+//! `language`: the code of the language the subscriber signed up in (`import` reads it back).
 //!
 //! The attribution columns come last, so a consumer that reads the columns by position keeps
 //! working. In JSON, `source` is a string or `null` and `tags` an array of strings (empty when
@@ -37,6 +38,7 @@ use serde::Serialize;
 
 use super::Beside;
 use crate::clock::{Clock, SystemClock, UnixSeconds, rfc3339};
+use crate::config::Config;
 use crate::config::tokens::Keyring;
 use crate::domain::{FieldValues, Tag};
 use crate::outbound::mail::message::Links;
@@ -84,10 +86,13 @@ pub struct Record {
     pub tags: Vec<String>,
     /// The list's field values, in the order the row stored them (an empty object when none).
     pub fields: FieldValues,
+    /// The code of the language the subscriber reads (the list's `language` for a row from
+    /// before there was one).
+    pub language: String,
 }
 
 /// The CSV header; new columns only ever go at the end.
-const COLUMNS: [&str; 12] = [
+const COLUMNS: [&str; 13] = [
     "email",
     "list",
     "status",
@@ -100,6 +105,7 @@ const COLUMNS: [&str; 12] = [
     "source",
     "tags",
     "fields",
+    "language",
 ];
 
 /// Between the tags of one CSV cell.
@@ -138,12 +144,13 @@ fn write_export(
     links: &Links,
     stdout: &mut dyn Write,
 ) -> anyhow::Result<u64> {
+    let config = &beside.config;
     match &request.output {
-        None => write_records(&mut *beside.reader()?, request, keyring, links, stdout),
+        None => write_records(&mut *beside.reader()?, request, config, keyring, links, stdout),
         Some(path) => {
             let file = create_private(path)?;
             let mut out = BufWriter::new(file);
-            let written = write_records(&mut *beside.reader()?, request, keyring, links, &mut out)
+            let written = write_records(&mut *beside.reader()?, request, config, keyring, links, &mut out)
                 .and_then(|count| out.flush().map(|()| count).context("cannot write the export"))
                 .and_then(|count| {
                     out.get_ref().sync_all().with_context(|| format!("cannot write {}", path.display()))?;
@@ -173,6 +180,7 @@ fn create_private(path: &Path) -> anyhow::Result<File> {
 pub fn write_records(
     conn: &mut Connection,
     request: &ExportRequest,
+    config: &Config,
     keyring: &Keyring,
     links: &Links,
     out: &mut dyn Write,
@@ -194,6 +202,7 @@ pub fn write_records(
     subscribers::for_each_exported(&tx, filter, |row| {
         let unsubscribe_url = (row.status == Status::Confirmed)
             .then(|| links.unsubscribe(&keyring.sign_unsubscribe(&row.list_id, &row.id, now)));
+        let language = config.row_language_code(&row.list_id, row.language.as_deref()).to_owned();
         sink.write(&Record {
             email: row.email,
             list: row.list_id,
@@ -207,6 +216,7 @@ pub fn write_records(
             source: row.source,
             tags: Tag::split(row.tags.as_deref()),
             fields: FieldValues::from_column(row.fields.as_deref()),
+            language,
         })?;
         count += 1;
         Ok(())
@@ -256,6 +266,7 @@ impl<'a> Sink<'a> {
                     record.source.as_deref(),
                     Some(tags.as_str()),
                     fields.as_deref(),
+                    Some(record.language.as_str()),
                 ];
                 writer.write_record(cells.iter().map(|cell| neutralise(cell.unwrap_or("")).into_owned()))?;
             }

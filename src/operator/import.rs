@@ -7,7 +7,8 @@
 //! apart (`imported`) and never among signups, confirmations, rates or sources. Nothing is
 //! mailed, no webhook event is queued, and the rows are otherwise like a signup's: a fresh
 //! time-ordered UUID, the removal hash a signup's row gets (so the unsubscribe link in `export`
-//! and the manage page work for them), `source`, `tags` and the list's `fields` (each value
+//! and the manage page work for them), `source`, `language` (one of the list's languages, found
+//! as a form's `lang` is; another is refused), `tags` and the list's `fields` (each value
 //! checked by its field's rule; a required field may be missing, since `required` is the form's
 //! rule for a visitor and a record from another tool may not have the value).
 //!
@@ -208,6 +209,8 @@ pub struct Prepared {
     tags: Option<String>,
     /// The list's field values, stored form.
     fields: Option<String>,
+    /// One of the list's language codes; `None`: the list's `language`.
+    language: Option<String>,
 }
 
 impl Prepared {
@@ -259,6 +262,7 @@ impl Command for ImportRows {
                     source: row.source.as_deref(),
                     tags: row.tags.as_deref(),
                     fields: row.fields.as_deref(),
+                    language: row.language.as_deref(),
                 },
             )? {
                 used[row.consent] = true;
@@ -438,6 +442,8 @@ struct Refusal {
 /// Checks records against the list and prepares them for the writer.
 struct Checker {
     list_id: String,
+    /// The list, for the languages it serves.
+    list: ListConfig,
     list_tags: Vec<Tag>,
     /// The list's fields, none required: `required` is the form's rule for a visitor, and a
     /// record brought over from another tool may simply not have the value.
@@ -466,6 +472,7 @@ impl Checker {
     ) -> anyhow::Result<Self> {
         Ok(Self {
             list_id: list.id.as_ref().to_owned(),
+            list: list.clone(),
             list_tags: list.tags.clone(),
             list_fields: list.fields.iter().cloned().map(|spec| FieldSpec { required: false, ..spec }).collect(),
             default_text: defaults.consent_text.clone(),
@@ -545,6 +552,12 @@ impl Checker {
             tags.push(tag);
         }
         let fields = self.fields_of(row).map_err(|reason| refuse(masked(), &reason))?;
+        let language = match &row.language {
+            None => None,
+            Some(tag) => Some(self.list.served_language(tag).ok_or_else(|| {
+                refuse(masked(), &format!("language is not one of the languages of list {}", self.list_id))
+            })?),
+        };
         let consent = match batch.texts.iter().position(|known| known.version == version) {
             Some(at) => at,
             None => {
@@ -565,6 +578,7 @@ impl Checker {
             source: source.map(|source| source.as_ref().to_owned()),
             tags: Tag::join(&tags),
             fields: fields.to_column(),
+            language: language.map(|language| language.code().to_owned()),
         });
         Ok(())
     }

@@ -4,7 +4,8 @@
 //! checks a value (that is [`super::import`]'s job): a record comes out as the file gives it,
 //! with the number of the line it starts on.
 //!
-//! The fields: `email`, `confirmed_at`, `consent_text`, `consent_version`, `source`, `tags`, and
+//! The fields: `email`, `confirmed_at`, `consent_text`, `consent_version`, `source`, `language`,
+//! `tags`, and
 //! the values of the list's `[[lists.fields]]`: a `fields` object of strings (in CSV, a cell
 //! holding that JSON object, as `export` writes it), or a column (a JSON member) named like the
 //! field — `first_name` — which is what another tool's export has. Any other column or field is
@@ -58,6 +59,8 @@ pub struct RawRow {
     pub consent_text: Option<String>,
     pub consent_version: Option<String>,
     pub source: Option<String>,
+    /// The language the subscriber reads (a language tag; `None`: the list's `language`).
+    pub language: Option<String>,
     /// The words of `tags`, as given (empty when none).
     pub tags: Vec<String>,
     /// Every other value of the record that may be a field's: the members of `fields`, then the
@@ -113,7 +116,8 @@ pub struct Rows<R: Read> {
 }
 
 enum Inner<R: Read> {
-    Csv { reader: csv::Reader<R>, columns: Columns, others: Vec<(usize, String)>, record: csv::StringRecord },
+    // Boxed: the CSV reader's buffers would make every `Inner` as large as it.
+    Csv { reader: Box<csv::Reader<R>>, columns: Columns, others: Vec<(usize, String)>, record: csv::StringRecord },
     Jsonl { reader: BufReader<R>, line: u64, buffer: Vec<u8> },
 }
 
@@ -125,13 +129,14 @@ struct Columns {
     consent_text: Option<usize>,
     consent_version: Option<usize>,
     source: Option<usize>,
+    language: Option<usize>,
     tags: Option<usize>,
     fields: Option<usize>,
 }
 
 /// The columns a field's value may be in: every one [`Columns`] does not name.
 const NAMED_COLUMNS: &[&str] =
-    &["email", "confirmed_at", "consent_text", "consent_version", "source", "tags", "fields"];
+    &["email", "confirmed_at", "consent_text", "consent_version", "source", "language", "tags", "fields"];
 
 impl<R: Read> Rows<R> {
     /// Starts reading; for CSV, reads the header row and fails without an `email` column.
@@ -152,6 +157,7 @@ impl<R: Read> Rows<R> {
                     consent_text: find("consent_text"),
                     consent_version: find("consent_version"),
                     source: find("source"),
+                    language: find("language"),
                     tags: find("tags"),
                     fields: find("fields"),
                 };
@@ -161,7 +167,7 @@ impl<R: Read> Rows<R> {
                     .map(|(at, name)| (at, name.trim().to_ascii_lowercase()))
                     .filter(|(_, name)| !NAMED_COLUMNS.contains(&name.as_str()))
                     .collect();
-                Inner::Csv { reader, columns, others, record: csv::StringRecord::new() }
+                Inner::Csv { reader: Box::new(reader), columns, others, record: csv::StringRecord::new() }
             }
             ImportFormat::Jsonl => Inner::Jsonl { reader: BufReader::new(input), line: 0, buffer: Vec::new() },
         };
@@ -206,6 +212,7 @@ fn next_csv<R: Read>(
                 consent_text: cell(columns.consent_text),
                 consent_version: cell(columns.consent_version),
                 source: cell(columns.source),
+                language: cell(columns.language),
                 tags: cell(columns.tags).map(|tags| words(&tags)).unwrap_or_default(),
                 fields: Vec::new(),
             };
@@ -239,6 +246,7 @@ struct JsonRow {
     consent_text: Option<String>,
     consent_version: Option<String>,
     source: Option<String>,
+    language: Option<String>,
     tags: Option<JsonTags>,
     fields: Option<serde_json::Map<String, serde_json::Value>>,
     /// Every other member: a string one may be a field's value.
@@ -293,6 +301,7 @@ fn next_json<R: Read>(reader: &mut BufReader<R>, line: &mut u64, buffer: &mut Ve
             consent_text: present(row.consent_text),
             consent_version: present(row.consent_version),
             source: present(row.source),
+            language: present(row.language),
             tags,
             fields: Vec::new(),
         };

@@ -54,7 +54,10 @@ pub fn look_up(
     let every_list = suppressions::every_list_hash(hash_key, &address);
     keys.push((suppressions::EVERY_LIST.to_owned(), every_list.clone()));
     let mail_key = address_mails::hash(&hmac::Key::new(hmac::HMAC_SHA256, hash_key.expose()), &address);
-    let held = held::read(conn, &address, &keys, &mail_key, now)?;
+    let mut held = held::read(conn, &address, &keys, &mail_key, now)?;
+    for row in &mut held.rows {
+        row.language = Some(config.row_language_code(&row.list, row.language.as_deref()).to_owned());
+    }
     Ok(Document { email: address, looked_up_at: time(now), address_hash: every_list, held })
 }
 
@@ -115,6 +118,7 @@ fn write_text(out: &mut dyn Write, address: &str, every_list: &str, held: &Held)
         writeln!(out, "  source                {}", row.source.as_deref().unwrap_or("-"))?;
         writeln!(out, "  tags                  {}", row.tags.as_deref().unwrap_or("-"))?;
         writeln!(out, "  fields                {}", row.fields.listed().as_deref().unwrap_or("-"))?;
+        writeln!(out, "  language              {}", row.language.as_deref().unwrap_or("-"))?;
     }
     for signup in &held.signups_waiting {
         writeln!(out, "signup waiting to be applied: list {}, received {}", signup.list, time(signup.received_at))?;

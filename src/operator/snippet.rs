@@ -9,7 +9,11 @@
 //! list labelled with its name and consent text, and `offered` for each, so an error page shows
 //! the same choice), `email`, the lists' `[[lists.fields]]`, `consent=yes`, the honeypot
 //! `website`, and with `--return-to` a hidden `return_to`. Labels and texts are those of the
-//! first list's language, as on the hosted form.
+//! first list's language, as on the hosted form; with `--lang CODE` (one of the first list's
+//! `languages`), those of that language, and a hidden `lang=CODE`, so every page and mail of the
+//! signup speaks it. Without `--lang`, a form for a list of several languages posts the page's
+//! language where the generator knows it (Hugo's `site.Language.Lang`, Jekyll's `page.lang`),
+//! and the server falls back to `Accept-Language` when it is empty.
 //!
 //! Decisions the contract leaves to the code:
 //!
@@ -80,6 +84,18 @@ impl Generator {
         }
     }
 
+    /// The generator's expression of the page's language, where it knows it: a multilingual
+    /// list's form without `--lang` posts it as `lang` (an empty value counts as none).
+    fn page_language(self) -> Option<&'static str> {
+        match self {
+            // Each language of a multilingual Hugo site is built as a site of its own.
+            Self::Hugo => Some("{{ site.Language.Lang }}"),
+            Self::Jekyll => Some("{{ page.lang | default: site.lang }}"),
+            // A Nunjucks macro does not see the page; Astro knows it only with its i18n routing.
+            Self::Html | Self::Astro | Self::Eleventy => None,
+        }
+    }
+
     /// The names a hidden field cannot have as this generator's parameter, and the language
     /// that reads them as something else.
     fn reserved(self) -> (&'static [&'static str], &'static str) {
@@ -102,6 +118,8 @@ pub struct SnippetRequest {
     pub lists: Vec<String>,
     pub generator: Generator,
     pub return_to: Option<String>,
+    /// `--lang`: the page's language, one of the first list's.
+    pub lang: Option<String>,
 }
 
 /// A request the command refuses; each names its option.
@@ -113,6 +131,8 @@ pub enum SnippetError {
     NoList,
     #[error("--return-to: {0}")]
     ReturnTo(String),
+    #[error("--lang: {tag:?} is not one of the languages of the list {list:?} ({served})")]
+    Lang { tag: String, list: String, served: String },
     #[error(
         "--for {generator}: the hidden field {name:?} ({key}) cannot be a parameter in {language}, which reads that \
          name as something else; rename the field"
@@ -155,11 +175,25 @@ pub fn render(config: &Config, request: &SnippetRequest) -> Result<Snippet, Snip
             language,
         });
     }
+    let language = match &request.lang {
+        None => first.language,
+        Some(tag) => first.served_language(tag).ok_or_else(|| SnippetError::Lang {
+            tag: tag.clone(),
+            list: first.id.to_string(),
+            served: first.languages.iter().map(|language| language.code()).collect::<Vec<_>>().join(", "),
+        })?,
+    };
+    let lang_field = match &request.lang {
+        Some(_) => Some(language.code().to_owned()),
+        None if first.is_multilingual() => generator.page_language().map(str::to_owned),
+        None => None,
+    };
     let public = &config.server.public_url;
     let form = Form {
         generator,
-        t: first.language.messages(),
-        lang: first.language.code(),
+        t: language.messages(),
+        lang: language.code(),
+        lang_field,
         action: format!("{}{}", public.origin().ascii_serialization(), crate::web::frame::href(config, "/api/signup")),
         key: lists.iter().map(|list| list.id.as_ref()).collect::<Vec<_>>().join("-"),
         fields: fields.into_iter().map(|(_, spec)| spec).collect(),
@@ -256,6 +290,9 @@ struct Form<'a> {
     generator: Generator,
     t: &'static Messages,
     lang: &'static str,
+    /// The value of the hidden `lang` field: `--lang`'s code, or for a list of several
+    /// languages the generator's expression of the page's language; `None`: no field.
+    lang_field: Option<String>,
     /// `POST /api/signup` under `server.public_url`.
     action: String,
     /// The lists' ids joined by `-`: the ids' prefix and the suggested file's name.
@@ -419,6 +456,10 @@ impl Form<'_> {
         if let Some(url) = &self.return_to {
             let _ = writeln!(out, "  <input type=\"hidden\" name=\"return_to\" value=\"{}\">", escape(url.as_str()));
         }
+        if let Some(value) = &self.lang_field {
+            // A code (`--lang`, checked) or this module's own expression: nothing to escape.
+            let _ = writeln!(out, "  <input type=\"hidden\" name=\"lang\" value=\"{value}\">");
+        }
         let email = self.id("email");
         let _ = writeln!(
             out,
@@ -504,11 +545,45 @@ mod tests {
     }
 
     fn request(lists: &[&str], generator: Generator) -> SnippetRequest {
-        SnippetRequest { lists: lists.iter().map(|id| (*id).to_owned()).collect(), generator, return_to: None }
+        SnippetRequest {
+            lists: lists.iter().map(|id| (*id).to_owned()).collect(),
+            generator,
+            return_to: None,
+            lang: None,
+        }
     }
 
     const GENERATORS: [Generator; 5] =
         [Generator::Html, Generator::Hugo, Generator::Jekyll, Generator::Astro, Generator::Eleventy];
+
+    #[test]
+    fn lang_writes_the_words_and_the_lang_field_in_that_language() {
+        let two = config("[[lists]]\nid = \"news\"\nlanguages = [\"de\"]\n");
+        let german =
+            render(&two, &SnippetRequest { lang: Some("de-AT".into()), ..request(&["news"], Generator::Hugo) })
+                .unwrap()
+                .text;
+        assert!(german.contains("<input type=\"hidden\" name=\"lang\" value=\"de\">"), "{german}");
+        assert!(german.contains("lang=\"de\">") && german.contains("E-Mail-Adresse"), "German words: {german}");
+        let english = render(&two, &SnippetRequest { lang: Some("en".into()), ..request(&["news"], Generator::Html) })
+            .unwrap()
+            .text;
+        assert!(english.contains("name=\"lang\" value=\"en\"") && !english.contains("E-Mail-Adresse"), "{english}");
+
+        // Without `--lang`, the page's language where the generator knows it.
+        let hugo = render(&two, &request(&["news"], Generator::Hugo)).unwrap().text;
+        assert!(hugo.contains("name=\"lang\" value=\"{{ site.Language.Lang }}\""), "{hugo}");
+        let html = render(&two, &request(&["news"], Generator::Html)).unwrap().text;
+        assert!(!html.contains("name=\"lang\""), "plain HTML does not know its page's language: {html}");
+
+        let refused = render(&two, &SnippetRequest { lang: Some("ja".into()), ..request(&["news"], Generator::Html) });
+        assert_eq!(
+            refused.unwrap_err().to_string(),
+            "--lang: \"ja\" is not one of the languages of the list \"news\" (en, de)"
+        );
+        let single = config("[[lists]]\nid = \"news\"\n");
+        assert!(!render(&single, &request(&["news"], Generator::Hugo)).unwrap().text.contains("name=\"lang\""));
+    }
 
     const HOSTILE: &str = r#"<b>"{{ x }}" {% y %} {z}</b> & {#c#} ${d}"#;
 

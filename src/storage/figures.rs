@@ -76,6 +76,21 @@ pub fn waiting_by_sink(conn: &Connection) -> rusqlite::Result<Vec<SinkWaiting>> 
 }
 
 /// Rows of `list` in `status`.
+/// The rows of `list` created since `since`, by their stored language code (`None`: a row from
+/// before there was one), through the `(list_id, created_at, language)` index.
+pub fn rows_by_language(
+    conn: &Connection,
+    list: &str,
+    since: UnixSeconds,
+) -> rusqlite::Result<Vec<(Option<String>, i64)>> {
+    conn.prepare_cached(
+        "SELECT language, count(*) FROM subscribers INDEXED BY subscribers_list_language
+         WHERE list_id = ?1 AND created_at >= ?2 GROUP BY language",
+    )?
+    .query_map(params![list, since], |row| Ok((row.get(0)?, row.get(1)?)))?
+    .collect()
+}
+
 pub fn subscribers(conn: &Connection, list: &str, status: Status) -> rusqlite::Result<i64> {
     conn.prepare_cached("SELECT count(*) FROM subscribers WHERE list_id = ?1 AND status = ?2")?
         .query_row(params![list, status.as_str()], |row| row.get(0))

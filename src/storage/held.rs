@@ -54,6 +54,9 @@ pub struct Row {
     pub tags: Option<String>,
     /// The list's field values the row stored, in its order.
     pub fields: FieldValues,
+    /// The code of the language the subscriber signed up in, as stored (`None` on a row from
+    /// before there was one; `lookup` names the list's `language` then).
+    pub language: Option<String>,
 }
 
 /// A signup accepted but not yet applied to the rows.
@@ -113,7 +116,7 @@ pub fn read(
     let mut rows: Vec<Row> = conn
         .prepare(
             "SELECT id, list_id, status, created_at, confirmation_sent_at, confirmed_at, confirm_method,
-                    consent_version, source, tags, fields
+                    consent_version, source, tags, fields, language
              FROM subscribers WHERE email = ?1 ORDER BY list_id",
         )?
         .query_map([email], |row| {
@@ -130,6 +133,7 @@ pub fn read(
                 source: row.get(8)?,
                 tags: row.get(9)?,
                 fields: FieldValues::from_column(row.get::<_, Option<String>>(10)?.as_deref()),
+                language: row.get(11)?,
             })
         })?
         .collect::<rusqlite::Result<_>>()?;

@@ -25,6 +25,8 @@ pub struct IntakeItem {
     /// Recorded while its list was in surge: the id its send token names; mailed only once the
     /// visitor presses.
     pub send_id: Option<i64>,
+    /// The visitor's language code, one of the list's (`None`: an item from before the column).
+    pub language: Option<String>,
 }
 
 /// A request to append. No `Debug`: it holds the address.
@@ -41,11 +43,13 @@ pub struct NewItem<'a> {
     pub fields: Option<&'a str>,
     /// See [`IntakeItem::send_id`].
     pub send_id: Option<i64>,
+    /// See [`IntakeItem::language`].
+    pub language: &'a str,
 }
 
 /// Appends `items` (a request's lists) in one statement, so they are all there or none is.
 pub fn append(conn: &Connection, items: &[NewItem<'_>], now: UnixSeconds) -> rusqlite::Result<()> {
-    const COLUMNS: usize = 9;
+    const COLUMNS: usize = 10;
     let rows: Vec<String> = (0..items.len())
         .map(|i| {
             let first = i * COLUMNS + 1;
@@ -54,7 +58,8 @@ pub fn append(conn: &Connection, items: &[NewItem<'_>], now: UnixSeconds) -> rus
         })
         .collect();
     let sql = format!(
-        "INSERT INTO intake (list_id, email, consent_version, received_at, network, source, tags, fields, send_id) \
+        "INSERT INTO intake (list_id, email, consent_version, received_at, network, source, tags, fields, send_id, \
+         language) \
          VALUES {}",
         rows.join(", ")
     );
@@ -70,6 +75,7 @@ pub fn append(conn: &Connection, items: &[NewItem<'_>], now: UnixSeconds) -> rus
             &item.tags,
             &item.fields,
             &item.send_id,
+            &item.language,
         ]);
     }
     conn.prepare_cached(&sql)?.execute(values.as_slice())?;
@@ -86,7 +92,7 @@ pub fn press(conn: &Connection, send_id: i64) -> rusqlite::Result<usize> {
 pub fn oldest(conn: &Connection, after: i64, limit: usize) -> rusqlite::Result<Vec<IntakeItem>> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     conn.prepare_cached(
-        "SELECT id, list_id, email, consent_version, received_at, network, source, tags, send_id, fields
+        "SELECT id, list_id, email, consent_version, received_at, network, source, tags, send_id, fields, language
          FROM intake WHERE id > ?1 ORDER BY id LIMIT ?2",
     )?
     .query_map([after, limit], |row| {
@@ -101,6 +107,7 @@ pub fn oldest(conn: &Connection, after: i64, limit: usize) -> rusqlite::Result<V
             tags: row.get(7)?,
             send_id: row.get(8)?,
             fields: row.get(9)?,
+            language: row.get(10)?,
         })
     })?
     .collect()

@@ -22,6 +22,7 @@ const MIGRATION_SLICE: &[M<'_>] = &[
     M::up(include_str!("migrations/0014_source_rollups.sql")),
     M::up(include_str!("migrations/0015_complaint_domains.sql")),
     M::up(include_str!("migrations/0016_daily_source_rollups.sql")),
+    M::up(include_str!("migrations/0017_languages.sql")),
 ];
 
 pub const MIGRATIONS: Migrations<'_> = Migrations::from_slice(MIGRATION_SLICE);

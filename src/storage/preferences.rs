@@ -21,6 +21,8 @@ pub struct ListRow {
     pub tags: Option<String>,
     /// The field values, a JSON object, as stored; shown read-only on the page.
     pub fields: Option<String>,
+    /// The visitor's language code, as stored; the token's row's is the page's.
+    pub language: Option<String>,
 }
 
 /// The rows `email` has on `lists` (at most one per list: `UNIQUE (list_id, email)`), in the
@@ -28,7 +30,8 @@ pub struct ListRow {
 /// per list, so the address needs no index of its own (which every signup would pay for).
 pub fn rows_of_address(conn: &Connection, email: &str, lists: &[&str]) -> rusqlite::Result<Vec<ListRow>> {
     let mut statement = conn.prepare_cached(
-        "SELECT id, list_id, status, created_at, source, tags, fields FROM subscribers WHERE list_id = ?1 AND email = ?2",
+        "SELECT id, list_id, status, created_at, source, tags, fields, language FROM subscribers
+         WHERE list_id = ?1 AND email = ?2",
     )?;
     let mut rows = Vec::new();
     for list_id in lists {
@@ -42,6 +45,7 @@ pub fn rows_of_address(conn: &Connection, email: &str, lists: &[&str]) -> rusqli
                     source: row.get(4)?,
                     tags: row.get(5)?,
                     fields: row.get(6)?,
+                    language: row.get(7)?,
                 })
             })
             .optional()?;
@@ -61,6 +65,8 @@ pub struct NewConfirmed<'a> {
     pub consent_version: &'a str,
     /// `RemovalToken::removal_hash` of the new id.
     pub removal_hash: &'a str,
+    /// The preference page's language code, when the list serves it.
+    pub language: Option<&'a str>,
     pub now: UnixSeconds,
 }
 
@@ -69,10 +75,18 @@ pub struct NewConfirmed<'a> {
 pub fn insert_confirmed(conn: &Connection, row: &NewConfirmed<'_>) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT INTO subscribers (id, list_id, email, status, consent_version, created_at, confirmed_at,
-                                  confirm_method, removal_hash)
-         VALUES (?1, ?2, ?3, 'confirmed', ?4, ?5, ?5, 'preferences', ?6)",
+                                  confirm_method, removal_hash, language)
+         VALUES (?1, ?2, ?3, 'confirmed', ?4, ?5, ?5, 'preferences', ?6, ?7)",
     )?
-    .execute(params![row.id, row.list_id, row.email, row.consent_version, row.now, row.removal_hash])?;
+    .execute(params![
+        row.id,
+        row.list_id,
+        row.email,
+        row.consent_version,
+        row.now,
+        row.removal_hash,
+        row.language
+    ])?;
     Ok(())
 }
 

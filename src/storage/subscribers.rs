@@ -62,13 +62,15 @@ pub struct NewPending<'a> {
     pub tags: Option<&'a str>,
     /// The field values, a JSON object (`FieldValues::to_column`).
     pub fields: Option<&'a str>,
+    /// The visitor's language code (`None`: the list's default).
+    pub language: Option<&'a str>,
 }
 
 pub fn insert_pending(conn: &Connection, row: &NewPending<'_>) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT INTO subscribers (id, list_id, email, status, consent_version, created_at, removal_hash, source, tags,
-                                  fields)
-         VALUES (?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?7, ?8, ?9)",
+                                  fields, language)
+         VALUES (?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     )?
     .execute(params![
         row.id,
@@ -79,7 +81,8 @@ pub fn insert_pending(conn: &Connection, row: &NewPending<'_>) -> rusqlite::Resu
         row.removal_hash,
         row.source,
         row.tags,
-        row.fields
+        row.fields,
+        row.language
     ])?;
     Ok(())
 }
@@ -103,6 +106,8 @@ pub struct NewImported<'a> {
     pub tags: Option<&'a str>,
     /// The field values, a JSON object (`FieldValues::to_column`).
     pub fields: Option<&'a str>,
+    /// The visitor's language code (`None`: the list's default).
+    pub language: Option<&'a str>,
 }
 
 /// Inserts an imported row unless the list already has a row for the address (whatever its
@@ -113,8 +118,8 @@ pub fn insert_imported(conn: &Connection, row: &NewImported<'_>) -> rusqlite::Re
     let inserted = conn
         .prepare_cached(
             "INSERT INTO subscribers (id, list_id, email, status, consent_version, created_at, confirmed_at,
-                                      confirm_method, removal_hash, source, tags, fields)
-             VALUES (?1, ?2, ?3, 'confirmed', ?4, ?5, ?6, 'import', ?7, ?8, ?9, ?10)
+                                      confirm_method, removal_hash, source, tags, fields, language)
+             VALUES (?1, ?2, ?3, 'confirmed', ?4, ?5, ?6, 'import', ?7, ?8, ?9, ?10, ?11)
              ON CONFLICT (list_id, email) DO NOTHING",
         )?
         .execute(params![
@@ -127,7 +132,8 @@ pub fn insert_imported(conn: &Connection, row: &NewImported<'_>) -> rusqlite::Re
             row.removal_hash,
             row.source,
             row.tags,
-            row.fields
+            row.fields,
+            row.language
         ])?;
     Ok(inserted == 1)
 }
@@ -205,6 +211,8 @@ pub struct MailTarget {
     pub confirmation_sent_at: Option<UnixSeconds>,
     /// The link already mailed, restored if a resend fails.
     pub previous_link: PreviousLink,
+    /// The visitor's language code, as stored (`ListConfig::row_language` reads it).
+    pub language: Option<String>,
 }
 
 /// The send time, confirm hash and expiry a row had before a resend was stamped.
@@ -217,7 +225,7 @@ pub struct PreviousLink {
 
 pub fn mail_target(conn: &Connection, id: &str) -> rusqlite::Result<Option<MailTarget>> {
     conn.prepare_cached(
-        "SELECT id, list_id, email, status, confirmation_sent_at, confirm_hash, confirm_expires_at
+        "SELECT id, list_id, email, status, confirmation_sent_at, confirm_hash, confirm_expires_at, language
          FROM subscribers WHERE id = ?1",
     )?
     .query_row([id], mail_target_row)
@@ -228,7 +236,7 @@ pub fn mail_target(conn: &Connection, id: &str) -> rusqlite::Result<Option<MailT
 /// mail may confirm together with another of the same sender.
 pub fn mail_target_on(conn: &Connection, list_id: &str, email: &str) -> rusqlite::Result<Option<MailTarget>> {
     conn.prepare_cached(
-        "SELECT id, list_id, email, status, confirmation_sent_at, confirm_hash, confirm_expires_at
+        "SELECT id, list_id, email, status, confirmation_sent_at, confirm_hash, confirm_expires_at, language
          FROM subscribers WHERE list_id = ?1 AND email = ?2",
     )?
     .query_row([list_id, email], mail_target_row)
@@ -244,6 +252,7 @@ fn mail_target_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<MailTarget> {
         status: row.get(3)?,
         confirmation_sent_at: sent_at,
         previous_link: PreviousLink { sent_at, confirm_hash: row.get(5)?, expires_at: row.get(6)? },
+        language: row.get(7)?,
     })
 }
 
@@ -308,16 +317,20 @@ pub struct ConfirmView {
     pub list_id: String,
     pub status: Status,
     pub expires_at: Option<UnixSeconds>,
+    /// The visitor's language code, as stored: the confirm page speaks it.
+    pub language: Option<String>,
 }
 
 /// The rows a confirm hash names: one, or one per list that a confirmation mail for several
 /// lists of one sender confirms.
 pub fn find_by_confirm_hash(conn: &Connection, hash: &str) -> rusqlite::Result<Vec<ConfirmView>> {
-    conn.prepare_cached("SELECT list_id, status, confirm_expires_at FROM subscribers WHERE confirm_hash = ?1")?
-        .query_map([hash], |row| {
-            Ok(ConfirmView { list_id: row.get(0)?, status: row.get(1)?, expires_at: row.get(2)? })
-        })?
-        .collect()
+    conn.prepare_cached(
+        "SELECT list_id, status, confirm_expires_at, language FROM subscribers WHERE confirm_hash = ?1",
+    )?
+    .query_map([hash], |row| {
+        Ok(ConfirmView { list_id: row.get(0)?, status: row.get(1)?, expires_at: row.get(2)?, language: row.get(3)? })
+    })?
+    .collect()
 }
 
 /// A pending row a confirm hash names, read before the confirmation is written (its webhook
@@ -334,13 +347,15 @@ pub struct ConfirmCandidate {
     pub tags: Option<String>,
     /// The field values, a JSON object, as stored.
     pub fields: Option<String>,
+    /// The visitor's language code, as stored (`None`: the list's default).
+    pub language: Option<String>,
 }
 
 /// The pending rows whose confirm hash is `hash`, live or not (the confirmation checks that),
 /// in the order of their ids.
 pub fn pending_by_confirm_hash(conn: &Connection, hash: &str) -> rusqlite::Result<Vec<ConfirmCandidate>> {
     conn.prepare_cached(
-        "SELECT id, list_id, email, created_at, consent_version, source, tags, fields FROM subscribers
+        "SELECT id, list_id, email, created_at, consent_version, source, tags, fields, language FROM subscribers
          WHERE confirm_hash = ?1 AND status = 'pending' ORDER BY id",
     )?
     .query_map([hash], |row| {
@@ -353,6 +368,7 @@ pub fn pending_by_confirm_hash(conn: &Connection, hash: &str) -> rusqlite::Resul
             source: row.get(5)?,
             tags: row.get(6)?,
             fields: row.get(7)?,
+            language: row.get(8)?,
         })
     })?
     .collect()
@@ -499,6 +515,8 @@ pub struct Backfillable {
     pub tags: Option<String>,
     /// The field values, a JSON object, as stored.
     pub fields: Option<String>,
+    /// The visitor's language code, as stored (`None`: the list's default).
+    pub language: Option<String>,
 }
 
 /// Up to `limit` confirmed rows of `list_id` whose address sorts after `after` (all of them from
@@ -513,7 +531,7 @@ pub fn confirmed_after(
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     conn.prepare_cached(
         "SELECT id, list_id, email, created_at, coalesce(confirmed_at, created_at), coalesce(confirm_method, 'button'),
-                consent_version, source, tags, fields
+                consent_version, source, tags, fields, language
          FROM subscribers
          WHERE list_id = ?1 AND (?2 IS NULL OR email > ?2) AND status = 'confirmed'
          ORDER BY email LIMIT ?3",
@@ -530,6 +548,7 @@ pub fn confirmed_after(
             source: row.get(7)?,
             tags: row.get(8)?,
             fields: row.get(9)?,
+            language: row.get(10)?,
         })
     })?
     .collect()
@@ -575,6 +594,8 @@ pub struct Exported {
     pub tags: Option<String>,
     /// The field values, a JSON object (`FieldValues::from_column` reads it).
     pub fields: Option<String>,
+    /// The visitor's language code, as stored (`None`: the list's default).
+    pub language: Option<String>,
 }
 
 /// Calls `each` with every row `filter` selects, in the order they were created. Run it inside
@@ -586,7 +607,7 @@ pub fn for_each_exported(
 ) -> anyhow::Result<()> {
     let mut statement = conn.prepare(
         "SELECT id, email, list_id, status, created_at, confirmed_at, confirm_method, consent_version, source, tags,
-                fields
+                fields, language
          FROM subscribers
          WHERE (?1 IS NULL OR list_id = ?1) AND (?2 IS NULL OR status = ?2) AND (?3 IS NULL OR created_at >= ?3)
          ORDER BY rowid",
@@ -610,6 +631,7 @@ pub fn for_each_exported(
             source: row.get(8)?,
             tags: row.get(9)?,
             fields: row.get(10)?,
+            language: row.get(11)?,
         })?;
     }
     Ok(())

@@ -5,10 +5,11 @@
 //! Decisions, where the product contract leaves room:
 //!
 //! - **The sender.** The page shows every configured list whose `from` equals the token's
-//!   list's `from`: display name and address, compared as configured. Language is *not*
-//!   compared (unlike [`crate::config::ListConfig::same_sender`], which groups one confirmation
-//!   mail and so needs one language): a sender's German and English lists are one brand, and
-//!   each list's name and consent text carry their own `lang`. Comparing the address alone
+//!   list's `from` ([`crate::config::ListConfig::same_sender`]): display name and address,
+//!   compared as configured. Language is *not* compared (one confirmation mail does compare the
+//!   rows' languages, since it speaks one): a sender's German and English lists are one brand,
+//!   and each list's name and consent text carry their own `lang`. The page speaks the language
+//!   of the token's row. Comparing the address alone
 //!   would show the lists of two brands that share a sending address (a host's `no-reply@`);
 //!   the display name keeps them apart. Lists of other senders are never shown, read or written.
 //! - **Saving** ([`Preferences::save`]), for each list of the sender: ticked and confirmed, or
@@ -41,6 +42,7 @@
 use std::cell::Cell;
 
 use crate::clock::UnixSeconds;
+use crate::config::presentation::Language;
 use crate::config::tokens::RemovalToken;
 use crate::config::{Config, ListConfig};
 use crate::domain::{FieldValues, ListId};
@@ -53,15 +55,14 @@ use crate::subscribers::subscription::{
     ConfirmMethod, PreparedRemoval, RemovalChannel, RemovalTarget, Removed, Stale, Subscriptions, write_prepared,
 };
 
-/// Whether `other` belongs to the sender of `list` on the preference page: the same `from`,
-/// display name and address (the module documentation says why not the language).
-pub fn same_from(list: &ListConfig, other: &ListConfig) -> bool {
-    list.from == other.from
+/// The stored language code of `list`'s row among `rows`, if it has one.
+fn stored_language<'r>(rows: &'r [ListRow], list: &ListConfig) -> Option<&'r str> {
+    rows.iter().find(|row| row.list_id == list.id.as_ref()).and_then(|row| row.language.as_deref())
 }
 
 /// The lists of `list`'s sender, `list` among them, in the configuration's order.
 pub fn sender_lists<'c>(config: &'c Config, list: &ListConfig) -> Vec<&'c ListConfig> {
-    config.lists.iter().filter(|other| same_from(list, other)).collect()
+    config.lists.iter().filter(|other| list.same_sender(other)).collect()
 }
 
 /// Where the address stands on one list of the sender.
@@ -98,8 +99,10 @@ impl Choice<'_> {
 /// What the preference page shows for a token.
 #[derive(Debug)]
 pub struct View<'c> {
-    /// The list of the token's row: the page's language and frame.
+    /// The list of the token's row: the page's frame.
     pub list: &'c ListConfig,
+    /// The language of the token's row: the page's.
+    pub language: Language,
     /// Every list of the sender, in the configuration's order.
     pub choices: Vec<Choice<'c>>,
 }
@@ -174,6 +177,7 @@ impl<'a> Preferences<'a> {
         let Some(list) = self.config().list(&row.list_id) else {
             return Ok(None);
         };
+        let language = list.row_language(stored_language(&rows, list));
         let choices = sender_lists(self.config(), list)
             .into_iter()
             .map(|list| {
@@ -187,7 +191,7 @@ impl<'a> Preferences<'a> {
                 Choice { list, state, fields }
             })
             .collect();
-        Ok(Some(View { list, choices }))
+        Ok(Some(View { list, language, choices }))
     }
 
     /// Saves the lists `ticked` for the address of the row `target` names (the module
@@ -230,13 +234,16 @@ impl<'a> Preferences<'a> {
         now: UnixSeconds,
     ) -> anyhow::Result<SavePreferences> {
         let mut command = SavePreferences { email: email.to_owned(), confirm: Vec::new(), remove: Vec::new(), now };
+        let page_language = token_list.row_language(stored_language(rows, token_list));
         for list in sender_lists(self.config(), token_list) {
             let list_id = list.id.as_ref();
             let wanted = ticked.iter().any(|id| id == list_id);
             let existing = rows.iter().find(|row| row.list_id == list_id);
             match (wanted, existing) {
                 (true, Some(row)) if row.status == Status::Confirmed => {}
-                (true, existing) => command.confirm.push(self.prepare_confirmation(list, email, existing, now)?),
+                (true, existing) => {
+                    command.confirm.push(self.prepare_confirmation(list, email, existing, page_language, now)?);
+                }
                 (false, Some(row)) if row.status == Status::Confirmed => {
                     let removable = Removable {
                         id: row.id.clone(),
@@ -267,8 +274,14 @@ impl<'a> Preferences<'a> {
         list: &ListConfig,
         email: &str,
         existing: Option<&ListRow>,
+        page_language: Language,
         now: UnixSeconds,
     ) -> anyhow::Result<PreparedConfirmation> {
+        // A pending row keeps its language; a new row takes the page's, where the list serves it.
+        let language = match existing {
+            Some(row) => row.language.clone(),
+            None => list.served_language(page_language.code()).map(|language| language.code().to_owned()),
+        };
         let hash_key = self.subscriptions.hash_key;
         let (subscriber_id, new_removal_hash, created_at) = match existing {
             Some(row) => (row.id.clone(), None, row.created_at),
@@ -291,6 +304,7 @@ impl<'a> Preferences<'a> {
                 source: existing.and_then(|row| row.source.as_deref()),
                 tags: existing.and_then(|row| row.tags.as_deref()),
                 fields: existing.and_then(|row| row.fields.as_deref()),
+                language: list.row_language(language.as_deref()).code(),
                 now,
             },
             Some(&list.consent_text),
@@ -304,6 +318,7 @@ impl<'a> Preferences<'a> {
             suppression_hash: suppressions::hash(hash_key, list_id, email),
             event,
             source: existing.and_then(|row| row.source.clone()),
+            language,
         })
     }
 
@@ -345,6 +360,8 @@ struct PreparedConfirmation {
     event: Option<PreparedEvent>,
     /// The pending row's source; a new row has none.
     source: Option<String>,
+    /// The row's language code (a new row's: the page's, when its list serves it).
+    language: Option<String>,
 }
 
 /// One save of the preference page, all of it in one transaction: each list confirmed or
@@ -396,6 +413,7 @@ impl Command for SavePreferences {
                         email,
                         consent_version: &confirm.consent_version,
                         removal_hash,
+                        language: confirm.language.as_deref(),
                         now: self.now,
                     },
                 )?,

@@ -178,6 +178,7 @@ impl Subscriptions<'_> {
                 source: row.source.as_deref(),
                 tags: row.tags.as_deref(),
                 fields: row.fields.as_deref(),
+                language: self.config.row_language_code(&row.list_id, row.language.as_deref()),
                 now,
             };
             prepared.push(PreparedConfirm {

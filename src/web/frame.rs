@@ -43,18 +43,24 @@ pub struct Chrome<'a> {
 }
 
 impl<'a> Chrome<'a> {
-    /// The frame of a page of `list`.
+    /// The frame of a page of `list`, in its default language.
     pub fn for_list(config: &'a Config, list: &'a ListConfig) -> Self {
-        let t = list.language.messages();
+        Self::for_list_in(config, list, list.language)
+    }
+
+    /// The frame of a page of `list` in `language` (one of the list's): its privacy link keeps
+    /// the language.
+    pub fn for_list_in(config: &'a Config, list: &'a ListConfig, language: Language) -> Self {
+        let t = language.messages();
         Self {
             t,
-            lang: list.language.code(),
+            lang: language.code(),
             site_name: list.site_name.as_deref(),
             site_url: list.site_url.as_ref().map(url::Url::as_str),
             back_to: list.site_url.as_ref().map(|_| t.page.back_to.with(list.site())),
             theme_href: list.accent.map(|_| href(config, &format!("/static/list.css?list={}", list.id))),
             custom_css: config.server.custom_css_file.is_some(),
-            privacy_href: Some(href(config, &format!("/privacy?list={}", list.id))),
+            privacy_href: Some(href(config, &format!("/privacy?list={}{}", list.id, list.lang_query(language)))),
             base: base_path(config),
         }
     }

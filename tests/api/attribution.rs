@@ -268,7 +268,7 @@ async fn export_carries_source_and_tags_last_in_csv_json_and_json_lines() {
     // the formula-like source neutralised
     let rows = parse_csv(&csv);
     let row = |email: &str| record_of(&rows, email, |row| row.get("email").map(String::as_str));
-    assert_eq!(COLUMNS[9..], ["source", "tags", "fields"]);
+    assert_eq!(COLUMNS[9..], ["source", "tags", "fields", "language"]);
     assert_eq!(
         (row("ann@example.com")["source"].as_str(), row("ann@example.com")["tags"].as_str()),
         ("homepage-footer", "beta pricing")
@@ -276,7 +276,7 @@ async fn export_carries_source_and_tags_last_in_csv_json_and_json_lines() {
     assert_eq!((row("bob@example.com")["source"].as_str(), row("bob@example.com")["tags"].as_str()), ("", ""));
     assert_eq!((row("cat@example.com")["source"].as_str(), row("cat@example.com")["tags"].as_str()), ("'-1", "beta"));
     let header_line = String::from_utf8_lossy(&csv.stdout).lines().next().unwrap().to_owned();
-    assert!(header_line.ends_with(",unsubscribe_url,source,tags,fields"), "{header_line}");
+    assert!(header_line.ends_with(",unsubscribe_url,source,tags,fields,language"), "{header_line}");
 }
 
 // ---------------------------------------------------------------------------------------------

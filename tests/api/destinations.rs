@@ -248,6 +248,7 @@ async fn a_confirmed_subscriber_is_handed_on_as_confirmed_with_the_tags_and_leav
             assert_eq!(held["lists"]["3"], "confirmed", "{held}");
             assert_eq!(held["attribs"]["confirmed_at"], "2026-01-01T00:01:30Z", "the consent evidence: {held}");
             assert_eq!(held["attribs"]["confirm_method"], "button", "{held}");
+            assert_eq!(held["attribs"]["language"], "en", "the subscriber's language: {held}");
         }
         Kind::Buttondown => {
             assert_eq!((create.method.as_str(), create.path().as_str()), ("POST", "/v1/subscribers"));
@@ -256,6 +257,7 @@ async fn a_confirmed_subscriber_is_handed_on_as_confirmed_with_the_tags_and_leav
             assert_eq!(create.header("x-idempotency-key"), Some(event_id.as_str()), "the event's id");
             assert!(create.header("x-api-version").is_some_and(|v| v.len() == 10), "a pinned version: {create:?}");
             assert_eq!(held["metadata"]["confirmed_at"], "2026-01-01T00:01:30Z", "{held}");
+            assert_eq!(held["metadata"]["language"], "en", "the subscriber's language: {held}");
         }
         Kind::Mailchimp => {
             let member = format!("/3.0/lists/a1b2c3d4e5/members/{}", subscriber_hash(JANE));
@@ -263,6 +265,7 @@ async fn a_confirmed_subscriber_is_handed_on_as_confirmed_with_the_tags_and_leav
             assert_eq!((&body["status"], &body["status_if_new"]), (&json!("subscribed"), &json!("subscribed")));
             assert_eq!(held["timestamp_signup"], "2026-01-01 00:00:00", "{held}");
             assert_eq!(held["timestamp_opt"], "2026-01-01 00:01:30", "when it confirmed at signupd: {held}");
+            assert_eq!(body["language"], "en", "the subscriber's language, in Mailchimp's field: {body}");
             assert_eq!((requests[1].method.as_str(), requests[1].path()), ("POST", format!("{member}/tags")));
         }
         Kind::Brevo => {

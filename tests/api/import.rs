@@ -186,6 +186,33 @@ fn refusals(output: &Output) -> Vec<String> {
 }
 
 #[test]
+fn a_language_imports_as_one_of_the_lists_languages_and_export_and_lookup_show_it() {
+    // Arrange: a list in English (its `language`) and German
+    let fx = Fixture::with_lists("[[lists]]\nid = \"news\"\nlanguages = [\"de\"]\n");
+    let file = fx.file("people.csv", "email,language\nann@example.com,de-AT\nbob@example.com,\ncat@example.com,ja\n");
+
+    // Act
+    let output = fx.import(&file, &["--list", "news", "--consent-text", "Send me the news."]);
+
+    // Assert: `de-AT` finds German, no value is the list's language, one it does not serve is refused
+    assert_eq!(counts(&output), "imported 2, skipped 0 (existing 0, suppressed 0), refused 1");
+    let refused = refusals(&output);
+    assert!(
+        refused[0].starts_with("line 4:") && refused[0].contains("language is not one of the languages of list news")
+    );
+    let languages: Vec<(String, String)> = exported(&fx, "news")
+        .iter()
+        .map(|record| (record["email"].as_str().unwrap().to_owned(), record["language"].as_str().unwrap().to_owned()))
+        .collect();
+    assert_eq!(languages, [("ann@example.com".into(), "de".into()), ("bob@example.com".into(), "en".into())]);
+    let lookup = fx.run(&["lookup", "ann@example.com", "--json"]);
+    let document: Value = serde_json::from_str(&stdout(&lookup)).unwrap_or_else(|e| panic!("{e}: {}", stderr(&lookup)));
+    assert_eq!(document["rows"][0]["language"], "de", "{document}");
+    let text = fx.run(&["lookup", "bob@example.com"]);
+    assert!(stdout(&text).contains("  language              en"), "{}", stdout(&text));
+}
+
+#[test]
 fn a_csv_imports_good_rows_as_confirmed_by_import_and_reports_a_bad_row_in_the_middle_by_line_masked() {
     // Arrange: three good rows around bad ones; an unknown column; a quoted line break
     let fx = Fixture::new();

@@ -127,7 +127,7 @@ impl Mail {
         self.headers.iter().any(|(key, _)| key.eq_ignore_ascii_case(name))
     }
 
-    fn part(&self, content_type: &str) -> &str {
+    pub fn part(&self, content_type: &str) -> &str {
         let found: Vec<&str> = self
             .parts
             .iter()
@@ -150,17 +150,22 @@ impl Mail {
         self.token("/confirm")
     }
 
-    fn manage_token(&self) -> String {
+    pub fn manage_token(&self) -> String {
         self.token("/manage")
     }
 
     pub fn to(&self) -> String {
         self.header("To").to_owned()
     }
+
+    /// The one header `name`, its RFC 2047 words decoded.
+    pub fn decoded_header(&self, name: &str) -> String {
+        decode_words(self.header(name))
+    }
 }
 
 /// A header with RFC 2047 `=?utf-8?b?…?=` words decoded (what lettre writes for non-ASCII).
-fn decode_words(header: &str) -> String {
+pub fn decode_words(header: &str) -> String {
     use base64::Engine;
     header
         .split(' ')
@@ -492,7 +497,7 @@ async fn both_mails_of_a_branded_german_list_speak_german_and_carry_its_name_col
         format!("/manage?token={}", confirmation.manage_token()),
     ] {
         let html = app.client.get(app.url(&path)).send().await.unwrap().text().await.unwrap();
-        assert!(html.contains("<html lang=\"de\">"), "{html}");
+        assert!(html.contains("<html lang=\"de\" dir=\"ltr\">"), "{html}");
         assert!(html.contains("<a href=\"https://baeckerei.test/\">← Zurück zu Bäckerei Korn</a>"), "{html}");
         assert!(html.contains("href=\"/static/list.css?list=news\""), "{html}");
     }
@@ -515,7 +520,10 @@ async fn both_mails_of_a_branded_german_list_speak_german_and_carry_its_name_col
         assert_eq!(mail.header("Content-Language"), "de", "{kind}");
         let text = mail.part("text/plain");
         let html = mail.part("text/html");
-        assert!(text.starts_with("Hallo,") && html.contains("<html lang=\"de\">"), "{kind}:\n{text}\n{html}");
+        assert!(
+            text.starts_with("Hallo,") && html.contains("<html lang=\"de\" dir=\"ltr\">"),
+            "{kind}:\n{text}\n{html}"
+        );
         assert!(
             text.contains("Bäckerei Korn · https://baeckerei.test/"),
             "{kind}: the site in the text footer:\n{text}"

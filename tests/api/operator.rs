@@ -25,7 +25,7 @@ const LISTS: &str = "[[lists]]\nid = \"news\"\nconsent_text = \"News, now and th
 const NEWS_CONSENT: &str = "News, now and then.";
 
 /// The CSV header, in the documented order.
-pub const COLUMNS: [&str; 12] = [
+pub const COLUMNS: [&str; 13] = [
     "email",
     "list",
     "status",
@@ -38,6 +38,7 @@ pub const COLUMNS: [&str; 12] = [
     "source",
     "tags",
     "fields",
+    "language",
 ];
 
 /// A config with both lists, the file transport, no rate limit to speak of, the given mail budget

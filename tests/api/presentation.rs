@@ -22,7 +22,7 @@ async fn page(app: &crate::helpers::TestApp, path: &str) -> (u16, String) {
 
 /// What every page of the branded list must show.
 fn assert_branded(path: &str, html: &str) {
-    assert!(html.contains("<html lang=\"de\">"), "{path}: German page\n{html}");
+    assert!(html.contains("<html lang=\"de\" dir=\"ltr\">"), "{path}: German page\n{html}");
     assert!(
         html.contains("<a href=\"https://baeckerei.test/\">← Zurück zu Bäckerei Korn</a>"),
         "{path}: way back\n{html}"
@@ -71,7 +71,7 @@ async fn every_page_of_a_branded_list_shows_its_site_language_and_colour() {
 
     // The other list has no brand, speaks English and loads no accent stylesheet.
     let (_, plain) = page(&app, "/signup?list=news").await;
-    assert!(plain.contains("<html lang=\"en\">") && plain.contains("<h1>Sign up for News</h1>"), "{plain}");
+    assert!(plain.contains("<html lang=\"en\" dir=\"ltr\">") && plain.contains("<h1>Sign up for News</h1>"), "{plain}");
     assert!(!plain.contains("list.css") && !plain.contains("<header"), "{plain}");
     assert!(plain.contains("<a href=\"/privacy?list=news\">What we store and for how long</a>"), "{plain}");
     // The list chooser marks each list's name with its language.
@@ -200,7 +200,8 @@ fn presentation_problems_stop_serve_and_check_config_naming_the_key() {
             "server.custom_css_file: /nonexistent/brand.css cannot be read",
         ),
         ("[server]\ncustom_css_file = \"/\"", "server.custom_css_file: / is not a file"),
-        ("[[lists]]\nid = \"a\"\nlanguage = \"fr\"", "lists[0].language: \"fr\" is not a language"),
+        ("[[lists]]\nid = \"a\"\nlanguage = \"tlh\"", "lists[0].language: \"tlh\" is not a language"),
+        ("[[lists]]\nid = \"a\"\nlanguages = [\"de\", \"tlh\"]", "lists[0].languages[1]: \"tlh\" is not a language"),
         ("[[lists]]\nid = \"a\"\naccent_color = \"#12345\"", "lists[0].accent_color"),
         ("[[lists]]\nid = \"a\"\nsite_url = \"javascript:alert(1)\"", "lists[0].site_url"),
         (

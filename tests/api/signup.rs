@@ -341,11 +341,14 @@ async fn signup_with_filled_honeypot_saves_nothing() {
 
 #[actix_web::test]
 async fn the_success_answer_is_the_same_for_unknown_pending_and_confirmed_addresses() {
-    let app = spawn_app_with(RAISED_LIMITS).await;
-    // Both addresses first become pending subscribers; one is then confirmed behind the app's
-    // back, as a click on its confirm link would.
+    // A list of two languages: the answer's language (and its `lang`) comes from the request
+    // alone, never from the language an address signed up in before.
+    let app = spawn_app_with(&format!("{RAISED_LIMITS}[[lists]]\nid = \"news\"\nlanguages = [\"de\"]\n")).await;
+    // Both addresses first become pending subscribers, in German; one is then confirmed behind
+    // the app's back, as a click on its confirm link would.
     for email in ["pending@example.com", "confirmed@example.com"] {
-        assert_eq!(post_form(&app, &valid(email)).await.status(), 303, "{email}: arrange");
+        let fields = [valid(email), vec![("lang", "de")]].concat();
+        assert_eq!(post_form(&app, &fields).await.status(), 303, "{email}: arrange");
     }
     drain(&app).await;
     db(&app)
@@ -375,6 +378,9 @@ async fn the_success_answer_is_the_same_for_unknown_pending_and_confirmed_addres
 
         let (_, unknown) = &answers[0];
         assert!(matches!(unknown.status, 202 | 303), "{client}: {unknown:?}");
+        if !json_client {
+            assert_eq!(unknown.headers["location"], ["/check-inbox?list=news&lang=en"], "the request's language");
+        }
         for (state, answer) in &answers[1..] {
             assert_eq!(answer, unknown, "{client}: the answer for a {state} address differs from an unknown one");
         }
@@ -388,6 +394,14 @@ async fn the_success_answer_is_the_same_for_unknown_pending_and_confirmed_addres
         ),
         rows_before,
         "a repeated signup changes neither the removal hash, the creation time nor the status"
+    );
+    assert_eq!(
+        strings(
+            &app,
+            "SELECT email || ' ' || language FROM subscribers WHERE email NOT LIKE 'unknown-%' ORDER BY email"
+        ),
+        ["confirmed@example.com de", "pending@example.com de"],
+        "a repeated signup in another language keeps the row's language"
     );
     assert_eq!(
         strings(

@@ -125,8 +125,15 @@ async fn surge_mode_begins_past_the_threshold_and_ends_after_a_whole_window_belo
 #[actix_web::test]
 async fn in_surge_every_address_state_and_the_honeypot_get_the_same_answer() {
     // Arrange: a pending and a confirmed address from before the surge
-    let app = spawn_app_with(&format!("{SURGE}[mail]\nmax_mails_per_hour = 1000\n")).await;
-    json_signup(&app, "198.51.0.7", "pending@example.com").await;
+    // A list of two languages: the pending address signed up in German, the answers are asked
+    // in English.
+    let app = spawn_app_with(&format!(
+        "{SURGE}[mail]\nmax_mails_per_hour = 1000\n[[lists]]\nid = \"news\"\nlanguages = [\"de\"]\n"
+    ))
+    .await;
+    let mut german = valid_json("pending@example.com");
+    german["lang"] = "de".into();
+    json_request(&app, german).header("CF-Connecting-IP", "198.51.0.7").send().await.unwrap();
     json_signup(&app, "198.51.1.7", "confirmed@example.com").await;
     json_signup(&app, "198.51.2.7", "filler@example.com").await;
     drain(&app).await;

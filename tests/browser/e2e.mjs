@@ -22,7 +22,12 @@
 // (fields.mjs): a required text field, an optional select and a hidden campaign on the hosted
 // form with JavaScript off, refused and kept, by keyboard only, too long or not an option, the
 // values on the preference page, axe on the form, its field error, the preference and privacy
-// pages in both schemes at both widths, screenshots fields-*.png. No mocks (a control in
+// pages in both schemes at both widths, screenshots fields-*.png. Then languages
+// (languages.mjs): every page in the pseudo-locale en-XA and, with locales/ar.ftl, in Arabic
+// right to left: lang and dir, no overflow or clipped text, axe, screenshots lang-*.png. Then
+// one list in two languages on a real Hugo site (hugo.mjs): the partial `signupd snippet --for
+// hugo --lang CODE` on each language's page, each posted with JavaScript off, each confirmation
+// arriving in its page's language (both subjects printed). No mocks (a control in
 // confirmed-url.mjs rewrites one header to show its check can fail), no fixed sleeps.
 // Run by .ci/browser (it installs Chromium, runs npm ci and builds the binary). Prints one line
 // per check and exits 1 at the first failed check (the axe matrix lists all its violations
@@ -45,10 +50,12 @@ import { servers, startServer } from './lib/server.mjs';
 import { adminFlow } from './admin.mjs';
 import { confirmedUrlFlow } from './confirmed-url.mjs';
 import { fieldsFlow } from './fields.mjs';
+import { hugoFlow } from './hugo.mjs';
 import { MULTI_LISTS, multiListFlow } from './multilist.mjs';
 import { preferencesFlow } from './preferences.mjs';
 import { statusFlow } from './status.mjs';
 import { surgeFlow } from './surge.mjs';
+import { languagesFlow } from './languages.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..', '..');
@@ -338,6 +345,12 @@ async function main() {
 
   // ---- a list's form fields: JavaScript off, keyboard only, refusals, and axe on the pages
   await fieldsFlow(browser, binary, tmp, shotDir);
+
+  // ---- languages: the pseudo-locale's longer texts and Arabic right to left, layout and axe
+  await languagesFlow(browser, binary, tmp, shotDir);
+
+  // ---- one list in two languages on a real Hugo site, JavaScript off
+  await hugoFlow(browser, binary, tmp);
 
   await browser.close();
   browser = undefined;

@@ -61,7 +61,7 @@ const LIST = FIELDS_LIST.id;
 const MAX = 20;
 const HIDDEN_MAX = 40;
 
-// What the pages say (locales/en.toml: [signup], [preferences], [privacy]).
+// What the pages say (locales/en.ftl: signup-, preferences- and privacy- messages).
 const WORDS = {
   heading: `Sign up for ${FIELDS_LIST.name}`,
   missing: (label) => `Please fill in “${label}”.`,

@@ -37,7 +37,7 @@ export const SURGE_LISTS = [
   { id: 'surge-de', name: 'Wellenbrief', language: 'de', site_name: 'Beispiel GmbH', site_url: 'https://beispiel.example/' },
 ];
 
-// What the pages say, per language (locales/*.toml: [surge], [check_inbox], [signup]).
+// What the pages say, per language (locales/*.ftl: surge-, check-inbox- and signup- messages).
 const WORDS = {
   en: {
     signup: (list) => `Sign up for ${list}`,

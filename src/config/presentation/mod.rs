@@ -5,8 +5,10 @@
 
 pub mod catalogue;
 pub mod color;
+pub mod ftl;
+pub mod pseudo;
 
-pub use catalogue::{Language, Messages, Text};
+pub use catalogue::{Language, Locales, Messages, Text};
 pub use color::Rgb;
 
 /// The page backgrounds of the built-in stylesheet (`static/style.css`), light and dark: the

@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 use crate::clock::{Clock, UnixSeconds};
 use crate::config::Config;
+use crate::config::presentation::Language;
 use crate::domain::{EmailAddress, ListId, Source};
 use crate::door::ratelimit::{self, ClientNet, Counter, Decision, Neighbourhood, RateLimiter};
 use crate::door::surge::SurgeModes;
@@ -58,6 +59,8 @@ pub struct ListSignup {
     pub tags: Option<String>,
     /// The values of the list's `fields`, stored form (`FieldValues::to_column`); `None`: none.
     pub fields: Option<String>,
+    /// The visitor's language, one of the list's (`ListConfig::visitor_language`).
+    pub language: Language,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,6 +100,7 @@ pub async fn record(door: Recorder<'_>, request: SignupRequest) -> Result<Intake
             consent_version: list.consent_version.clone(),
             tags: signup.tags,
             fields: signup.fields,
+            language: signup.language,
         });
     }
     let now = door.clock.now();
@@ -155,6 +159,7 @@ struct ListItem {
     consent_version: String,
     tags: Option<String>,
     fields: Option<String>,
+    language: Language,
 }
 
 struct Recorded {
@@ -204,6 +209,7 @@ impl Command for RecordSignup {
                 tags: list.tags.as_deref(),
                 fields: list.fields.as_deref(),
                 send_id,
+                language: list.language.code(),
             })
             .collect();
         intake::append(batch.conn(), &items, self.now)?;

@@ -141,6 +141,7 @@ fn apply(
                     source: item.source.as_deref(),
                     tags: item.tags.as_deref(),
                     fields: item.fields.as_deref(),
+                    language: item.language.as_deref(),
                 },
             )?;
             subscribers::queue_confirmation(conn, &prepared.new_id, item.network.as_deref(), now, press)?;

@@ -109,6 +109,7 @@ impl<'a> Page<'a> {
                     ("Source", row.source.unwrap_or_else(|| "–".to_owned())),
                     ("Tags", row.tags.filter(|tags| !tags.is_empty()).unwrap_or_else(|| "–".to_owned())),
                     ("Fields", row.fields.listed().unwrap_or_else(|| "–".to_owned())),
+                    ("Language", row.language.unwrap_or_else(|| "–".to_owned())),
                 ],
                 list: row.list,
                 status: row.status,

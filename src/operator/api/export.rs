@@ -49,13 +49,13 @@ pub async fn export(
     let request = ExportRequest { list: list_id, status, format: Format::Jsonl, since, output: None };
     let (sender, receiver) = mpsc::channel::<Result<Bytes, std::io::Error>>(CHUNKS_AHEAD);
     let links = Links::new(&state.config);
-    let (keyring, db) = (state.keyring.clone(), state.db.clone());
+    let (keyring, db, config) = (state.keyring.clone(), state.db.clone(), state.config.clone());
     tokio::task::spawn_blocking(move || {
         let mut out = ChunkWriter { sender, buffer: Vec::with_capacity(CHUNK_BYTES) };
         let written = db
             .conn()
             .map_err(anyhow::Error::from)
-            .and_then(|mut conn| export::write_records(&mut conn, &request, &keyring, &links, &mut out))
+            .and_then(|mut conn| export::write_records(&mut conn, &request, &config, &keyring, &links, &mut out))
             .and_then(|count| out.flush().map(|()| count).map_err(anyhow::Error::from));
         if let Err(error) = written {
             tracing::error!(error = format!("{error:#}"), "operator API: the export stopped half-way");

@@ -21,6 +21,7 @@ use askama::Template;
 use super::chart::{self, Chart, Frame, Series, Unit};
 use super::view::{Aggregate, Range, SourceTable, rate};
 use crate::clock::UnixSeconds;
+use crate::config::ListConfig;
 use crate::metrics::tally::SERVICE;
 use crate::storage::figures::{self, SinkWaiting};
 use crate::storage::rollups;
@@ -78,6 +79,9 @@ struct ListSection {
     rate_chart: Chart,
     confirmations_table: Table,
     sources: SourcesTable,
+    /// For a list of several languages, its rows created in the range by language, each of
+    /// its languages in its order (zeros too); empty for a list of one language.
+    languages: Vec<(String, i64)>,
 }
 
 /// A list's confirmation rate by source over the range: one row per named source, then the
@@ -152,6 +156,8 @@ pub async fn status_page(
     };
     let now = state.clock.now();
     let (first, last) = range.hours(now);
+    let multilingual: Vec<ListConfig> =
+        state.config.lists.iter().filter(|list| list.is_multilingual()).cloned().collect();
     let read = state
         .db
         .run(move |conn| {
@@ -169,10 +175,15 @@ pub async fn status_page(
                 )?,
             }
             let waiting = figures::waiting_by_sink(conn)?;
-            Ok::<_, anyhow::Error>((data, waiting))
+            let mut languages = Vec::with_capacity(multilingual.len());
+            for list in &multilingual {
+                let rows = figures::rows_by_language(conn, list.id.as_ref(), first.saturating_mul(3600))?;
+                languages.push((list.id.as_ref().to_owned(), by_language(list, &rows)));
+            }
+            Ok::<_, anyhow::Error>((data, (waiting, languages)))
         })
         .await;
-    let (data, waiting) = match read {
+    let (data, (waiting, languages)) = match read {
         Ok(read) => read,
         Err(error) => {
             tracing::error!(error = format!("{error:#}"), "status page: cannot read the rollups");
@@ -181,7 +192,12 @@ pub async fn status_page(
                 .body("the database cannot be read\n");
         }
     };
-    let page = build(state, &data, &waiting, now);
+    let mut page = build(state, &data, &waiting, now);
+    for section in &mut page.lists {
+        if let Some((_, counts)) = languages.iter().find(|(id, _)| *id == section.id) {
+            section.languages.clone_from(counts);
+        }
+    }
     match page.render() {
         Ok(body) => HttpResponse::build(StatusCode::OK).content_type("text/html; charset=utf-8").body(body),
         Err(error) => {
@@ -380,6 +396,7 @@ fn list_section(data: &Aggregate, labels: &Labels, index: usize, id: String, nam
     let sources = sources_table(&id, &data.sources(&id, TOP_SOURCES));
     ListSection {
         sources,
+        languages: Vec::new(),
         id,
         name,
         accepted,
@@ -395,6 +412,20 @@ fn list_section(data: &Aggregate, labels: &Labels, index: usize, id: String, nam
         rate_chart,
         confirmations_table,
     }
+}
+
+/// Each of `list`'s languages with its rows among `rows` (stored code, count); a row of no
+/// language or of one the list no longer serves counts for the list's `language`.
+fn by_language(list: &ListConfig, rows: &[(Option<String>, i64)]) -> Vec<(String, i64)> {
+    let mut counts: Vec<(String, i64)> =
+        list.languages.iter().map(|language| (language.code().to_owned(), 0)).collect();
+    for (stored, count) in rows {
+        let code = list.row_language(stored.as_deref()).code();
+        if let Some((_, total)) = counts.iter_mut().find(|(known, _)| known == code) {
+            *total += count;
+        }
+    }
+    counts
 }
 
 fn sources_table(id: &str, table: &SourceTable) -> SourcesTable {

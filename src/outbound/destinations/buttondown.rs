@@ -3,7 +3,8 @@
 //! key is one newsletter: there is no target.
 //!
 //! - **Confirmed.** `POST /subscribers` with `type: regular` (Buttondown's way to skip its own
-//!   double opt-in), the configured tags, and the consent evidence in `metadata`; with
+//!   double opt-in), the configured tags, and the consent evidence (with the subscriber's
+//!   `language`) in `metadata`; with
 //!   `X-Buttondown-Collision-Behavior: add`, so an address Buttondown already holds is merged
 //!   (and one that had unsubscribed there is subscribed again: it just confirmed through
 //!   signupd), and `X-Idempotency-Key` set to the event's id, so a retry after a lost answer is

@@ -4,7 +4,8 @@
 //! - **Confirmed.** `POST /api/subscribers` with the target list and
 //!   `preconfirm_subscriptions: true`: the subscription is `confirmed` and listmonk sends no
 //!   opt-in of its own. The name is the address's local part (what listmonk itself derives when
-//!   none is given); the consent evidence goes into `attribs`. listmonk has no upsert: an address
+//!   none is given); the consent evidence (with the subscriber's
+//!   `language`) goes into `attribs`. listmonk has no upsert: an address
 //!   it already holds answers 409, and is then looked up and added to the list as `confirmed`
 //!   with `PUT /api/subscribers/lists` (the one call that also re-subscribes someone who had
 //!   unsubscribed there — they just confirmed again through signupd).

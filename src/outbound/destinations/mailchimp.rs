@@ -6,8 +6,9 @@
 //! - **Confirmed.** `PUT /lists/{audience}/members/{hash}` — Mailchimp's create-or-update — with
 //!   `status_if_new` and `status` both `subscribed` (so a double opt-in audience sends no
 //!   confirmation of its own), and the evidence Mailchimp has fields for: `timestamp_signup` and
-//!   `timestamp_opt` (when the address signed up and confirmed at signupd). Then the configured
-//!   tags, `POST …/members/{hash}/tags` with each `active` (created if new). Mailchimp refuses
+//!   `timestamp_opt` (when the address signed up and confirmed at signupd), and `language` (the
+//!   subscriber's, in Mailchimp's codes: `pt_PT`; `pt-BR` is its `pt`, `nb` its `no`). Then the
+//!   configured tags, `POST …/members/{hash}/tags` with each `active` (created if new). Mailchimp refuses
 //!   to set `subscribed` for a member who unsubscribed there (400 `Member In Compliance State`):
 //!   its rule is that such a person confirms with Mailchimp itself, so signupd then sets `pending`
 //!   and Mailchimp mails its own confirmation — the one case a sender's opt-in is sent.
@@ -65,6 +66,9 @@ pub async fn confirmed(call: Call<'_>, who: &Subscriber) -> Result<(), Failed> {
     if let Some(confirmed) = mailchimp_time(who.confirmed_at.as_deref()) {
         body["timestamp_opt"] = json!(confirmed);
     }
+    if let Some(language) = who.language.as_deref() {
+        body["language"] = json!(mailchimp_language(language));
+    }
     let answer = call.send(authorized(&call, call.client().put(member.clone()).json(&body))).await?;
     if !answer.is_success() {
         let title = answer.code("title");
@@ -85,6 +89,17 @@ pub async fn confirmed(call: Call<'_>, who: &Subscriber) -> Result<(), Failed> {
     let request = call.client().post(call.url(&["lists", call.target(), "members", &hash, "tags"]));
     let answer = call.send(authorized(&call, request.json(&json!({ "tags": tags })))).await?;
     if answer.is_success() { Ok(()) } else { Err(refusal(&answer, answer.code("title"))) }
+}
+
+/// A language code as Mailchimp's `language` names it: its own codes are the language alone
+/// (`de`, `ja`), with an underscore where it tells a region (`pt_PT`, `fr_CA`); Brazilian
+/// Portuguese is its plain `pt`, Norwegian Bokmål its `no`.
+fn mailchimp_language(code: &str) -> String {
+    match code {
+        "pt-BR" => "pt".to_owned(),
+        "nb" | "nn" => "no".to_owned(),
+        other => other.replace('-', "_"),
+    }
 }
 
 pub async fn unsubscribed(call: Call<'_>, who: &Subscriber) -> Result<(), Failed> {
@@ -134,6 +149,13 @@ mod tests {
     fn the_subscriber_hash_is_the_md5_of_the_lower_cased_address() {
         // Mailchimp's documentation example: the MD5 of "urist.mcvankab@freddiesjokes.com".
         assert_eq!(subscriber_hash("Urist.McVankab@FreddiesJokes.com"), "62eeb292278cc15f5817cb78f7790b08");
+    }
+
+    #[test]
+    fn a_language_code_becomes_mailchimps() {
+        for (code, expected) in [("de", "de"), ("pt-PT", "pt_PT"), ("pt-BR", "pt"), ("nb", "no"), ("ja", "ja")] {
+            assert_eq!(mailchimp_language(code), expected, "{code}");
+        }
     }
 
     #[test]

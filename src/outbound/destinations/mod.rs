@@ -213,6 +213,10 @@ pub struct Subscriber {
     /// The values of the list's `[[lists.fields]]`; `subscriber.confirmed` only.
     #[serde(default)]
     pub fields: FieldValues,
+    /// The code of the language the subscriber signed up in (`fr`, `pt-BR`);
+    /// `subscriber.confirmed` only (events queued before there was one have none).
+    #[serde(default)]
+    pub language: Option<String>,
 }
 
 impl Subscriber {
@@ -230,6 +234,7 @@ impl Subscriber {
             "consent_text": self.consent_text,
             "signup_source": self.source,
             "signup_tags": self.tags.join(","),
+            "language": self.language,
         });
         if let Some(object) = evidence.as_object_mut() {
             for (name, value) in self.fields.iter() {

@@ -21,8 +21,8 @@ use lettre::message::{Mailbox, MultiPart};
 
 use super::reference;
 use crate::clock::UnixSeconds;
-use crate::config::presentation::Messages;
 use crate::config::presentation::color::Rgb;
+use crate::config::presentation::{Language, Messages};
 use crate::config::{Config, ListConfig, RelayKind};
 
 /// The default button colour of a mail when the list has no accent colour.
@@ -44,18 +44,18 @@ struct Frame<'a> {
 }
 
 impl<'a> Frame<'a> {
-    fn new(links: &Links, list: &'a ListConfig, subject: String) -> Self {
+    fn new(links: &Links, list: &'a ListConfig, subject: String, language: Language) -> Self {
         let accent = list.accent.unwrap_or(DEFAULT_ACCENT);
         Self {
-            t: list.language.messages(),
-            lang: list.language.code(),
+            t: language.messages(),
+            lang: language.code(),
             subject,
             list_name: list.name.clone(),
             site: list.site(),
             site_url: list.site_url.as_ref().map(url::Url::as_str),
             accent,
             on_accent: accent.text_on(),
-            privacy_url: links.privacy(list),
+            privacy_url: links.privacy(list, language),
         }
     }
 }
@@ -117,8 +117,8 @@ impl Links {
         format!("{}/api/unsubscribe?token={token}", self.base)
     }
 
-    pub fn privacy(&self, list: &ListConfig) -> String {
-        format!("{}/privacy?list={}", self.base, list.id)
+    pub fn privacy(&self, list: &ListConfig, language: Language) -> String {
+        format!("{}/privacy?list={}{}", self.base, list.id, list.lang_query(language))
     }
 }
 
@@ -129,6 +129,8 @@ pub struct Recipient<'a> {
     pub address: &'a str,
     /// `X-Signupd-Ref` (`mail::reference`).
     pub reference: &'a str,
+    /// The language the subscriber signed up in; `None`: the list's `language`.
+    pub language: Option<Language>,
 }
 
 /// A confirmation mail for `to`, with the confirm link (`confirm_token`) expiring at
@@ -146,7 +148,8 @@ pub fn confirmation(
     let links = Links::new(config);
     let confirm_url = links.confirm(confirm_token);
     let manage_url = links.manage(removal_token);
-    let mut m = Frame::new(&links, list, list.confirm_subject());
+    let language = to.language.unwrap_or(list.language);
+    let mut m = Frame::new(&links, list, list.confirm_subject_in(language), language);
     if !also.is_empty() {
         let names: Vec<String> = std::iter::once(list).chain(also.iter().copied()).map(|l| l.name.clone()).collect();
         m.list_name = m.t.and_list(&names);
@@ -169,7 +172,8 @@ pub fn welcome(
 ) -> anyhow::Result<Message> {
     let links = Links::new(config);
     let manage_url = links.manage(manage_token);
-    let m = Frame::new(&links, list, list.welcome_subject());
+    let language = to.language.unwrap_or(list.language);
+    let m = Frame::new(&links, list, list.welcome_subject_in(language), language);
     let text = WelcomeText { m: &m, manage_url: &manage_url }.render()?;
     let html = WelcomeHtml { m: &m, manage_url: &manage_url }.render()?;
     let unsubscribe_url = Some(links.unsubscribe(unsubscribe_token));
@@ -187,7 +191,7 @@ pub fn test_mail(config: &Config, list: &ListConfig, to: &str) -> anyhow::Result
          <p>If you can read it, mail delivery works.</p></body></html>",
         askama::filters::escape(&list.name, askama::filters::Html)?
     );
-    let mut frame = Frame::new(&Links::new(config), list, "signupd test mail".to_owned());
+    let mut frame = Frame::new(&Links::new(config), list, "signupd test mail".to_owned(), list.language);
     // The test mail is for the operator, in English whatever the list's language.
     frame.lang = "en";
     build(config, list, to, &frame, text, html, Extra { unsubscribe_url: None, reference: None })
@@ -293,7 +297,7 @@ mod tests {
         .unwrap()
     }
 
-    const ANN: Recipient<'static> = Recipient { address: "ann@example.com", reference: "v1.REF" };
+    const ANN: Recipient<'static> = Recipient { address: "ann@example.com", reference: "v1.REF", language: None };
 
     #[test]
     fn the_confirmation_has_both_parts_links_and_headers() {
@@ -367,7 +371,12 @@ mod tests {
             .unwrap();
             let messages = config.lists[0].language.messages();
             let html = WelcomeHtml {
-                m: &Frame::new(&Links::new(&config), &config.lists[0], config.lists[0].welcome_subject()),
+                m: &Frame::new(
+                    &Links::new(&config),
+                    &config.lists[0],
+                    config.lists[0].welcome_subject(),
+                    config.lists[0].language,
+                ),
                 manage_url: "https://signup.bakery.test/manage?token=MANAGE",
             }
             .render()

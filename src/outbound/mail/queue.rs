@@ -3,8 +3,8 @@
 //! tokens, counting each neighbourhood's mails), and [`SettleMail`] records how each send
 //! ended. Between the two, the worker sends without holding anything but its leases.
 //!
-//! **Several lists, one mail.** A confirmation for a list whose sender (`from` and `language`)
-//! also sends other lists takes along the confirmations queued for the same address on those
+//! **Several lists, one mail.** A confirmation for a list whose sender (`from`), in the
+//! visitor's language (each row's), also sends other lists takes along the confirmations queued for the same address on those
 //! lists (the `companions` of a claim): they share its token (their rows get the same confirm hash) and its
 //! lease, are named in the one mail, and are settled as it is — sent, retried or given up
 //! together. The mail counts once against the budget, the address's cap and its network's
@@ -224,7 +224,7 @@ struct Stamp {
 }
 
 /// The confirmations that go out with `target`'s: on every other list of the same sender
-/// (`from` and language), a pending row of the same address, not mailed within the cooldown,
+/// (`from`) whose row is in the same language as `target`'s, a pending row of the same address, not mailed within the cooldown,
 /// whose queued confirmation no other worker holds. Each is leased with the mail and stamped
 /// with its token.
 fn companions(
@@ -236,11 +236,16 @@ fn companions(
     let Some(list) = config.list(&target.list_id) else {
         return Ok(Vec::new());
     };
+    let language = list.row_language(target.language.as_deref());
     let mut companions = Vec::new();
     for sibling in config.lists.iter().filter(|other| other.id != list.id && other.same_sender(list)) {
         let Some(row) = subscribers::mail_target_on(conn, sibling.id.as_ref(), &target.email)? else {
             continue;
         };
+        // One mail speaks one language: a row signed up in another waits for its own.
+        if sibling.row_language(row.language.as_deref()) != language {
+            continue;
+        }
         let recently_mailed =
             row.confirmation_sent_at.is_some_and(|sent| stamp.now.saturating_sub(sent) < stamp.cooldown);
         if row.status != Status::Pending || recently_mailed {

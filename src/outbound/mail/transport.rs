@@ -378,7 +378,11 @@ mod tests {
         );
         let config = crate::config::Config::from_toml(&toml).unwrap();
         let transport = Transport::from_config(&config, None).unwrap();
-        let to = crate::outbound::mail::message::Recipient { address: "ann@example.com", reference: "v1.REF" };
+        let to = crate::outbound::mail::message::Recipient {
+            address: "ann@example.com",
+            reference: "v1.REF",
+            language: None,
+        };
         let mail = crate::outbound::mail::message::welcome(&config, &config.lists[0], to, "M", "U").unwrap();
         let Delivered::File { path } = transport.send(mail).await.unwrap() else { panic!("file transport") };
         let written = std::fs::read_to_string(path).unwrap();

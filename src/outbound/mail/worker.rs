@@ -70,6 +70,7 @@ use super::reference::{MailKind, ReferenceKey};
 use super::transport::{Delivered, Outgoing, Transport};
 use crate::clock::background::{self, Round, Shutdown, Worker};
 use crate::clock::{Clock, UnixSeconds, backoff_secs};
+use crate::config::presentation::Language;
 use crate::config::secrets::Secrets;
 use crate::config::tokens::{ConfirmToken, Keyring, RemovalToken};
 use crate::config::{Config, ListConfig};
@@ -643,7 +644,7 @@ fn confirmation_mail(
         .collect::<anyhow::Result<Vec<_>>>()?;
     let removal = RemovalToken::derive(&mailer.secrets.hash_key, &target.id);
     let reference = seal_reference(mailer, target, MailKind::Confirmation)?;
-    let to = Recipient { address: &target.email, reference: &reference };
+    let to = Recipient { address: &target.email, reference: &reference, language: Some(language_of(list, target)) };
     message::confirmation(&mailer.config, list, &also, to, token.expose(), removal.expose(), expires_at)
 }
 
@@ -653,8 +654,13 @@ fn welcome_mail(mailer: &Mailer, target: &MailTarget, now: UnixSeconds) -> anyho
     let removal = RemovalToken::derive(&mailer.secrets.hash_key, &target.id);
     let unsubscribe = mailer.keyring.sign_unsubscribe(&target.list_id, &target.id, now);
     let reference = seal_reference(mailer, target, MailKind::Welcome)?;
-    let to = Recipient { address: &target.email, reference: &reference };
+    let to = Recipient { address: &target.email, reference: &reference, language: Some(language_of(list, target)) };
     message::welcome(&mailer.config, list, to, removal.expose(), &unsubscribe)
+}
+
+/// The language `target`'s row reads in.
+fn language_of(list: &ListConfig, target: &MailTarget) -> Language {
+    list.row_language(target.language.as_deref())
 }
 
 /// The `X-Signupd-Ref` of a mail of `kind` to `target`: its list, its row and its address's

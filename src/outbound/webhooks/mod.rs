@@ -11,7 +11,7 @@
 //! - **Attributed.** `subscriber.confirmed` carries the row's `source` (a string, or `null` when
 //!   the form sent none), `tags` (an array, empty when none) and `fields` (the values of the
 //!   list's `[[lists.fields]]`, an object of strings, empty when none), as the first signup
-//!   stored them.
+//!   stored them, and `language` (the code of the language the subscriber signed up in).
 //! - **Signed** per Standard Webhooks: `webhook-id` (the event id, the same on every retry),
 //!   `webhook-timestamp` (Unix seconds of the attempt) and `webhook-signature: v1,<base64 of
 //!   HMAC-SHA256(secret, id + "." + timestamp + "." + body)>`, where the secret is the base64
@@ -307,6 +307,7 @@ struct ConfirmedData<'a> {
     consent_version: &'a str,
     created_at: String,
     email: &'a str,
+    language: &'a str,
     list: &'a str,
     source: Option<&'a str>,
     subscriber_id: &'a str,
@@ -332,6 +333,7 @@ impl<'a> ConfirmedData<'a> {
             consent_version: confirmed.consent_version,
             created_at: rfc3339(confirmed.created_at)?,
             email: confirmed.email,
+            language: confirmed.language,
             list: confirmed.list,
             source: confirmed.source,
             subscriber_id: confirmed.subscriber_id,
@@ -508,6 +510,8 @@ pub struct ConfirmedEvent<'a> {
     pub tags: Option<&'a str>,
     /// The stored field values (a JSON object); an object in the payload (empty when none).
     pub fields: Option<&'a str>,
+    /// The language code the subscriber reads (`Config::row_language_code`).
+    pub language: &'a str,
     pub now: UnixSeconds,
 }
 

@@ -24,6 +24,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 
 use crate::clock::UnixSeconds;
+use crate::config::presentation::Language;
 use crate::config::tokens::{TokenHash, is_opaque};
 use crate::config::{Config, ConfirmMode, ListConfig};
 use crate::domain::EmailAddress;
@@ -63,7 +64,7 @@ impl<'a> ConfirmPage<'a> {
     }
 
     fn new(config: &'a Config, lists: &Lists<'a>, token: &'a str) -> Self {
-        let chrome = Chrome::for_list(config, lists.first);
+        let chrome = Chrome::for_list_in(config, lists.first, lists.language);
         let names: Vec<String> = lists.all.iter().map(|list| list.name.clone()).collect();
         Self { names: chrome.t.and_list(&names), chrome, token, retype: lists.retype(), error: None }
     }
@@ -81,6 +82,8 @@ struct Lists<'a> {
     /// Decides the page's look and where a confirmation ends.
     first: &'a ListConfig,
     all: Vec<&'a ListConfig>,
+    /// The language the first list's row was signed up in: the page's, and the next page's.
+    language: Language,
 }
 
 impl Lists<'_> {
@@ -157,14 +160,15 @@ impl ConfirmError<'_> {
 
 /// Where a confirmation of `list` ends: its `confirmed_url` with `signup=confirmed`, or the
 /// hosted page.
-fn confirmed_redirect(config: &Config, list: &ListConfig) -> HttpResponse {
+fn confirmed_redirect(config: &Config, lists: &Lists<'_>) -> HttpResponse {
+    let list = lists.first;
     let location = match &list.confirmed_url {
         Some(url) => {
             let mut url = url.clone();
             url.query_pairs_mut().append_pair("signup", "confirmed");
             url.to_string()
         }
-        None => href(config, &format!("/confirmed?list={}", list.id)),
+        None => href(config, &format!("/confirmed?list={}{}", list.id, list.lang_query(lists.language))),
     };
     HttpResponse::SeeOther().insert_header((header::LOCATION, location)).finish()
 }
@@ -186,7 +190,9 @@ async fn find(
     let all: Vec<&ListConfig> =
         state.config.lists.iter().filter(|list| views.iter().any(|view| view.list_id == list.id.as_ref())).collect();
     let first = *all.first().ok_or(ConfirmError::Expired { list: None })?;
-    Ok((TokenState::of(&views, now), Lists { first, all }))
+    let stored = views.iter().find(|view| view.list_id == first.id.as_ref()).and_then(|view| view.language.as_deref());
+    let language = first.row_language(stored);
+    Ok((TokenState::of(&views, now), Lists { first, all, language }))
 }
 
 /// `GET /confirm?token=T`: reads, never writes.
@@ -234,7 +240,7 @@ async fn try_confirm<'a>(
     let now = state.clock.now();
     let (before, lists) = find(state, hash.clone(), now).await?;
     if before == (TokenState { status: Status::Confirmed, live: true }) {
-        return Ok(confirmed_redirect(config, lists.first));
+        return Ok(confirmed_redirect(config, &lists));
     }
     let retype = lists.retype();
     let retyped = if retype {
@@ -258,13 +264,13 @@ async fn try_confirm<'a>(
         crate::metrics::confirmation(&row.list_id, method.as_str(), row.delay_secs, row.source.as_deref());
     }
     if !confirmed.is_empty() {
-        return Ok(confirmed_redirect(config, lists.first));
+        return Ok(confirmed_redirect(config, &lists));
     }
     // Lost a race with a concurrent POST, a wrong retyped address, or an expired link.
     let views = views(state, hash).await?;
     match TokenState::of(&views, now) {
         _ if views.is_empty() => Err(ConfirmError::Expired { list: Some(lists.first) }),
-        TokenState { status: Status::Confirmed, live: true } => Ok(confirmed_redirect(config, lists.first)),
+        TokenState { status: Status::Confirmed, live: true } => Ok(confirmed_redirect(config, &lists)),
         TokenState { status: Status::Pending, live: true } if retype => {
             Err(ConfirmError::WrongAddress { lists, token })
         }
@@ -275,7 +281,10 @@ async fn try_confirm<'a>(
 /// `GET /confirmed?list=ID`: thanks, and the way back to the site when the list has one.
 pub async fn confirmed_page(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
     let list = form::list_param(&req).and_then(|id| state.config.list(&id));
-    let chrome = Chrome::for_optional(&state.config, list);
+    let chrome = match list {
+        Some(list) => Chrome::for_list_in(&state.config, list, form::page_language(&req, list)),
+        None => Chrome::general(&state.config),
+    };
     let t = chrome.t;
     let message = list.map_or_else(|| t.confirm.done_any.to_string(), |list| t.confirm.done.with(&list.name));
     html(StatusCode::OK, &MessagePage::new(chrome, &t.confirm.done_title, message))

@@ -40,7 +40,8 @@ use actix_web::web::{self, Bytes, BytesMut};
 use actix_web::{HttpRequest, HttpResponse};
 use futures_util::{Stream, StreamExt};
 
-use crate::config::Config;
+use crate::config::presentation::Language;
+use crate::config::{Config, ListConfig};
 use crate::door::ratelimit::{ClientNet, Neighbourhood, client_ip};
 use crate::web::state::AppState;
 
@@ -84,6 +85,8 @@ pub struct SignupFields {
     pub offered: Vec<String>,
     pub website: Option<String>,
     pub return_to: Option<String>,
+    /// The page's language (`lang`), which the form's site knows.
+    pub lang: Option<String>,
     /// Every other field, the first of each name: the values a list's `[[lists.fields]]` may
     /// ask for ([`Self::field`]); names no list declares are never read. At most
     /// [`MAX_FIELDS`], like the body.
@@ -104,6 +107,7 @@ impl SignupFields {
             "source" => &mut self.source,
             "website" => &mut self.website,
             "return_to" => &mut self.return_to,
+            "lang" => &mut self.lang,
             "consent" => {
                 self.set_consent(says_yes(&value));
                 return;
@@ -369,6 +373,18 @@ pub fn query_params(req: &HttpRequest, name: &str) -> Vec<String> {
 /// The `list` query parameter, if present.
 pub fn list_param(req: &HttpRequest) -> Option<String> {
     query_param(req, "list")
+}
+
+/// The browser's `Accept-Language`, if it sent one that reads as text.
+pub fn accept_language(req: &HttpRequest) -> Option<&str> {
+    req.headers().get(actix_web::http::header::ACCEPT_LANGUAGE).and_then(|value| value.to_str().ok())
+}
+
+/// The language a page of `list` speaks to this request: its `lang` query parameter (the links
+/// signupd makes carry it), else `Accept-Language`, each among the list's languages, else the
+/// list's `language`.
+pub fn page_language(req: &HttpRequest, list: &ListConfig) -> Language {
+    list.visitor_language(query_param(req, "lang").as_deref(), accept_language(req))
 }
 
 /// The first value of `name` among `fields`.

@@ -220,7 +220,7 @@ async fn try_manage_page(req: &HttpRequest, state: &AppState) -> Result<HttpResp
     let token = raw.as_deref().unwrap_or_default();
     let (target, claimed_list) = target(&form);
     if let Some(view) = preferences(state).view(&target).await? {
-        let chrome = Chrome::for_list(&state.config, view.list);
+        let chrome = Chrome::for_list_in(&state.config, view.list, view.language);
         let page = PreferencesPage { chrome, site: view.list.site(), token, choices: view.choices };
         return Ok(html(StatusCode::OK, &page));
     }

@@ -7,6 +7,7 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 
+use crate::config::presentation::Language;
 use crate::config::{Config, ListConfig, WebhookEvent};
 use crate::web::frame::Chrome;
 use crate::web::routes::render::html;
@@ -38,8 +39,8 @@ struct PrivacyPage<'a> {
 }
 
 impl<'a> PrivacyPage<'a> {
-    fn new(config: &'a Config, list: &'a ListConfig) -> Self {
-        let mut chrome = Chrome::for_list(config, list);
+    fn new(config: &'a Config, list: &'a ListConfig, language: Language) -> Self {
+        let mut chrome = Chrome::for_list_in(config, list, language);
         // The page itself: no footer link to it.
         chrome.privacy_href = None;
         let t = chrome.t;
@@ -101,7 +102,7 @@ pub async fn privacy_page(req: HttpRequest, state: web::Data<AppState>) -> HttpR
         None => config.default_list(),
     };
     match list {
-        Some(list) => html(StatusCode::OK, &PrivacyPage::new(config, list)),
+        Some(list) => html(StatusCode::OK, &PrivacyPage::new(config, list, form::page_language(&req, list))),
         None => error_pages::not_found(config),
     }
 }

@@ -26,6 +26,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 use url::Url;
 
+use crate::config::presentation::Language;
 use crate::config::{Config, ListConfig};
 use crate::door::domain_policy::Provider;
 use crate::storage::{Batch, Command, intake, outbox};
@@ -46,6 +47,8 @@ struct SurgePage<'a> {
     return_to: Option<&'a str>,
     /// The visitor's webmail provider, which the press carries on to the check-inbox page.
     inbox: Option<&'static str>,
+    /// The page's language, which the press carries on too, for a list of several languages.
+    lang: Option<&'static str>,
 }
 
 /// `GET /check-inbox?list=ID&send=TOKEN`: the page with the button, for a token that is one;
@@ -55,8 +58,10 @@ pub fn surge_page(req: &HttpRequest, state: &AppState) -> Option<HttpResponse> {
     let claims = state.keyring.verify_send(&token).ok()?;
     let list = state.config.list(&claims.list_id)?;
     let return_to = allowed_return_to(list, form::query_param(req, "return_to").as_deref());
+    let language = form::page_language(req, list);
     let page = SurgePage {
-        chrome: Chrome::for_list(&state.config, list),
+        chrome: Chrome::for_list_in(&state.config, list, language),
+        lang: list.is_multilingual().then(|| language.code()),
         token: &token,
         return_to: return_to.as_ref().map(Url::as_str),
         inbox: inbox::requested(req).map(|provider| provider.id),
@@ -104,7 +109,8 @@ pub async fn send(req: HttpRequest, payload: web::Payload, state: web::Data<AppS
         }
     }
     let provider = form::field(&fields, "inbox").and_then(Provider::by_id);
-    answer(config, list, form::field(&fields, "return_to"), provider, json, cors)
+    let lang = form::field(&fields, "lang").and_then(|tag| list.served_language(tag));
+    answer(config, list, form::field(&fields, "return_to"), (provider, lang), json, cors)
 }
 
 /// The one answer of a press, whatever the token named: go and check your inbox.
@@ -112,7 +118,7 @@ fn answer(
     config: &Config,
     list: &ListConfig,
     return_to: Option<&str>,
-    provider: Option<&'static Provider>,
+    (provider, lang): (Option<&'static Provider>, Option<Language>),
     json: bool,
     cors: Option<String>,
 ) -> HttpResponse {
@@ -130,6 +136,7 @@ fn answer(
         None => {
             let query = url::form_urlencoded::Serializer::new(String::new())
                 .append_pair("list", list.id.as_ref())
+                .extend_pairs(lang.filter(|_| list.is_multilingual()).map(|language| ("lang", language.code())))
                 .extend_pairs(inbox)
                 .finish();
             href(config, &format!("/check-inbox?{query}"))

@@ -83,6 +83,18 @@ struct SignupPage<'a> {
     /// Whether the visitor ticked the consent box: a refusal for something else shows it ticked
     /// again, as they left it, rather than making them find and tick it a second time.
     consented: bool,
+    /// The page's language, posted back as `lang` when the list serves several.
+    lang_field: Option<&'static str>,
+    /// A multilingual list's form in each of its other languages: plain links, no script.
+    languages: Vec<LanguageLink>,
+}
+
+/// The hosted form in another of the list's languages.
+struct LanguageLink {
+    code: &'static str,
+    /// The language's name in itself ("Deutsch").
+    name: String,
+    href: String,
 }
 
 struct Choice<'a> {
@@ -91,16 +103,47 @@ struct Choice<'a> {
 }
 
 impl<'a> SignupPage<'a> {
-    /// The form for `offered` (one list, or a choice of several, `ticked` ticked).
-    fn new(config: &'a Config, offered: &[&'a ListConfig], ticked: &[&'a ListConfig]) -> Option<Self> {
+    /// The form for `offered` (one list, or a choice of several, `ticked` ticked), in
+    /// `language` (one of the first list's).
+    fn new(
+        config: &'a Config,
+        offered: &[&'a ListConfig],
+        ticked: &[&'a ListConfig],
+        language: Language,
+    ) -> Option<Self> {
         let first = *offered.first()?;
         let choices = if offered.len() > 1 {
             offered.iter().map(|list| Choice { list, ticked: ticked.iter().any(|t| t.id == list.id) }).collect()
         } else {
             Vec::new()
         };
+        let languages = if first.is_multilingual() {
+            let mut pairs: Vec<(&str, &str)> = Vec::new();
+            if config.default_list().is_none_or(|only| offered.len() != 1 || only.id != first.id) {
+                pairs.extend(offered.iter().map(|list| ("list", list.id.as_ref())));
+            }
+            let path = if pairs.is_empty() { "/" } else { "/signup" };
+            first
+                .languages
+                .iter()
+                .filter(|other| **other != language)
+                .map(|other| {
+                    let mut query = url::form_urlencoded::Serializer::new(String::new());
+                    query.extend_pairs(pairs.iter().copied()).append_pair("lang", other.code());
+                    LanguageLink {
+                        code: other.code(),
+                        name: other.messages().language.name.to_string(),
+                        href: crate::web::frame::href(config, &format!("{path}?{}", query.finish())),
+                    }
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         Some(Self {
-            chrome: Chrome::for_list(config, first),
+            chrome: Chrome::for_list_in(config, first, language),
+            lang_field: first.is_multilingual().then(|| language.code()),
+            languages,
             single: (offered.len() == 1).then_some(first),
             choices,
             email: "",
@@ -250,9 +293,24 @@ struct Answer<'a> {
     refused_field: Option<Refused<'a>>,
     /// Whether the form's consent said yes, to show the box as the visitor left it.
     consented: bool,
+    /// The form's `lang` field and the browser's `Accept-Language`: the visitor's language on
+    /// each list ([`ListConfig::visitor_language`]).
+    lang: Option<String>,
+    accept_language: Option<String>,
 }
 
 impl<'a> Answer<'a> {
+    /// The visitor's language on `list`: from the request alone, whatever the address.
+    fn language(&self, list: &ListConfig) -> Language {
+        list.visitor_language(self.lang.as_deref(), self.accept_language.as_deref())
+    }
+
+    /// `lang=CODE` for a page of the first list, when it serves several languages.
+    fn lang_pair(&self) -> Option<(&'static str, &'static str)> {
+        let list = self.list().filter(|list| list.is_multilingual())?;
+        Some(("lang", self.language(list).code()))
+    }
+
     fn builder(&self, status: StatusCode) -> HttpResponseBuilder {
         let mut builder = HttpResponse::build(status);
         builder.insert_header((header::VARY, "Origin"));
@@ -308,6 +366,7 @@ impl<'a> Answer<'a> {
             return self.builder(StatusCode::ACCEPTED).json(body);
         }
         let mut pairs = vec![("list", self.list().map_or("", |list| list.id.as_ref())), ("send", token)];
+        pairs.extend(self.lang_pair());
         if let Some(url) = &self.return_to {
             pairs.push(("return_to", url.as_str()));
         }
@@ -329,6 +388,7 @@ impl<'a> Answer<'a> {
             None => {
                 let mut pairs: Vec<(&str, &str)> =
                     self.list().map(|list| ("list", list.id.as_ref())).into_iter().collect();
+                pairs.extend(self.lang_pair());
                 pairs.extend(self.inbox_pair());
                 let query = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(pairs).finish();
                 let path = if query.is_empty() { "/check-inbox".to_owned() } else { format!("/check-inbox?{query}") };
@@ -378,7 +438,8 @@ impl<'a> Answer<'a> {
         // The form the visitor saw: the hosted multi-list form names what it offered.
         let fallback = self.list().or_else(|| self.config.default_list()).or(self.config.lists.first());
         let offered = if self.offered.len() > 1 { self.offered.clone() } else { fallback.into_iter().collect() };
-        let Some(mut page) = SignupPage::new(self.config, &offered, &self.lists) else {
+        let language = offered.first().map_or_else(Language::english, |first| self.language(first));
+        let Some(mut page) = SignupPage::new(self.config, &offered, &self.lists, language) else {
             let english = Language::english().messages();
             return builder.content_type("text/plain; charset=utf-8").body(refusal.message(english).to_string());
         };
@@ -430,16 +491,22 @@ fn named_lists<'a>(config: &'a Config, ids: &[String]) -> Option<Vec<&'a ListCon
 
 /// The empty form for `lists` (one, or a choice of several, none ticked), its hidden fields set
 /// from the query string of `req`, if given.
-fn empty_form(config: &Config, lists: &[&ListConfig], req: Option<&HttpRequest>) -> HttpResponse {
-    let Some(mut page) = SignupPage::new(config, lists, &[]) else {
+fn empty_form(config: &Config, lists: &[&ListConfig], req: &HttpRequest) -> HttpResponse {
+    let Some(first) = lists.first() else {
         return error_pages::not_found(config);
     };
-    if let Some(req) = req {
-        for field in page.fields.iter_mut().filter(|field| field.is_hidden()) {
-            field.value = body::query_param(req, field.spec.name.as_ref()).unwrap_or_default();
-        }
+    let Some(mut page) = SignupPage::new(config, lists, &[], body::page_language(req, first)) else {
+        return error_pages::not_found(config);
+    };
+    for field in page.fields.iter_mut().filter(|field| field.is_hidden()) {
+        field.value = body::query_param(req, field.spec.name.as_ref()).unwrap_or_default();
     }
-    html(StatusCode::OK, &page)
+    let mut response = html(StatusCode::OK, &page);
+    if first.is_multilingual() {
+        // Without `lang`, the page's language is the browser's: a cache must keep one per language.
+        response.headers_mut().append(header::VARY, HeaderValue::from_static("Accept-Language"));
+    }
+    response
 }
 
 /// The tags of a signup, checked: each a valid word in the `tags` of at least one named list.
@@ -455,10 +522,10 @@ fn checked_tags(values: &[String], lists: &[&ListConfig]) -> Result<Vec<Tag>, ()
 }
 
 /// `GET /`: the form of the only list, or a choice of lists.
-pub async fn index(state: web::Data<AppState>) -> HttpResponse {
+pub async fn index(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
     let config = &state.config;
     match config.default_list() {
-        Some(list) => empty_form(config, &[list], None),
+        Some(list) => empty_form(config, &[list], &req),
         None => html(StatusCode::OK, &ListsPage { chrome: Chrome::general(config), lists: &config.lists }),
     }
 }
@@ -467,10 +534,10 @@ pub async fn index(state: web::Data<AppState>) -> HttpResponse {
 pub async fn signup_form(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
     let ids = body::query_params(&req, "list");
     if ids.is_empty() {
-        return index(state).await;
+        return index(req, state).await;
     }
     match named_lists(&state.config, &ids) {
-        Some(lists) => empty_form(&state.config, &lists, Some(&req)),
+        Some(lists) => empty_form(&state.config, &lists, &req),
         None => error_pages::not_found(&state.config),
     }
 }
@@ -490,6 +557,8 @@ pub async fn signup(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
         typed_fields: Vec::new(),
         refused_field: None,
         consented: false,
+        lang: None,
+        accept_language: body::accept_language(&req).map(str::to_owned),
     };
 
     // 1. Content type and size.
@@ -512,6 +581,7 @@ pub async fn signup(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
     };
     let typed_email = fields.email.as_deref().unwrap_or("");
     answer.consented = fields.consent;
+    answer.lang.clone_from(&fields.lang);
     let named = named_lists(config, &fields.lists);
     answer.lists = named.clone().unwrap_or_default();
     answer.offered = named_lists(config, &fields.offered).unwrap_or_default();
@@ -604,7 +674,7 @@ pub async fn signup(req: HttpRequest, payload: web::Payload, state: web::Data<Ap
         .zip(field_values)
         .map(|(list, fields)| {
             let allowed: Vec<Tag> = tags.iter().filter(|tag| list.tags.contains(tag)).cloned().collect();
-            ListSignup { list_id: list.id.clone(), tags: Tag::join(&allowed), fields }
+            ListSignup { list_id: list.id.clone(), tags: Tag::join(&allowed), fields, language: answer.language(list) }
         })
         .collect();
     let request = SignupRequest { lists: signups, source: source.clone(), email, client, network };
@@ -650,6 +720,8 @@ pub async fn method_not_allowed(req: HttpRequest, state: web::Data<AppState>) ->
         typed_fields: Vec::new(),
         refused_field: None,
         consented: false,
+        lang: None,
+        accept_language: body::accept_language(&req).map(str::to_owned),
     };
     answer.refuse(Refusal::MethodNotAllowed, "")
 }
@@ -661,7 +733,10 @@ pub async fn check_inbox(req: HttpRequest, state: web::Data<AppState>) -> HttpRe
         return surge_page;
     }
     let list = body::list_param(&req).and_then(|id| state.config.list(&id));
-    let chrome = Chrome::for_optional(&state.config, list);
+    let chrome = match list {
+        Some(list) => Chrome::for_list_in(&state.config, list, body::page_language(&req, list)),
+        None => Chrome::general(&state.config),
+    };
     let inbox = inbox::requested(&req).and_then(|provider| inbox::link(&state.config, list, provider, chrome.t));
     html(StatusCode::OK, &CheckInboxPage { chrome, list_name: list.map(|list| list.name.as_str()), inbox })
 }
