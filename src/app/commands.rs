@@ -80,7 +80,7 @@ pub fn check_config(source: &ConfigSource) -> anyhow::Result<()> {
     // Where the relay's password comes from, never the password (the file cannot hold one).
     let smtp = &config.mail.smtp;
     let unused = if smtp.username.is_none() { " (unused: mail.smtp.username is empty)" } else { "" };
-    match mail::transport::PasswordSource::find(smtp, credentials_dir.as_deref())? {
+    match mail::relay_login::PasswordSource::find(smtp, credentials_dir.as_deref())? {
         Some(source) => writeln!(out, "# SMTP password: set, from {source}{unused}")?,
         None => writeln!(out, "# SMTP password: not set{unused}")?,
     }

@@ -4,7 +4,8 @@
 //! Layout: `message` (building mails), `reference` (the sealed `X-Signupd-Ref` a mail about a
 //! subscriber carries), `transport` (SMTP or files), `failure` (what a failed send means, and whose it
 //! is), `relay` (the SMTP
-//! conversation, step by step, and its failures in words), `relay_trust` (the relay's
+//! conversation, step by step, and its failures in words), `relay_login` (the relay's user name
+//! and password, read afresh after a refusal), `relay_trust` (the relay's
 //! certificate), `relay_hold` (the queue waits while the relay refuses signupd), `queue` (the
 //! claim and settle commands of the writer), `worker` (look, claim, send, settle, retry),
 //! `alert` (operator alerts without addresses).
@@ -16,6 +17,7 @@ pub mod queue;
 pub mod reference;
 pub mod relay;
 pub mod relay_hold;
+pub mod relay_login;
 pub mod relay_trust;
 pub mod transport;
 pub mod worker;

@@ -52,7 +52,7 @@ impl Fixable {
     /// the key and the file, and the stage it stops.
     pub fn read(smtp: &SmtpConfig, credentials_dir: Option<&std::path::Path>) -> Result<Self, (Stage, String)> {
         let (trust, _) = RelayTrust::load(smtp).map_err(|error| (Stage::Tls, format!("{error:#}")))?;
-        let credentials = super::transport::smtp_credentials(smtp, credentials_dir)
+        let credentials = super::relay_login::smtp_credentials(smtp, credentials_dir)
             .map_err(|error| (Stage::Auth, format!("{error:#}")))?;
         Ok(Self { trust, credentials })
     }
