@@ -72,7 +72,8 @@ duration-day =
         [many] { $n } يومًا
        *[other] { $n } يوم
     }
-duration-and = و
+duration-and = { $init } و{ $last }
+duration-separator = {"، "}
 duration-per = { $n } خلال { $duration }
 
 ## page

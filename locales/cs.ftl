@@ -63,7 +63,8 @@ duration-day =
         [many] { $n } dne
        *[other] { $n } dní
     }
-duration-and = a
+duration-and = { $init } a { $last }
+duration-separator = {", "}
 duration-per = { $n } za { $duration }
 
 ## page

@@ -53,7 +53,8 @@ duration-day =
         [one] { $n } dag
        *[other] { $n } dage
     }
-duration-and = og
+duration-and = { $init } og { $last }
+duration-separator = {", "}
 duration-per = { $n } pr. { $duration }
 
 ## page

@@ -51,7 +51,8 @@ duration-day =
        *[other] { $n } Tage
     }
 # Joins the last two items of a list: "3 per 10 minutes and 10 per 1 day".
-duration-and = und
+duration-and = { $init } und { $last }
+duration-separator = {", "}
 # A rate limit: "3 per 10 minutes". $duration is one of the duration messages above.
 duration-per = { $n } pro { $duration }
 

@@ -52,8 +52,11 @@ duration-day =
         [one] { $n } day
        *[other] { $n } days
     }
-# Joins the last two items of a list: "3 per 10 minutes and 10 per 1 day".
-duration-and = and
+# Joins the last item of a list to the ones before it ($init, already joined by
+# duration-separator): "3 per 10 minutes and 10 per 1 day".
+duration-and = { $init } and { $last }
+# Between the items of a list before its last (a string literal keeps the space).
+duration-separator = {", "}
 # A rate limit: "3 per 10 minutes". $duration is one of the duration messages above.
 duration-per = { $n } per { $duration }
 

@@ -53,7 +53,8 @@ duration-day =
         [one] { $n } día
        *[other] { $n } días
     }
-duration-and = y
+duration-and = { $init } y { $last }
+duration-separator = {", "}
 duration-per = { $n } cada { $duration }
 
 ## page

@@ -57,7 +57,8 @@ duration-day =
         [one] { $n } päivä
        *[other] { $n } päivää
     }
-duration-and = ja
+duration-and = { $init } ja { $last }
+duration-separator = {", "}
 duration-per = { $n } per { $duration }
 
 ## page

@@ -57,7 +57,8 @@ duration-day =
         [one] { $n } jour
        *[other] { $n } jours
     }
-duration-and = et
+duration-and = { $init } et { $last }
+duration-separator = {", "}
 duration-per = { $n } par { $duration }
 
 ## page

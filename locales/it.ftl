@@ -57,7 +57,8 @@ duration-day =
         [one] { $n } giorno
        *[other] { $n } giorni
     }
-duration-and = e
+duration-and = { $init } e { $last }
+duration-separator = {", "}
 duration-per = { $n } ogni { $duration }
 
 ## page

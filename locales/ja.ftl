@@ -49,7 +49,8 @@ duration-day =
     { $n ->
        *[other] { $n }日
     }
-duration-and = および
+duration-and = { $init }、{ $last }
+duration-separator = {"、"}
 duration-per = { $duration }あたり{ $n }件
 
 ## page

@@ -53,7 +53,8 @@ duration-day =
         [one] { $n } dag
        *[other] { $n } dagen
     }
-duration-and = en
+duration-and = { $init } en { $last }
+duration-separator = {", "}
 duration-per = { $n } per { $duration }
 
 ## page

@@ -64,7 +64,8 @@ duration-day =
         [many] { $n } dni
        *[other] { $n } dnia
     }
-duration-and = i
+duration-and = { $init } i { $last }
+duration-separator = {", "}
 duration-per = { $n } na { $duration }
 
 ## page

@@ -53,7 +53,8 @@ duration-day =
         [one] { $n } dia
        *[other] { $n } dias
     }
-duration-and = e
+duration-and = { $init } e { $last }
+duration-separator = {", "}
 duration-per = { $n } por cada { $duration }
 
 ## page

@@ -53,7 +53,8 @@ duration-day =
         [one] { $n } dag
        *[other] { $n } dagar
     }
-duration-and = och
+duration-and = { $init } och { $last }
+duration-separator = {", "}
 duration-per = { $n } per { $duration }
 
 ## page

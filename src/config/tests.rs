@@ -173,8 +173,8 @@ fn list_problems_name_the_list_index() {
         ),
         (
             "unknown language",
-            "[[lists]]\nid = \"a\"\nlanguage = \"fr\"",
-            "lists[0].language: \"fr\" is not a language signupd has texts for; one of \"en\", \"de\"",
+            "[[lists]]\nid = \"a\"\nlanguage = \"tlh\"",
+            "lists[0].language: \"tlh\" is not a language signupd has texts for",
         ),
         (
             "a language in `languages` without a catalogue",

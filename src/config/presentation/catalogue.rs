@@ -474,20 +474,25 @@ impl Messages {
         match items {
             [] => String::new(),
             [only] => only.clone(),
-            [init @ .., last] => format!("{} {} {last}", init.join(", "), self.durations.and),
+            [init @ .., last] => {
+                let init = init.join(&self.durations.separator.to_string());
+                self.durations.and.fill(&[("init", &init), ("last", last)])
+            }
         }
     }
 }
 
 texts! {
-    /// Durations, one message per unit with the number `$n`; `and` joins the last two items of
-    /// a list, `per` writes a rate ("3 per 10 minutes").
+    /// Durations, one message per unit with the number `$n`; `and` joins the last item of a
+    /// list to the ones before it, which `separator` joins (each language's own words and
+    /// punctuation: "a, b and c", "a、b、c", "a، b وc"), `per` writes a rate ("3 per 10 minutes").
     Durations "duration" {
         second,
         minute,
         hour,
         day,
         and,
+        separator,
         per,
     }
 }
@@ -815,6 +820,14 @@ mod tests {
         assert_eq!(de.duration(Duration::from_secs(3600)), "1 Stunde");
         assert_eq!(en.duration(Duration::from_secs(90)), "90 seconds");
         assert_eq!(de.and_list(&["a".into(), "b".into(), "c".into()]), "a, b und c");
+        // Each language joins a list with its own punctuation and word: Japanese with 、 and no
+        // spaces, Arabic with its comma and و written onto the last item.
+        let items: Vec<String> = vec!["a".into(), "b".into(), "c".into()];
+        let ja = Language::find("ja").expect("ja ships").messages();
+        assert_eq!(ja.and_list(&items), "a、b、c");
+        let ar = Language::find("ar").expect("ar ships").messages();
+        let joined: String = ar.and_list(&items).chars().filter(|c| !matches!(c, '\u{2068}' | '\u{2069}')).collect();
+        assert_eq!(joined, "a، b وc");
     }
 
     /// Polish has CLDR's one/few/many, Arabic six forms: the numbers pick them, not a
