@@ -294,7 +294,7 @@ async fn pages_no_row_speaks_for_take_the_links_lang_else_the_browsers_among_the
     .await;
     let unknown = with_token("/confirm", &"A".repeat(43));
     // (case, path, Accept-Language, status, language, words)
-    let cases: [(&str, String, Option<&str>, u16, &str, &str); 9] = [
+    let cases = [
         (
             "unknown token, the browser's",
             unknown.clone(),
