@@ -82,6 +82,10 @@ errors-not-found = Na této adrese není žádný přihlašovací formulář.
 errors-not-found-link = Přejít na přihlašovací formulář
 errors-incomplete-title = Tento odkaz je neúplný
 errors-incomplete = Odkaz je zřejmě useknutý nebo pozměněný. Otevřete ho znovu z e-mailu, nebo zkopírujte celou adresu do prohlížeče.
+errors-refused-title = To se nepodařilo
+errors-refused = Požadavek se nepodařilo přečíst. Vraťte se prosím na stránku a zkuste to znovu.
+errors-timeout = Požadavek nedorazil včas. Zkuste to prosím znovu.
+errors-internal = Na naší straně se něco pokazilo. Zkuste to prosím znovu za minutu.
 
 ## signup
 

@@ -72,6 +72,10 @@ errors-not-found = Der er ingen tilmeldingsformular her.
 errors-not-found-link = Gå til tilmeldingsformularen
 errors-incomplete-title = Linket er ufuldstændigt
 errors-incomplete = Linket ser ud til at være klippet over eller ændret. Åbn det igen fra mailen, eller kopiér hele adressen ind i din browser.
+errors-refused-title = Det kunne ikke lade sig gøre
+errors-refused = Forespørgslen kunne ikke læses. Gå tilbage til siden, og prøv igen.
+errors-timeout = Forespørgslen nåede ikke frem i tide. Prøv igen.
+errors-internal = Noget gik galt hos os. Prøv igen om et minut.
 
 ## signup
 

@@ -73,6 +73,10 @@ errors-not-found = Hier gibt es kein Anmeldeformular.
 errors-not-found-link = Zum Anmeldeformular
 errors-incomplete-title = Dieser Link ist unvollständig
 errors-incomplete = Der Link scheint abgeschnitten oder verändert zu sein. Öffnen Sie ihn noch einmal aus der Mail, oder kopieren Sie die ganze Adresse in Ihren Browser.
+errors-refused-title = Das hat nicht geklappt
+errors-refused = Die Anfrage konnte nicht gelesen werden. Bitte gehen Sie zur Seite zurück und versuchen Sie es noch einmal.
+errors-timeout = Die Anfrage ist nicht rechtzeitig angekommen. Bitte versuchen Sie es noch einmal.
+errors-internal = Bei uns ist etwas schiefgegangen. Bitte versuchen Sie es in einer Minute noch einmal.
 
 ## signup
 

@@ -77,6 +77,13 @@ errors-not-found = There is no signup form here.
 errors-not-found-link = Go to the signup form
 errors-incomplete-title = This link is incomplete
 errors-incomplete = The link seems to be cut off or changed. Open it again from the mail, or copy the whole address into your browser.
+# A press of a form's button whose request was refused (a wrong method, a body too large or of another kind).
+errors-refused-title = This could not be done
+errors-refused = The request could not be read. Please go back to the page and try again.
+# A request body that did not arrive within the server's time limit; plain text.
+errors-timeout = The request did not arrive in time. Please try again.
+# A page that could not be made (a fault of signupd); plain text.
+errors-internal = Something went wrong on our side. Please try again in a minute.
 
 ## signup
 

@@ -72,6 +72,10 @@ errors-not-found = Aquí no hay ningún formulario de suscripción.
 errors-not-found-link = Ir al formulario de suscripción
 errors-incomplete-title = Este enlace está incompleto
 errors-incomplete = Parece que el enlace está cortado o modificado. Ábrelo de nuevo desde el correo o copia la dirección completa en tu navegador.
+errors-refused-title = No se ha podido completar
+errors-refused = No se ha podido leer la solicitud. Vuelve a la página e inténtalo de nuevo.
+errors-timeout = La solicitud no ha llegado a tiempo. Inténtalo de nuevo.
+errors-internal = Algo ha fallado por nuestra parte. Vuelve a intentarlo dentro de un minuto.
 
 ## signup
 

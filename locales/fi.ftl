@@ -76,6 +76,10 @@ errors-not-found = Täällä ei ole tilauslomaketta.
 errors-not-found-link = Siirry tilauslomakkeeseen
 errors-incomplete-title = Linkki on vaillinainen
 errors-incomplete = Linkki näyttää katkenneen tai muuttuneen. Avaa se uudelleen sähköpostista tai kopioi koko osoite selaimeesi.
+errors-refused-title = Tämä ei onnistunut
+errors-refused = Pyyntöä ei voitu lukea. Palaa sivulle ja yritä uudelleen.
+errors-timeout = Pyyntö ei saapunut ajoissa. Yritä uudelleen.
+errors-internal = Meillä tapahtui virhe. Yritä uudelleen minuutin kuluttua.
 
 ## signup
 

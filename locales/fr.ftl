@@ -76,6 +76,10 @@ errors-not-found = Il n'y a pas de formulaire d'inscription à cette adresse.
 errors-not-found-link = Aller au formulaire d'inscription
 errors-incomplete-title = Ce lien est incomplet
 errors-incomplete = Le lien semble tronqué ou modifié. Ouvrez-le à nouveau depuis l'e-mail, ou copiez l'adresse complète dans votre navigateur.
+errors-refused-title = L'opération n'a pas pu aboutir
+errors-refused = La requête n'a pas pu être lue. Veuillez revenir à la page et réessayer.
+errors-timeout = La requête n'est pas arrivée à temps. Veuillez réessayer.
+errors-internal = Un problème est survenu de notre côté. Veuillez réessayer dans une minute.
 
 ## signup
 

@@ -76,6 +76,10 @@ errors-not-found = Qui non c'è nessun modulo di iscrizione.
 errors-not-found-link = Vai al modulo di iscrizione
 errors-incomplete-title = Questo link è incompleto
 errors-incomplete = Sembra che il link sia stato troncato o modificato. Aprilo di nuovo dall'email, oppure copia l'indirizzo completo nel browser.
+errors-refused-title = Non è stato possibile completare l'operazione
+errors-refused = Non è stato possibile leggere la richiesta. Torna alla pagina e riprova.
+errors-timeout = La richiesta non è arrivata in tempo. Riprova.
+errors-internal = Qualcosa è andato storto da parte nostra. Riprova tra un minuto.
 
 ## signup
 

@@ -68,6 +68,10 @@ errors-not-found = ここには登録フォームがありません。
 errors-not-found-link = 登録フォームへ
 errors-incomplete-title = このリンクは不完全です
 errors-incomplete = リンクが途中で切れているか、変更されているようです。メールからもう一度開くか、アドレス全体をブラウザーにコピーしてください。
+errors-refused-title = 処理できませんでした
+errors-refused = リクエストを読み取れませんでした。ページに戻って、もう一度お試しください。
+errors-timeout = リクエストが時間内に届きませんでした。もう一度お試しください。
+errors-internal = こちら側で問題が発生しました。1分ほどしてからもう一度お試しください。
 
 ## signup
 

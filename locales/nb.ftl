@@ -72,6 +72,10 @@ errors-not-found = Det finnes ikke noe påmeldingsskjema her.
 errors-not-found-link = Gå til påmeldingsskjemaet
 errors-incomplete-title = Lenken er ufullstendig
 errors-incomplete = Lenken ser ut til å være kuttet av eller endret. Åpne den på nytt fra e-posten, eller kopier hele adressen inn i nettleseren.
+errors-refused-title = Det gikk ikke
+errors-refused = Forespørselen kunne ikke leses. Gå tilbake til siden og prøv igjen.
+errors-timeout = Forespørselen kom ikke fram i tide. Prøv igjen.
+errors-internal = Noe gikk galt hos oss. Prøv igjen om et minutt.
 
 ## signup
 

@@ -72,6 +72,10 @@ errors-not-found = Hier staat geen aanmeldformulier.
 errors-not-found-link = Naar het aanmeldformulier
 errors-incomplete-title = Deze link is onvolledig
 errors-incomplete = De link lijkt afgebroken of gewijzigd. Open hem opnieuw vanuit de e-mail, of kopieer het hele adres naar je browser.
+errors-refused-title = Dat lukte niet
+errors-refused = Het verzoek kon niet worden gelezen. Ga terug naar de pagina en probeer het opnieuw.
+errors-timeout = Het verzoek kwam niet op tijd aan. Probeer het opnieuw.
+errors-internal = Er ging bij ons iets mis. Probeer het over een minuut opnieuw.
 
 ## signup
 

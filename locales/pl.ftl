@@ -83,6 +83,10 @@ errors-not-found = Pod tym adresem nie ma formularza zapisu.
 errors-not-found-link = Przejdź do formularza zapisu
 errors-incomplete-title = Ten link jest niepełny
 errors-incomplete = Link wygląda na ucięty lub zmieniony. Wystarczy otworzyć go ponownie z wiadomości e-mail albo skopiować cały adres do przeglądarki.
+errors-refused-title = Nie udało się tego wykonać
+errors-refused = Nie udało się odczytać żądania. Prosimy wrócić na stronę i spróbować ponownie.
+errors-timeout = Żądanie nie dotarło na czas. Prosimy spróbować ponownie.
+errors-internal = Coś poszło nie tak po naszej stronie. Prosimy spróbować ponownie za minutę.
 
 ## signup
 

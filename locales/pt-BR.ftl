@@ -76,6 +76,10 @@ errors-not-found = Não há nenhum formulário de inscrição aqui.
 errors-not-found-link = Ir para o formulário de inscrição
 errors-incomplete-title = Este link está incompleto
 errors-incomplete = O link parece ter sido cortado ou alterado. Abra-o de novo a partir do e-mail ou copie o endereço completo no seu navegador.
+errors-refused-title = Não foi possível fazer isso
+errors-refused = Não foi possível ler a solicitação. Volte à página e tente novamente.
+errors-timeout = A solicitação não chegou a tempo. Tente novamente.
+errors-internal = Algo deu errado do nosso lado. Tente novamente daqui a um minuto.
 
 ## signup
 

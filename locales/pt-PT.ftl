@@ -72,6 +72,10 @@ errors-not-found = Não existe nenhum formulário de subscrição aqui.
 errors-not-found-link = Ir para o formulário de subscrição
 errors-incomplete-title = Esta ligação está incompleta
 errors-incomplete = A ligação parece ter sido cortada ou alterada. Abra-a novamente a partir do e-mail ou copie o endereço completo para o navegador.
+errors-refused-title = Não foi possível fazê-lo
+errors-refused = Não foi possível ler o pedido. Volte à página e tente novamente.
+errors-timeout = O pedido não chegou a tempo. Tente novamente.
+errors-internal = Ocorreu um erro do nosso lado. Tente novamente dentro de um minuto.
 
 ## signup
 

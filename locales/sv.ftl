@@ -72,6 +72,10 @@ errors-not-found = Här finns inget anmälningsformulär.
 errors-not-found-link = Till anmälningsformuläret
 errors-incomplete-title = Länken är ofullständig
 errors-incomplete = Länken verkar vara avklippt eller ändrad. Öppna den igen från mejlet, eller kopiera hela adressen till din webbläsare.
+errors-refused-title = Det gick inte
+errors-refused = Förfrågan kunde inte läsas. Gå tillbaka till sidan och försök igen.
+errors-timeout = Förfrågan kom inte fram i tid. Försök igen.
+errors-internal = Något gick fel hos oss. Försök igen om en minut.
 
 ## signup
 

@@ -108,10 +108,12 @@ pub struct View<'c> {
 }
 
 /// What a save did.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone)]
 pub struct Saved {
     /// The token's list, for the page that says it was saved.
     pub list_id: String,
+    /// The language of the token's row: the page that says it was saved speaks it too.
+    pub language: Language,
     /// The lists confirmed from the page, each with its row's source (a new row has none).
     pub confirmed: Vec<(String, Option<String>)>,
     /// The lists removed from the page.
@@ -204,7 +206,7 @@ impl<'a> Preferences<'a> {
         now: UnixSeconds,
     ) -> anyhow::Result<Option<Saved>> {
         // Set by the preparation: the token's list, when the token names a row.
-        let token_list: Cell<Option<String>> = Cell::new(None);
+        let token_list: Cell<Option<(String, Language)>> = Cell::new(None);
         let saved = write_prepared(self.subscriptions.writer, async || {
             let Some((row, rows)) = self.find(target).await? else {
                 token_list.set(None);
@@ -214,14 +216,14 @@ impl<'a> Preferences<'a> {
                 token_list.set(None);
                 return Ok(None);
             };
-            token_list.set(Some(row.list_id.clone()));
+            token_list.set(Some((row.list_id.clone(), list.row_language(stored_language(&rows, list)))));
             let command = self.prepare_save(list, &row.email, &rows, ticked, now)?;
             Ok((!command.is_empty()).then_some(command))
         })
         .await?;
-        Ok(token_list.take().map(|list_id| match saved {
-            Some((confirmed, removed)) => Saved { list_id, confirmed, removed },
-            None => Saved { list_id, ..Saved::default() },
+        Ok(token_list.take().map(|(list_id, language)| {
+            let (confirmed, removed) = saved.unwrap_or_default();
+            Saved { list_id, language, confirmed, removed }
         }))
     }
 
@@ -324,24 +326,26 @@ impl<'a> Preferences<'a> {
 
     /// "Remove me from all": removes the address of the row `target` names from every list of
     /// its sender, each as its status says. `None` when the token names no row; the token's
-    /// list and what was removed otherwise.
+    /// list, the language of its row (while the list is configured) and what was removed
+    /// otherwise.
     pub async fn remove_all(
         &self,
         target: &RemovalTarget,
         now: UnixSeconds,
-    ) -> anyhow::Result<Option<(String, Vec<Removed>)>> {
-        let Some((row, _)) = self.find(target).await? else {
+    ) -> anyhow::Result<Option<(String, Option<Language>, Vec<Removed>)>> {
+        let Some((row, rows)) = self.find(target).await? else {
             return Ok(None);
         };
         let Some(list) = self.config().list(&row.list_id) else {
             // No sender to look up: the one row, as the manage page always removed it.
             let removed = self.subscriptions.remove(target, RemovalChannel::Manage, now).await?;
-            return Ok(Some((row.list_id, removed.into_iter().collect())));
+            return Ok(Some((row.list_id, None, removed.into_iter().collect())));
         };
+        let language = list.row_language(stored_language(&rows, list));
         let lists: Vec<ListId> = sender_lists(self.config(), list).into_iter().map(|list| list.id.clone()).collect();
         let removed =
             self.subscriptions.remove_from_lists(&lists, &row.email, None, RemovalChannel::Manage, now).await?;
-        Ok(Some((row.list_id, removed)))
+        Ok(Some((row.list_id, Some(language), removed)))
     }
 }
 

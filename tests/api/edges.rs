@@ -399,7 +399,7 @@ async fn a_body_that_stops_or_trickles_is_answered_408_and_closed_and_nothing_is
             assert_eq!(body, json!({"ok": false, "error": "request_timeout"}), "{case}");
         } else {
             assert!(answer.has_header("content-type", "text/plain; charset=utf-8"), "{case}: {answer:?}");
-            assert!(answer.body.starts_with("Request Timeout"), "{case}: {answer:?}");
+            assert_eq!(answer.body, "The request did not arrive in time. Please try again.", "{case}: {answer:?}");
         }
     }
     let cors = &answers[0];
@@ -407,6 +407,38 @@ async fn a_body_that_stops_or_trickles_is_answered_408_and_closed_and_nothing_is
     assert!(cors.has_header("vary", "origin"), "Vary kept: {cors:?}");
     assert_eq!(dump(&app), before, "nothing was written");
     assert_eq!(status_of(&app, "jane@example.com").as_deref(), Some("pending"), "neither confirmed nor removed");
+}
+
+#[actix_web::test]
+async fn the_408_text_speaks_the_visitors_language_among_the_lists() {
+    let app = spawn_app_with(&SLOW.replace("name = \"News\"", "name = \"News\"\nlanguages = [\"de\", \"ja\"]")).await;
+    let form = "Content-Type: application/x-www-form-urlencoded";
+    let body = "email=sam%40example.com&consent=yes&list=news";
+    // (case, target, headers, language, text)
+    let german = "Die Anfrage ist nicht rechtzeitig angekommen. Bitte versuchen Sie es noch einmal.";
+    let cases: [(&str, &str, &[&str], &str, &str); 3] = [
+        ("Accept-Language", "/api/signup", &[form, "Accept-Language: de-AT,de;q=0.9"], "de", german),
+        (
+            "lang wins over the browser",
+            "/api/signup?lang=ja",
+            &[form, "Accept-Language: de"],
+            "ja",
+            "リクエストが時間内に届きませんでした。もう一度お試しください。",
+        ),
+        (
+            "a language the list does not serve",
+            "/api/confirm",
+            &[form, "Accept-Language: fr"],
+            "en",
+            "The request did not arrive in time. Please try again.",
+        ),
+    ];
+    for (case, target, headers, language, text) in cases {
+        let answer = stall(&app, case, short_body(target, headers, body), false).await;
+        assert_eq!(answer.status(), "http/1.1 408 request timeout", "{case}: {answer:?}");
+        assert!(answer.has_header("content-language", language), "{case}: {answer:?}");
+        assert_eq!(answer.body, text, "{case}");
+    }
 }
 
 #[actix_web::test]

@@ -144,6 +144,20 @@ async fn in_the_pseudo_locale_no_page_and_no_mail_shows_plain_english() {
     assert_accented("expired link", &page_text(&app, &format!("/confirm?token={unknown}"), 410).await);
     assert_accented("cut-off link", &page_text(&app, "/confirm?token=short", 400).await);
     assert_accented("not found", &page_text(&app, "/signup?list=nope", 404).await);
+    assert_accented("cut-off manage link", &page_text(&app, "/manage?token=short", 400).await);
+    assert_accented("press, wrong method", &page_text(&app, "/api/send", 405).await);
+    let (status, html) = status_and_body(post_fields(&app, "/api/manage", &[]).await).await;
+    assert_eq!(status, 400, "{html}");
+    assert_accented("manage without a token", &visible(&html));
+    let refused = app.client.post(app.url("/api/send")).header("Content-Type", "text/plain").body("x").send().await;
+    let (status, html) = status_and_body(refused.unwrap()).await;
+    assert_eq!(status, 415, "{html}");
+    assert_accented("press, unreadable body", &visible(&html));
+    let json =
+        app.client.post(app.url("/api/manage")).header("Content-Type", "application/json").body("{}").send().await;
+    let (status, html) = status_and_body(json.unwrap()).await;
+    assert_eq!(status, 415, "{html}");
+    assert_accented("manage, unreadable body", &visible(&html));
 }
 
 #[actix_web::test]

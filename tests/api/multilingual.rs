@@ -3,10 +3,12 @@
 //! list's `language`; it is stored with the row and every later page and mail of the row speaks
 //! it; the hosted form links to each language; one confirmation mail per sender and language.
 
-use crate::confirm::{deliver, get, location, post_fields, post_token, status_and_body, with_token};
+use std::time::Duration;
+
+use crate::confirm::{CONFIRM_TTL, deliver, get, location, post_fields, post_token, status_and_body, with_token};
 use crate::helpers::{TestApp, spawn_app_with};
 use crate::mail::decode_words;
-use crate::signup::{RAISED_LIMITS, drain, json_request, strings, valid_json};
+use crate::signup::{RAISED_LIMITS, drain, form_body, json_request, strings, valid_json};
 
 /// `news` serves English (its default) and German; `club` shares its sender and serves only
 /// English; `verein` shares it too and serves German and English.
@@ -225,4 +227,146 @@ async fn the_status_page_counts_a_multilingual_lists_signups_by_language() {
     assert!(news.contains("<tr data-language=\"en\"><th scope=\"row\">en</th><td>1</td></tr>"), "{news}");
     assert!(news.contains("<tr data-language=\"de\"><th scope=\"row\">de</th><td>2</td></tr>"), "{news}");
     assert!(!page.contains("id=\"list-club-languages\""), "a list of one language has no such table");
+}
+
+/// A form POST of `fields` to `path`, from a browser that asks for `accept_language`.
+async fn post_in(app: &TestApp, path: &str, fields: &[(&str, &str)], accept_language: &str) -> reqwest::Response {
+    app.client
+        .post(app.url(path))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .header("Accept-Language", accept_language)
+        .body(form_body(fields))
+        .send()
+        .await
+        .unwrap()
+}
+
+#[actix_web::test]
+async fn saved_removed_and_expired_pages_speak_the_rows_language_whatever_the_browser_asks() {
+    let app = app().await;
+    sign_up(&app, "ann@example.com", &["news"], &[("lang", "de")]).await;
+    drain(&app).await;
+    let mails = deliver(&app).await;
+    let removal = mails[0].manage_token();
+
+    // Saving the preference page: `/saved` in the row's German, though the browser asks English.
+    let saved =
+        post_in(&app, "/api/manage", &[("token", &removal), ("save", "preferences"), ("list", "news")], "en").await;
+    assert_eq!(location(&saved), "/saved?list=news&lang=de");
+    let (status, saved_page) = page(&app, &location(&saved), Some("en")).await;
+    assert_eq!(status, 200);
+    assert!(
+        saved_page.contains("<html lang=\"de\"") && saved_page.contains("Einstellungen gespeichert"),
+        "{saved_page}"
+    );
+
+    // "Remove me from all": `/removed` in German too.
+    let removed = post_in(&app, "/api/manage", &[("token", &removal), ("all", "remove")], "en").await;
+    assert_eq!(location(&removed), "/removed?list=news&lang=de");
+    let (_, removed_page) = page(&app, &location(&removed), Some("en")).await;
+    assert!(removed_page.contains("<html lang=\"de\"") && removed_page.contains("Adresse entfernt"), "{removed_page}");
+
+    // The row is gone: the repeat POST names no list (it reveals nothing), as before.
+    let again = post_in(&app, "/api/manage", &[("token", &removal), ("lang", "de")], "de").await;
+    assert_eq!(location(&again), "/removed");
+
+    // An expired confirm link of a German row: the 410 page and its way back in German.
+    sign_up(&app, "bob@example.com", &["news"], &[("lang", "de")]).await;
+    drain(&app).await;
+    let bob = deliver(&app).await;
+    app.clock.advance(CONFIRM_TTL + Duration::from_secs(1));
+    let (status, expired) = page(&app, &with_token("/confirm", &bob[0].confirm_token()), Some("en")).await;
+    assert_eq!(status, 410, "{expired}");
+    assert!(expired.contains("<html lang=\"de\"") && expired.contains("Dieser Link ist abgelaufen"), "{expired}");
+    assert!(expired.contains("/signup?list=news&#38;lang=de"), "the way back keeps the language: {expired}");
+    let (status, posted) =
+        status_and_body(post_in(&app, "/api/confirm", &[("token", &bob[0].confirm_token())], "en").await).await;
+    assert_eq!(status, 410, "{posted}");
+    assert!(posted.contains("<html lang=\"de\"") && posted.contains("Noch einmal anmelden"), "{posted}");
+}
+
+#[actix_web::test]
+async fn pages_no_row_speaks_for_take_the_links_lang_else_the_browsers_among_the_lists() {
+    // One list: every page without a row is that list's.
+    let app = spawn_app_with(&format!(
+        "{RAISED_LIMITS}[[lists]]\nid = \"news\"\nname = \"News\"\nlanguages = [\"de\", \"ja\"]\n"
+    ))
+    .await;
+    let unknown = with_token("/confirm", &"A".repeat(43));
+    // (case, path, Accept-Language, status, language, words)
+    let cases = [
+        (
+            "unknown token, the browser's",
+            unknown.clone(),
+            Some("de-AT, en;q=0.5"),
+            410,
+            "de",
+            "Dieser Link ist abgelaufen",
+        ),
+        ("unknown token, lang wins", format!("{unknown}&lang=ja"), Some("de"), 410, "ja", "lang=\"ja\""),
+        ("unknown token, none served", unknown.clone(), Some("fr"), 410, "en", "This link has expired"),
+        (
+            "cut-off confirm link",
+            "/confirm?token=short".to_owned(),
+            Some("de"),
+            400,
+            "de",
+            "Dieser Link ist unvollständig",
+        ),
+        (
+            "cut-off manage link",
+            "/manage?token=short".to_owned(),
+            Some("de"),
+            400,
+            "de",
+            "Dieser Link ist unvollständig",
+        ),
+        (
+            "manage link of no row",
+            with_token("/manage", &"A".repeat(43)),
+            Some("de"),
+            200,
+            "de",
+            "name=\"lang\" value=\"de\"",
+        ),
+        ("not found", "/signup?list=nope".to_owned(), Some("de"), 404, "de", "lang=\"de\""),
+        ("saved, lang", "/saved?list=news&lang=de".to_owned(), Some("en"), 200, "de", "Einstellungen gespeichert"),
+        ("removed, the browser's", "/removed?list=news".to_owned(), Some("de"), 200, "de", "Adresse entfernt"),
+    ];
+    for (case, path, accept, status, language, words) in cases {
+        let (got, html) = page(&app, &path, accept).await;
+        assert_eq!(got, status, "{case}: {html}");
+        assert!(html.contains(&format!("<html lang=\"{language}\"")), "{case}: {html}");
+        assert!(html.contains(words), "{case}: {words} in {html}");
+    }
+
+    // A press refused for its method or body: a page in the browser's language, not a code.
+    let (status, html) = page(&app, "/api/send", Some("de")).await;
+    assert_eq!(status, 405, "{html}");
+    assert!(html.contains("<html lang=\"de\"") && html.contains("Das hat nicht geklappt"), "{html}");
+    let refused = app
+        .client
+        .post(app.url("/api/send?lang=ja"))
+        .header("Content-Type", "text/plain")
+        .header("Accept-Language", "de")
+        .body("send=x")
+        .send()
+        .await
+        .unwrap();
+    let (status, html) = status_and_body(refused).await;
+    assert_eq!(status, 415, "{html}");
+    assert!(html.contains("<html lang=\"ja\"") && html.contains("処理できませんでした"), "{html}");
+    // An unreadable manage POST: the preference page's own error, in the browser's language.
+    let unreadable = app
+        .client
+        .post(app.url("/api/manage"))
+        .header("Content-Type", "application/json")
+        .header("Accept-Language", "de")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    let (status, html) = status_and_body(unreadable).await;
+    assert_eq!(status, 415, "{html}");
+    assert!(html.contains("<html lang=\"de\"") && html.contains("Das Formular konnte nicht gelesen werden"), "{html}");
 }

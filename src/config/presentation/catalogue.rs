@@ -523,6 +523,13 @@ texts! {
         not_found_link,
         incomplete_title,
         incomplete,
+        /// A press of a form's button refused for its method, size or kind of body.
+        refused_title,
+        refused,
+        /// The plain-text `408` of a body that did not arrive in time.
+        timeout,
+        /// The plain-text `500` of a page that could not be rendered.
+        internal,
     }
 }
 

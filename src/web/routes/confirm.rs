@@ -34,8 +34,10 @@ use crate::web::frame::{Chrome, href};
 use crate::web::middleware::csp_with_form_targets;
 use crate::web::routes::error_pages;
 use crate::web::routes::form;
-use crate::web::routes::render::{MessagePage, html};
+use crate::web::routes::render::{MessagePage, framed_pages, html};
 use crate::web::state::AppState;
+
+framed_pages!(ConfirmPage);
 
 #[derive(Template)]
 #[template(path = "pages/confirm.html")]
@@ -118,8 +120,9 @@ enum ConfirmError<'a> {
     /// the way), or a POST body that cannot be read.
     MalformedToken,
     /// 410: no row has the token, its link's lifetime is over, or its list is no longer
-    /// configured. The page offers to sign up again, for `list` when it is known.
-    Expired { list: Option<&'a ListConfig> },
+    /// configured. The page offers to sign up again, for `list` when it is known, and speaks
+    /// the row's language; without a row, the request's ([`error_pages::visitor_chrome`]).
+    Expired { list: Option<(&'a ListConfig, Language)> },
     /// 400, the confirm page again (`confirm_mode = "retype"`): the typed address is not the
     /// row's, and nothing changed.
     WrongAddress { lists: Lists<'a>, token: String },
@@ -135,13 +138,17 @@ impl From<anyhow::Error> for ConfirmError<'_> {
 
 impl ConfirmError<'_> {
     /// The page for the visitor; the detail of a storage failure goes to the log only.
-    fn answer(self, config: &Config) -> HttpResponse {
+    fn answer(self, config: &Config, req: &HttpRequest) -> HttpResponse {
         match self {
-            Self::MalformedToken => error_pages::incomplete_link(config),
+            Self::MalformedToken => error_pages::incomplete_link(error_pages::visitor_chrome(config, req, None)),
             Self::Expired { list } => {
-                let signup =
-                    href(config, &list.map_or_else(|| "/".to_owned(), |list| format!("/signup?list={}", list.id)));
-                let chrome = Chrome::for_optional(config, list);
+                let (signup, chrome) = match list {
+                    Some((list, language)) => (
+                        href(config, &format!("/signup?list={}{}", list.id, list.lang_query(language))),
+                        Chrome::for_list_in(config, list, language),
+                    ),
+                    None => (href(config, "/"), error_pages::visitor_chrome(config, req, None)),
+                };
                 let t = chrome.t;
                 let page = MessagePage::new(chrome, &t.confirm.expired_title, &t.confirm.expired)
                     .with_link(signup, &t.confirm.sign_up_again);
@@ -153,7 +160,9 @@ impl ConfirmError<'_> {
                 page.error = Some(&error);
                 page.answer(StatusCode::BAD_REQUEST, &lists)
             }
-            Self::StorageUnavailable(error) => error_pages::storage_unavailable(config, &error),
+            Self::StorageUnavailable(error) => {
+                error_pages::storage_unavailable(error_pages::visitor_chrome(config, req, None), &error)
+            }
         }
     }
 }
@@ -197,7 +206,7 @@ async fn find(
 
 /// `GET /confirm?token=T`: reads, never writes.
 pub async fn confirm_page(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    try_confirm_page(&req, &state).await.unwrap_or_else(|error| error.answer(&state.config))
+    try_confirm_page(&req, &state).await.unwrap_or_else(|error| error.answer(&state.config, &req))
 }
 
 async fn try_confirm_page<'a>(req: &HttpRequest, state: &'a AppState) -> Result<HttpResponse, ConfirmError<'a>> {
@@ -215,13 +224,13 @@ async fn try_confirm_page<'a>(req: &HttpRequest, state: &'a AppState) -> Result<
             let message = t.confirm.already.with(&page.names);
             Ok(html(StatusCode::OK, &MessagePage::new(page.chrome, &t.confirm.already_title, message)))
         }
-        _ => Err(ConfirmError::Expired { list: Some(lists.first) }),
+        _ => Err(ConfirmError::Expired { list: Some((lists.first, lists.language)) }),
     }
 }
 
 /// `POST /api/confirm` with the form body `token=T` (and `email` in retype mode).
 pub async fn confirm(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
-    try_confirm(&req, payload, &state).await.unwrap_or_else(|error| error.answer(&state.config))
+    try_confirm(&req, payload, &state).await.unwrap_or_else(|error| error.answer(&state.config, &req))
 }
 
 async fn try_confirm<'a>(
@@ -269,12 +278,12 @@ async fn try_confirm<'a>(
     // Lost a race with a concurrent POST, a wrong retyped address, or an expired link.
     let views = views(state, hash).await?;
     match TokenState::of(&views, now) {
-        _ if views.is_empty() => Err(ConfirmError::Expired { list: Some(lists.first) }),
+        _ if views.is_empty() => Err(ConfirmError::Expired { list: Some((lists.first, lists.language)) }),
         TokenState { status: Status::Confirmed, live: true } => Ok(confirmed_redirect(config, &lists)),
         TokenState { status: Status::Pending, live: true } if retype => {
             Err(ConfirmError::WrongAddress { lists, token })
         }
-        _ => Err(ConfirmError::Expired { list: Some(lists.first) }),
+        _ => Err(ConfirmError::Expired { list: Some((lists.first, lists.language)) }),
     }
 }
 

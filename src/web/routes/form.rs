@@ -215,9 +215,6 @@ enum BodyProgress {
     TimedOut,
 }
 
-/// The one-line answer of a body that did not arrive in time, for everyone but JSON clients.
-const TIMEOUT_TEXT: &str = "Request Timeout: the request did not arrive in time. Please try again.";
-
 /// Middleware: every request body must be complete within `server.request_timeout` of its head,
 /// or the answer is `408` and the connection is closed (the module documentation has the rules).
 pub async fn body_deadline(
@@ -325,7 +322,15 @@ fn request_timeout(
     let answer = if json_client {
         answer.json(serde_json::json!({"ok": false, "error": "request_timeout"}))
     } else {
-        answer.content_type("text/plain; charset=utf-8").body(TIMEOUT_TEXT)
+        // One line of plain text in the request's language (its body, and any `lang` field in
+        // it, never arrived): the `lang` parameter, else `Accept-Language`.
+        let language = req
+            .app_data::<web::Data<AppState>>()
+            .map_or_else(Language::english, |state| request_language(&state.config, &req));
+        answer
+            .content_type("text/plain; charset=utf-8")
+            .insert_header((header::CONTENT_LANGUAGE, language.code()))
+            .body(language.messages().errors.timeout.to_string())
     };
     ServiceResponse::new(req, answer)
 }
@@ -385,6 +390,15 @@ pub fn accept_language(req: &HttpRequest) -> Option<&str> {
 /// list's `language`.
 pub fn page_language(req: &HttpRequest, list: &ListConfig) -> Language {
     list.visitor_language(query_param(req, "lang").as_deref(), accept_language(req))
+}
+
+/// The language of an answer that no row and no list speaks for: the only list's
+/// [`page_language`], else the first list's `language` (the general pages'), else English.
+pub fn request_language(config: &Config, req: &HttpRequest) -> Language {
+    match config.default_list() {
+        Some(list) => page_language(req, list),
+        None => config.lists.first().map_or_else(Language::english, |list| list.language),
+    }
 }
 
 /// The first value of `name` among `fields`.

@@ -22,21 +22,29 @@
 //! with nothing ticked ("untick everything") is told apart from it. A body that is not an
 //! urlencoded or multipart form is `415`, one over `server.max_body_bytes` `413`, one with more
 //! than `form::MAX_FIELDS` fields `400`; none of them writes anything.
+//!
+//! **Languages.** `/saved` and `/removed` speak the language of the token's row: the POST's
+//! redirect carries it as `lang=` (for a multilingual list). When the token names no row any
+//! more, the POST's `lang` field, else its `Accept-Language`, decides among the list's languages,
+//! as for every error page no row speaks for ([`error_pages::visitor_chrome`]). The one-click
+//! answers stay English on purpose: see [`ManageError::plain`].
 
 use actix_web::http::StatusCode;
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 
-use crate::config::Config;
+use crate::config::presentation::Language;
 use crate::config::tokens::{TokenForm, sha256_hex};
 use crate::subscribers::preferences::{Choice, Preferences};
 use crate::subscribers::subscription::{ConfirmMethod, RemovalChannel, RemovalTarget, Removed};
 use crate::web::frame::{Chrome, href};
 use crate::web::routes::error_pages;
 use crate::web::routes::form::{self, BodyError, BodyKind};
-use crate::web::routes::render::{MessagePage, html};
+use crate::web::routes::render::{MessagePage, framed_pages, html};
 use crate::web::state::AppState;
+
+framed_pages!(ManagePage, PreferencesPage);
 
 #[derive(Template)]
 #[template(path = "pages/manage.html")]
@@ -95,10 +103,12 @@ impl From<anyhow::Error> for ManageError {
 
 impl ManageError {
     /// For a person's browser (`/manage`, `/api/manage`): the shared error pages.
-    fn page(self, config: &Config) -> HttpResponse {
+    /// No row speaks for any of them: the request's language.
+    fn page(self, state: &AppState, req: &HttpRequest) -> HttpResponse {
+        let chrome = error_pages::visitor_chrome(&state.config, req, None);
         match self {
             // `NotOneClick` comes only from the one-click endpoint, which answers with `plain`.
-            Self::MalformedToken | Self::NotOneClick => error_pages::incomplete_link(config),
+            Self::MalformedToken | Self::NotOneClick => error_pages::incomplete_link(chrome),
             Self::Unreadable(error) => {
                 let status = match error {
                     BodyError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -106,16 +116,18 @@ impl ManageError {
                     BodyError::Malformed => StatusCode::BAD_REQUEST,
                     BodyError::TimedOut => StatusCode::REQUEST_TIMEOUT,
                 };
-                let chrome = Chrome::general(config);
                 let t = chrome.t;
                 html(status, &MessagePage::new(chrome, &t.preferences.unreadable_title, &t.preferences.unreadable))
             }
-            Self::StorageUnavailable(error) => error_pages::storage_unavailable(config, &error),
+            Self::StorageUnavailable(error) => error_pages::storage_unavailable(chrome, &error),
         }
     }
 
     /// For the one-click POST, which a mail provider sends without cookies or a browser (RFC 8058
-    /// §3.1): one line of plain text.
+    /// §3.1): one line of plain text. It stays English, outside the catalogues: no person reads
+    /// it (the provider only looks at the status; RFC 8058 §3.2 wants no page), and the POST
+    /// carries nothing that tells a language (no `Accept-Language` of the subscriber, no row
+    /// before the token is read).
     fn plain(self) -> HttpResponse {
         match self {
             Self::MalformedToken => plain_text(StatusCode::BAD_REQUEST, "Invalid unsubscribe link."),
@@ -168,26 +180,31 @@ async fn remove(state: &AppState, form: &TokenForm, via: RemovalChannel) -> anyh
 }
 
 /// "Remove me from all": removes the address from every list of the token's sender; returns
-/// the list id to show, if known.
-async fn remove_all(state: &AppState, form: &TokenForm) -> anyhow::Result<Option<String>> {
+/// the list id to show, if known, and the language of the token's row.
+async fn remove_all(state: &AppState, form: &TokenForm) -> anyhow::Result<(Option<String>, Option<Language>)> {
     let (target, claimed_list) = target(form);
-    let Some((list_id, removed)) = preferences(state).remove_all(&target, state.clock.now()).await? else {
-        return Ok(claimed_list);
+    let Some((list_id, language, removed)) = preferences(state).remove_all(&target, state.clock.now()).await? else {
+        return Ok((claimed_list, None));
     };
     for removed in &removed {
         record_removal(removed, RemovalChannel::Manage);
     }
-    Ok(Some(list_id))
+    Ok((Some(list_id), language))
 }
 
-/// Saves the preference page; returns where to send the visitor: `/saved?list=ID`, or
-/// `/removed` as for any other POST when the token names no row.
-async fn save(state: &AppState, form: &TokenForm, fields: &[(String, String)]) -> anyhow::Result<String> {
+/// Saves the preference page; returns where to send the visitor: `/saved?list=ID` in the row's
+/// language, or `/removed` as for any other POST when the token names no row.
+async fn save(
+    state: &AppState,
+    form: &TokenForm,
+    fields: &[(String, String)],
+    asked: &Asked<'_>,
+) -> anyhow::Result<String> {
     let (target, claimed_list) = target(form);
     let ticked: Vec<String> =
         fields.iter().filter(|(name, _)| name == "list").map(|(_, value)| value.clone()).collect();
     let Some(saved) = preferences(state).save(&target, &ticked, state.clock.now()).await? else {
-        return Ok(removed_path(claimed_list));
+        return Ok(removed_path(state, claimed_list, None, asked));
     };
     let method = ConfirmMethod::Preferences.as_str();
     for (list, source) in &saved.confirmed {
@@ -197,12 +214,26 @@ async fn save(state: &AppState, form: &TokenForm, fields: &[(String, String)]) -
     for removed in &saved.removed {
         record_removal(removed, RemovalChannel::Manage);
     }
-    Ok(format!("/saved?list={}", saved.list_id))
+    let lang = state.config.list(&saved.list_id).map(|list| list.lang_query(saved.language)).unwrap_or_default();
+    Ok(format!("/saved?list={}{lang}", saved.list_id))
 }
 
-/// `/removed`, naming the list when it is known.
-fn removed_path(list_id: Option<String>) -> String {
-    list_id.map_or_else(|| "/removed".to_owned(), |id| format!("/removed?list={id}"))
+/// What a manage POST says of its visitor's language: its `lang` field and `Accept-Language`.
+struct Asked<'a> {
+    lang: Option<&'a str>,
+    accept_language: Option<&'a str>,
+}
+
+/// `/removed`, naming the list when it is known, in `language` (the row's), else the one the
+/// POST asks for among the list's.
+fn removed_path(state: &AppState, list_id: Option<String>, language: Option<Language>, asked: &Asked<'_>) -> String {
+    let Some(id) = list_id else {
+        return "/removed".to_owned();
+    };
+    let lang = state.config.list(&id).map_or_else(String::new, |list| {
+        list.lang_query(language.unwrap_or_else(|| list.visitor_language(asked.lang, asked.accept_language)))
+    });
+    format!("/removed?list={id}{lang}")
 }
 
 fn parse_token(state: &AppState, token: Option<&str>) -> Result<TokenForm, ManageError> {
@@ -211,7 +242,7 @@ fn parse_token(state: &AppState, token: Option<&str>) -> Result<TokenForm, Manag
 
 /// `GET /manage?token=T`: reads, never writes.
 pub async fn manage_page(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    try_manage_page(&req, &state).await.unwrap_or_else(|error| error.page(&state.config))
+    try_manage_page(&req, &state).await.unwrap_or_else(|error| error.page(&state, &req))
 }
 
 async fn try_manage_page(req: &HttpRequest, state: &AppState) -> Result<HttpResponse, ManageError> {
@@ -227,7 +258,7 @@ async fn try_manage_page(req: &HttpRequest, state: &AppState) -> Result<HttpResp
     // The link names no row (any more): the page from before, whose button ends at `/removed`
     // like any POST of such a token, so the page says no more than the POST would.
     let list = claimed_list.and_then(|id| state.config.list(&id));
-    let chrome = Chrome::for_optional(&state.config, list);
+    let chrome = error_pages::visitor_chrome(&state.config, req, list);
     let list_name = list.map(|list| list.name.as_str());
     Ok(html(StatusCode::OK, &ManagePage { chrome, list_name, token }))
 }
@@ -235,16 +266,20 @@ async fn try_manage_page(req: &HttpRequest, state: &AppState) -> Result<HttpResp
 /// `POST /api/manage` with the form body `token=T`, and `save=preferences` with `list` once per
 /// ticked list, or `all=remove`.
 pub async fn manage(req: HttpRequest, payload: web::Payload, state: web::Data<AppState>) -> HttpResponse {
-    try_manage(&req, payload, &state).await.unwrap_or_else(|error| error.page(&state.config))
+    try_manage(&req, payload, &state).await.unwrap_or_else(|error| error.page(&state, &req))
 }
 
 async fn try_manage(req: &HttpRequest, payload: web::Payload, state: &AppState) -> Result<HttpResponse, ManageError> {
     let fields = read_fields(req, payload, state.config.server.max_body_bytes).await?;
     let form = parse_token(state, form::field(&fields, "token"))?;
+    let asked = Asked { lang: form::field(&fields, "lang"), accept_language: form::accept_language(req) };
     let path = match (form::field(&fields, "all"), form::field(&fields, "save")) {
-        (Some("remove"), _) => removed_path(remove_all(state, &form).await?),
-        (_, Some("preferences")) => save(state, &form, &fields).await?,
-        _ => removed_path(remove(state, &form, RemovalChannel::Manage).await?),
+        (Some("remove"), _) => {
+            let (list_id, language) = remove_all(state, &form).await?;
+            removed_path(state, list_id, language, &asked)
+        }
+        (_, Some("preferences")) => save(state, &form, &fields, &asked).await?,
+        _ => removed_path(state, remove(state, &form, RemovalChannel::Manage).await?, None, &asked),
     };
     let location = href(&state.config, &path);
     Ok(HttpResponse::SeeOther().insert_header((header::LOCATION, location)).finish())
@@ -302,7 +337,7 @@ pub async fn unsubscribe_redirect(req: HttpRequest, state: web::Data<AppState>) 
 /// `GET /removed?list=ID`.
 pub async fn removed_page(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
     let list = form::list_param(&req).and_then(|id| state.config.list(&id));
-    let chrome = Chrome::for_optional(&state.config, list);
+    let chrome = error_pages::visitor_chrome(&state.config, &req, list);
     let t = chrome.t;
     let message = list.map_or_else(|| t.manage.removed_any.to_string(), |list| t.manage.removed.with(&list.name));
     html(StatusCode::OK, &MessagePage::new(chrome, &t.manage.removed_title, message))
@@ -311,7 +346,7 @@ pub async fn removed_page(req: HttpRequest, state: web::Data<AppState>) -> HttpR
 /// `GET /saved?list=ID`: the preference page was saved.
 pub async fn saved_page(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
     let list = form::list_param(&req).and_then(|id| state.config.list(&id));
-    let chrome = Chrome::for_optional(&state.config, list);
+    let chrome = error_pages::visitor_chrome(&state.config, &req, list);
     let t = chrome.t;
     let message =
         list.map_or_else(|| t.preferences.saved_any.to_string(), |list| t.preferences.saved.with(list.site()));

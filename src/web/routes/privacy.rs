@@ -10,9 +10,11 @@ use askama::Template;
 use crate::config::presentation::Language;
 use crate::config::{Config, ListConfig, WebhookEvent};
 use crate::web::frame::Chrome;
-use crate::web::routes::render::html;
+use crate::web::routes::render::{framed_pages, html};
 use crate::web::routes::{error_pages, form};
 use crate::web::state::AppState;
+
+framed_pages!(PrivacyPage);
 
 #[derive(Debug, Template)]
 #[template(path = "pages/privacy.html")]
@@ -103,6 +105,6 @@ pub async fn privacy_page(req: HttpRequest, state: web::Data<AppState>) -> HttpR
     };
     match list {
         Some(list) => html(StatusCode::OK, &PrivacyPage::new(config, list, form::page_language(&req, list))),
-        None => error_pages::not_found(config),
+        None => error_pages::not_found(config, &req),
     }
 }

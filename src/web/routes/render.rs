@@ -8,7 +8,27 @@ use actix_web::HttpResponse;
 use actix_web::http::StatusCode;
 use askama::Template;
 
+use crate::config::presentation::Messages;
 use crate::web::frame::Chrome;
+
+/// A visitor's page: a template with its [`Chrome`], whose language [`html`] also answers in
+/// when the page cannot be rendered.
+pub trait Page: Template {
+    /// The catalogue of the page's language.
+    fn messages(&self) -> &'static Messages;
+}
+
+/// [`Page`] for page structs whose frame is their `chrome` field.
+macro_rules! framed_pages {
+    ($($page:ident),* $(,)?) => {
+        $(impl $crate::web::routes::render::Page for $page<'_> {
+            fn messages(&self) -> &'static $crate::config::presentation::Messages {
+                self.chrome.t
+            }
+        })*
+    };
+}
+pub(crate) use framed_pages;
 
 #[derive(Debug, Template)]
 #[template(path = "pages/message.html")]
@@ -33,14 +53,18 @@ impl<'a> MessagePage<'a> {
     }
 }
 
+framed_pages!(MessagePage);
+
 /// Renders a page with `status`. Rendering only fails on a template bug; the visitor then gets
-/// a plain 500 and the log gets the detail.
-pub fn html(status: StatusCode, page: &impl Template) -> HttpResponse {
+/// a plain 500 in the page's language and the log gets the detail.
+pub fn html(status: StatusCode, page: &impl Page) -> HttpResponse {
     match page.render() {
         Ok(body) => HttpResponse::build(status).content_type("text/html; charset=utf-8").body(body),
         Err(error) => {
             tracing::error!(error = %error, "cannot render a page");
-            HttpResponse::InternalServerError().content_type("text/plain; charset=utf-8").body("internal error")
+            HttpResponse::InternalServerError()
+                .content_type("text/plain; charset=utf-8")
+                .body(page.messages().errors.internal.to_string())
         }
     }
 }

@@ -36,8 +36,10 @@ use crate::web::routes::error_pages;
 use crate::web::routes::form::{self, BodyKind};
 use crate::web::routes::inbox;
 use crate::web::routes::origin::{allowed_return_to, cors_origin, request_origin, with_query};
-use crate::web::routes::render::html;
+use crate::web::routes::render::{MessagePage, framed_pages, html};
 use crate::web::state::AppState;
+
+framed_pages!(SurgePage);
 
 #[derive(Debug, Template)]
 #[template(path = "pages/surge.html")]
@@ -84,13 +86,13 @@ pub async fn send(req: HttpRequest, payload: web::Payload, state: web::Data<AppS
     let cors = cors_origin(config, request_origin(&req).as_ref());
     let fields = match read_fields(&req, payload, config.server.max_body_bytes).await {
         Ok(fields) => fields,
-        Err(refusal) => return refuse(config, refusal, json, cors),
+        Err(refusal) => return refuse(config, &req, refusal, json, cors),
     };
     let Some(claims) = form::field(&fields, "send").and_then(|token| state.keyring.verify_send(token).ok()) else {
-        return refuse(config, Refusal::InvalidToken, json, cors);
+        return refuse(config, &req, Refusal::InvalidToken, json, cors);
     };
     let Some(list) = config.list(&claims.list_id) else {
-        return refuse(config, Refusal::InvalidToken, json, cors);
+        return refuse(config, &req, Refusal::InvalidToken, json, cors);
     };
     let now = state.clock.now();
     let ttl = i64::try_from(config.signup.confirm_ttl.as_secs()).unwrap_or(i64::MAX);
@@ -104,7 +106,7 @@ pub async fn send(req: HttpRequest, payload: web::Payload, state: web::Data<AppS
             }
             Err(error) => {
                 tracing::error!(error = %error, list = %list.id, "a press to send was not stored");
-                return refuse(config, Refusal::StorageUnavailable, json, cors);
+                return refuse(config, &req, Refusal::StorageUnavailable, json, cors);
             }
         }
     }
@@ -148,7 +150,7 @@ fn answer(
 /// Any other method on `/api/send`.
 pub async fn method_not_allowed(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
     let json = form::accepts_json(&req);
-    let mut response = refuse(&state.config, Refusal::MethodNotAllowed, json, None);
+    let mut response = refuse(&state.config, &req, Refusal::MethodNotAllowed, json, None);
     response.headers_mut().insert(header::ALLOW, header::HeaderValue::from_static("POST, OPTIONS"));
     response
 }
@@ -184,18 +186,22 @@ impl Refusal {
     }
 }
 
-fn refuse(config: &Config, refusal: Refusal, json: bool, cors: Option<String>) -> HttpResponse {
+/// A refusal: its JSON code for a JSON client, else a page in the request's language (no row
+/// speaks for a press that is refused).
+fn refuse(config: &Config, req: &HttpRequest, refusal: Refusal, json: bool, cors: Option<String>) -> HttpResponse {
     let mut response = if json {
         HttpResponse::build(refusal.status()).json(serde_json::json!({"ok": false, "error": refusal.code()}))
     } else {
+        let chrome = error_pages::visitor_chrome(config, req, None);
         match refusal {
-            Refusal::InvalidToken => error_pages::incomplete_link(config),
+            Refusal::InvalidToken => error_pages::incomplete_link(chrome),
             Refusal::StorageUnavailable => {
-                error_pages::storage_unavailable(config, &anyhow::anyhow!("a press to send was not stored"))
+                error_pages::storage_unavailable(chrome, &anyhow::anyhow!("a press to send was not stored"))
             }
-            _ => HttpResponse::build(refusal.status())
-                .content_type("text/plain; charset=utf-8")
-                .body(refusal.code().replace('_', " ")),
+            _ => {
+                let t = chrome.t;
+                html(refusal.status(), &MessagePage::new(chrome, &t.errors.refused_title, &t.errors.refused))
+            }
         }
     };
     if refusal == Refusal::StorageUnavailable {

@@ -57,9 +57,11 @@ use crate::web::routes::error_pages;
 use crate::web::routes::form::{self as body, BodyError, BodyKind};
 use crate::web::routes::inbox::{self, InboxLink};
 use crate::web::routes::origin::{allowed_return_to, cors_origin, request_origin, with_query};
-use crate::web::routes::render::html;
+use crate::web::routes::render::{framed_pages, html};
 use crate::web::routes::signup_fields::{self, FormField, Refused};
 use crate::web::state::AppState;
+
+framed_pages!(SignupPage, ListsPage, CheckInboxPage);
 
 /// The hosted form: for one list, or a checkbox per list when it offers several.
 #[derive(Template)]
@@ -493,10 +495,10 @@ fn named_lists<'a>(config: &'a Config, ids: &[String]) -> Option<Vec<&'a ListCon
 /// from the query string of `req`, if given.
 fn empty_form(config: &Config, lists: &[&ListConfig], req: &HttpRequest) -> HttpResponse {
     let Some(first) = lists.first() else {
-        return error_pages::not_found(config);
+        return error_pages::not_found(config, req);
     };
     let Some(mut page) = SignupPage::new(config, lists, &[], body::page_language(req, first)) else {
-        return error_pages::not_found(config);
+        return error_pages::not_found(config, req);
     };
     for field in page.fields.iter_mut().filter(|field| field.is_hidden()) {
         field.value = body::query_param(req, field.spec.name.as_ref()).unwrap_or_default();
@@ -538,7 +540,7 @@ pub async fn signup_form(req: HttpRequest, state: web::Data<AppState>) -> HttpRe
     }
     match named_lists(&state.config, &ids) {
         Some(lists) => empty_form(&state.config, &lists, &req),
-        None => error_pages::not_found(&state.config),
+        None => error_pages::not_found(&state.config, &req),
     }
 }
 
