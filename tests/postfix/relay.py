@@ -1016,6 +1016,9 @@ class Test:
         unknown = f"nobody@{LOCAL_DOMAIN}"
         addresses_used.append(unknown)
         server.signup(unknown)
+        # The signup is taken from the intake a moment after it is answered: before that, no row
+        # is there, which must not pass for one the settlement deleted.
+        wait_until("the unknown user's signup is pending", lambda: server.lookup(unknown)["rows"], server.context)
         # Visitors keep coming: the relay taking the next recipient settles whose refusal it was
         # (with none queued, the refused mail waits with its own backoff).
         readers: list[str] = []
