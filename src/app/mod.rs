@@ -1,7 +1,8 @@
 //! The assembly room: the command line ([`cli`], one function per subcommand in [`commands`]),
 //! the start-up checks that write nothing ([`mod@preflight`]), logging ([`telemetry`]), the hourly
 //! cleanup ([`scheduler`]), the container's readiness probe ([`healthcheck`]), and the server
-//! itself, put together below. It imports every room and no room imports it.
+//! itself, put together below (its HTTP server from actix's parts in `http_server`, the metrics
+//! listener in `metrics_server`). It imports every room and no room imports it.
 //!
 //! Assembly: from a checked [`Config`] to a bound, running server.
 //!
@@ -23,6 +24,7 @@ pub mod preflight;
 pub mod scheduler;
 pub mod telemetry;
 
+mod http_server;
 mod metrics_server;
 mod worker_runtime;
 
@@ -35,8 +37,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::dev::Server;
-use actix_web::middleware::from_fn;
-use actix_web::{App, HttpServer, web};
 use anyhow::Context;
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
@@ -52,8 +52,6 @@ use crate::outbound::mail;
 use crate::outbound::mail::reference::ReferenceKey;
 use crate::outbound::webhooks::{self, Webhooks};
 use crate::storage::{self, Db};
-use crate::web::middleware::{access_log, security_headers};
-use crate::web::routes;
 use crate::web::state::AppState;
 
 /// How long a stopping server waits for in-flight requests. With the workers' own bounds (a
@@ -119,7 +117,7 @@ impl Application {
         let listener =
             TcpListener::bind(listen).with_context(|| format!("cannot listen on {listen} (server.listen)"))?;
         let port = listener.local_addr().context("cannot read the bound address")?.port();
-        let server = http_server(listener, state.clone())?;
+        let server = http_server::server(listener, state.clone(), SHUTDOWN_GRACE, DISCONNECT_GRACE)?;
         let metrics = metrics_server::server(&state)?;
         let hangup = signal(SignalKind::hangup()).context("cannot handle SIGHUP")?;
         Ok(Self { port, server, metrics, state, background_workers, hangup })
@@ -317,35 +315,4 @@ async fn reload_on_hangup(state: AppState, mut hangup: Signal, shutdown: impl Fu
             ),
         }
     }
-}
-
-fn http_server(listener: TcpListener, state: AppState) -> anyhow::Result<Server> {
-    let request_timeout = state.config.server.request_timeout;
-    let api = !state.api_tokens.is_empty();
-    let data = web::Data::new(state);
-    // One set of windows for every worker thread.
-    let limits = web::Data::new(crate::operator::api::limits::Limits::default());
-    let server = HttpServer::new(move || {
-        App::new()
-            .app_data(data.clone())
-            .app_data(limits.clone())
-            // The last `wrap` runs first: the access log sees the final status and headers, and
-            // the security headers apply to the 408 of a body that came too late.
-            .wrap(from_fn(routes::form::body_deadline))
-            .wrap(from_fn(security_headers))
-            .wrap(from_fn(access_log))
-            .configure(routes::configure)
-            .configure(|cfg| crate::operator::api::configure(cfg, api))
-    })
-    // `server.request_timeout` for the head (actix answers 408 and closes); the body's deadline
-    // is `routes::form::body_deadline`, since actix stops its timer once the head is in.
-    .client_request_timeout(request_timeout)
-    .client_disconnect_timeout(DISCONNECT_GRACE)
-    // Signals are handled by the caller's shutdown future, not by actix.
-    .disable_signals()
-    .shutdown_timeout(SHUTDOWN_GRACE.as_secs())
-    .listen(listener)
-    .context("cannot serve on the bound socket")?
-    .run();
-    Ok(server)
 }

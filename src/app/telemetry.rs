@@ -124,8 +124,8 @@ pub fn ceiling() -> Targets {
 /// The line formatter `F`, except that actix-http's `stream error` (a request head it could not
 /// parse, a connection the client broke) is written at `WARN`: actix-http logs it at `ERROR`
 /// (target `actix_http::h1::dispatcher`) though any client can cause it, and an `ERROR` is
-/// what wakes whoever watches the journal. Why signupd cannot answer such a request itself:
-/// `crate::web::middleware`.
+/// what wakes whoever watches the journal. How signupd answers such a request itself:
+/// `crate::web::middleware::connection`.
 struct ClientErrorsAsWarnings<F>(F);
 
 impl<S, N, F> FormatEvent<S, N> for ClientErrorsAsWarnings<F>

@@ -94,10 +94,13 @@ pub fn serve_with(config: &Path, env: &[(&str, &str)]) -> Served {
     served
 }
 
-/// The number in the text log field `name=1234`.
+/// The number in the log field `name=1234` (text) or `"name":1234` (JSON).
 fn port_field(line: &str, name: &str) -> Option<u16> {
-    let needle = format!(" {name}=");
-    let at = line.find(&needle)? + needle.len();
+    let (text, json) = (format!(" {name}="), format!("\"{name}\":"));
+    let at = match line.find(&text) {
+        Some(at) => at + text.len(),
+        None => line.find(&json)? + json.len(),
+    };
     line[at..].split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
 }
 

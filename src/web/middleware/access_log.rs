@@ -3,7 +3,7 @@
 //! report). Query strings carry tokens, so they are never logged; neither are bodies,
 //! headers or the client address.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use actix_web::Error;
 use actix_web::body::MessageBody;
@@ -20,7 +20,7 @@ pub async fn access_log(
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<impl MessageBody>, Error> {
     let started = Instant::now();
-    let request_id = uuid::Uuid::new_v4().simple().to_string();
+    let request_id = new_request_id();
     let method = req.method().clone();
     let path = loggable_path(req.path());
     // The metric's label is the route's pattern, never the raw path: a scanner's junk paths must
@@ -28,13 +28,30 @@ pub async fn access_log(
     let route = req.match_pattern().unwrap_or_else(|| "unmatched".to_owned());
 
     let result = next.call(req).await;
-    let elapsed = started.elapsed();
-    crate::metrics::http_request(route, elapsed);
-    let latency_ms = elapsed.as_secs_f64() * 1000.0;
     let status = match &result {
         Ok(response) => response.status().as_u16(),
         Err(error) => error.as_response_error().status_code().as_u16(),
     };
+    record(method.as_str(), &path, route, status, started.elapsed(), &request_id);
+    result.map(|mut response| {
+        if let Ok(value) = HeaderValue::from_str(&request_id) {
+            response.headers_mut().insert(REQUEST_ID, value);
+        }
+        response
+    })
+}
+
+/// A new request id, as sent back in `X-Request-Id`.
+pub(super) fn new_request_id() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
+}
+
+/// The access-log line of one request and its duration in the metrics, labelled by `route` (a
+/// route's pattern, or `unmatched`). Also written for the requests the HTTP layer refused before
+/// any route saw them (`super::connection`).
+pub(super) fn record(method: &str, path: &str, route: String, status: u16, elapsed: Duration, request_id: &str) {
+    crate::metrics::http_request(route, elapsed);
+    let latency_ms = elapsed.as_secs_f64() * 1000.0;
     tracing::info!(
         target: "signupd::access",
         method = %method,
@@ -44,12 +61,6 @@ pub async fn access_log(
         request_id = %request_id,
         "request"
     );
-    result.map(|mut response| {
-        if let Ok(value) = HeaderValue::from_str(&request_id) {
-            response.headers_mut().insert(REQUEST_ID, value);
-        }
-        response
-    })
 }
 
 /// The path as logged: `req.path()` never includes the query; control characters are escaped by
