@@ -350,5 +350,8 @@ async fn a_confirmed_subscriber_whose_welcome_mail_is_refused_stays_confirmed_on
     let welcome: Vec<_> = told.iter().filter(|alert| alert["event"] == "welcome_refused").collect();
     assert_eq!(welcome.len(), 1, "{told:?}");
     assert_eq!(welcome[0]["list"], "news", "{told:?}");
+    assert_eq!(welcome[0]["smtp_code"], 550, "{told:?}");
+    assert_eq!(welcome[0]["recipient_domain"], "example.net", "the domain alone: {told:?}");
+    assert!(!welcome[0].to_string().contains("sue"), "never the address: {told:?}");
     assert_eq!(strings(&app, "SELECT kind FROM outbox"), ["welcome"]);
 }

@@ -49,8 +49,7 @@ logs are.
 import argparse
 import email
 import email.policy
-import http.client
-import os
+import functools
 import pwd
 import re
 import shutil
@@ -58,23 +57,22 @@ import smtplib
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import time
-import urllib.parse
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "package"))
 import guide  # noqa: E402  (tests/package/guide.py: the markers' reader)
+import signupd_server  # noqa: E402  (tests/postfix/signupd_server.py)
 from harness import Checks, Processes, free_port  # noqa: E402
 from instance import PostfixInstance  # noqa: E402  (tests/postfix/instance.py)
+from signupd_server import Signupd, run_as_root  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "operations.md"
 HEADING = "### Your own Postfix: signupd ingest-mail"
 USER = "signupd-ci"
 DOMAIN = "signupd.test"
-LIST = "default"
 FROM = f"newsletter@{DOMAIN}"
 BOUNCE_ADDRESS = f"bounces@bounce.{DOMAIN}"
 # The address the guide signs up (nobody-here@example.com, substituted): no such local user.
@@ -82,7 +80,6 @@ BOUNCED = f"nobody-here@{DOMAIN}"
 # Held in Postfix (smtpd's HOLD below), so their rows stay pending and their mail is at hand.
 KEPT = f"still-here@{DOMAIN}"
 LATER = f"gone-later@{DOMAIN}"
-DEADLINE = 60.0
 
 
 class BounceFailed(Exception):
@@ -92,6 +89,7 @@ class BounceFailed(Exception):
 checks = Checks("postfix bounce", BounceFailed)
 say, check = checks.say, checks.check
 processes = Processes()
+wait_until = functools.partial(signupd_server.wait_until, checks)
 
 
 # --- the guide's blocks -----------------------------------------------------------------------
@@ -371,14 +369,15 @@ class Test:
         # A copy the pipe's user can run, wherever the checkout is.
         shutil.copy2(signupd, self.binary)
         self.binary.chmod(0o755)
-        self.smtp_port, self.http_port = free_port(), free_port()
+        self.smtp_port = free_port()
         self.postfix = Postfix(base / "postfix", self.smtp_port)
-        self.data_dir = base / "signupd"
-        self.config = base / "signupd.toml"
-        self.server_log = base / "signupd.log"
+        # Its mail lines are the guide's, appended by `configure`.
+        (base / "signupd").mkdir()
+        self.signupd = Signupd(str(self.binary), base / "signupd", checks, processes, sender=FROM,
+                               list_name="Postfix bounce test", peer_tail=self.postfix.tail, user=USER)
+        self.http_port, self.data_dir, self.config = self.signupd.http_port, self.signupd.data_dir, self.signupd.config
         self.work = base / "operator"
         self.db = Database(self.data_dir / "signupd.sqlite3")
-        self.server: subprocess.Popen | None = None
         self.held: dict[str, str] = {}
 
     def substitutions(self) -> list[tuple[str, str]]:
@@ -399,37 +398,11 @@ class Test:
             ("/var/log/mail.log", str(self.postfix.log)),
         ]
 
-    def context(self) -> str:
-        """What a failure shows: the tails of both logs."""
-        try:
-            server = self.server_log.read_text(errors="replace")[-3000:]
-        except FileNotFoundError:
-            server = ""
-        return f"{self.postfix.tail()}\n   signupd's log:\n{server}"
-
     # --- setting up ---
 
     def configure(self) -> list[dict]:
         """Both configurations with the guide's lines added; the guide's command blocks."""
         self.postfix.configure()
-        self.data_dir.mkdir(mode=0o700)
-        shutil.chown(self.data_dir, USER, USER)
-        self.config.write_text(
-            f"""[server]
-listen = "127.0.0.1:{self.http_port}"
-public_url = "http://127.0.0.1:{self.http_port}"
-[storage]
-data_dir = "{self.data_dir}"
-[signup]
-rate_limits = []
-network_rate_limits = []
-[[lists]]
-id = "{LIST}"
-name = "Postfix bounce test"
-from = "Newsletter <{FROM}>"
-"""
-        )
-        self.config.chmod(0o644)
         self.work.mkdir()
         places = {
             "/etc/signupd/signupd.toml": self.config,
@@ -454,53 +427,11 @@ from = "Newsletter <{FROM}>"
     def start(self) -> None:
         self.postfix.start()
         check(True, f"the test's Postfix listens on 127.0.0.1:{self.smtp_port} ({self.postfix.etc})")
-        self.server = processes.spawn(
-            [str(self.binary), "serve", "--config", str(self.config)],
-            self.server_log,
-            user=USER,
-            group=USER,
-            extra_groups=[],
-            cwd=self.data_dir,
-            env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
-        )
-        deadline = time.monotonic() + 60
-        while not self.ready():
-            if self.server.poll() is not None:
-                raise BounceFailed(f"signupd exited ({self.server.returncode}) during start-up:\n{self.context()}")
-            if time.monotonic() > deadline:
-                raise BounceFailed(f"signupd was not ready within 60 s:\n{self.context()}")
-            time.sleep(0.05)
+        self.signupd.start()
         check(True, f"signupd serves on 127.0.0.1:{self.http_port} as {USER}, sending to the test's Postfix")
 
-    def ready(self) -> bool:
-        connection = http.client.HTTPConnection("127.0.0.1", self.http_port, timeout=5)
-        try:
-            connection.request("GET", "/readyz")
-            return connection.getresponse().status == 200
-        except OSError:
-            return False
-        finally:
-            connection.close()
-
-    def signup(self, address: str) -> int:
-        body = urllib.parse.urlencode({"list": LIST, "email": address, "consent": "yes"}).encode()
-        connection = http.client.HTTPConnection("127.0.0.1", self.http_port, timeout=10)
-        try:
-            connection.request("POST", "/api/signup", body, {"Content-Type": "application/x-www-form-urlencoded"})
-            response = connection.getresponse()
-            response.read()
-            return response.status
-        finally:
-            connection.close()
-
-    def wait_for(self, what: str, condition, timeout: float = DEADLINE) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if condition():
-                check(True, what)
-                return
-            time.sleep(0.2)
-        raise BounceFailed(f"not within {timeout:.0f} s: {what}\n{self.context()}")
+    def wait_for(self, what: str, condition, timeout: float = signupd_server.DEADLINE) -> None:
+        wait_until(what, condition, self.signupd.context, timeout)
 
     def ingest(self, mail: bytes) -> tuple[int, str]:
         """`ingest-mail` as the pipe runs it: as the pipe's user, the mail on standard input.
@@ -564,7 +495,7 @@ from = "Newsletter <{FROM}>"
             "the guide's grep finds that line in Postfix's log",
         )
         mails = sum(f"to=<{BOUNCED}>" in line for line in postfix.lines())
-        check(self.signup(BOUNCED) == 303, f"a new signup of {BOUNCED} is answered as always (303)")
+        check(self.signupd.post_signup(BOUNCED) == 303, f"a new signup of {BOUNCED} is answered as always (303)")
         self.wait_for("the new signup is processed", lambda: db.state()["intake"] == [(0,)])
         check(not db.rows_of(BOUNCED) and not db.state()["outbox"], "... and makes no row and queues no mail")
         check(sum(f"to=<{BOUNCED}>" in line for line in postfix.lines()) == mails, "... and Postfix got no new mail")
@@ -573,7 +504,7 @@ from = "Newsletter <{FROM}>"
         say("---- 3. forged reports change nothing")
         db, postfix = self.db, self.postfix
         for address in (KEPT, LATER):
-            check(self.signup(address) == 303, f"signup of {address} (its confirmation is held in Postfix)")
+            check(self.signupd.post_signup(address) == 303, f"signup of {address} (its confirmation is held in Postfix)")
 
         def both_held() -> bool:
             for entry in postfix.queue():
@@ -622,16 +553,14 @@ from = "Newsletter <{FROM}>"
 
     def stopped(self) -> None:
         say("---- 4. signupd stops; the files hold no copy of a bounced address")
-        assert self.server is not None
-        processes.stop(self.server)
-        check(self.server.returncode == 0, f"signupd exits 0 on SIGTERM ({self.server.returncode})")
+        self.signupd.stop()
         check(
             any(LATER.encode() in path.read_bytes() for path in database_files(self.data_dir)),
             f"the database files hold {LATER}, whose row is pending (the search below can see an address)",
         )
         check_no_copy(self.data_dir, BOUNCED, "after the bounce")
         check_no_copy(self.data_dir, KEPT, "after the control's bounce")
-        log = self.server_log.read_text(errors="replace")
+        log = self.signupd.log_text()
         check(
             all(address not in log for address in (BOUNCED, KEPT, LATER)), "signupd's log holds none of the addresses"
         )
@@ -701,37 +630,25 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     parser.add_argument("--skip-deferral", action="store_true", help="leave out step 5 (exit 75 and the queue)")
     args = parser.parse_args()
-    if os.geteuid() != 0:
-        say("FAILED: run as root (it starts a Postfix instance and runs commands as another user)")
-        return 1
-    version = subprocess.run(["postconf", "-d", "-h", "mail_version"], capture_output=True, text=True).stdout.strip()
-    say(f"Postfix {version}; signupd {args.signupd}")
-    started = time.monotonic()
-    created = ensure_user()
-    base = Path(tempfile.mkdtemp(prefix="signupd-postfix-"))
-    # Postfix's daemons and the pipe's user go through it.
-    base.chmod(0o755)
-    postfix = Postfix(base / "postfix", 0)
-    failed = False
-    try:
-        test = Test(args.signupd, base)
-        postfix = test.postfix
-        test.run(deferral=not args.skip_deferral)
-    except BounceFailed as failure:
-        failed = True
-        say(f"FAILED: {failure}")
-        say(f"files kept in {base}")
-    finally:
-        processes.stop_all()
-        postfix.stop()
-        if created:
-            subprocess.run(["userdel", USER], check=False)
-    if failed:
-        return 1
-    if not args.keep:
-        shutil.rmtree(base, ignore_errors=True)
-    say(f"all {checks.passed} checks passed in {time.monotonic() - started:.0f} s")
-    return 0
+    tests: list[Test] = []
+
+    def run(base: Path) -> None:
+        version = subprocess.run(["postconf", "-d", "-h", "mail_version"], capture_output=True, text=True).stdout.strip()
+        say(f"Postfix {version}; signupd {args.signupd}")
+        created = ensure_user()
+        try:
+            tests.append(Test(args.signupd, base))
+            tests[0].run(deferral=not args.skip_deferral)
+        finally:
+            processes.stop_all()
+            if tests:
+                tests[0].postfix.stop()
+            if created:
+                subprocess.run(["userdel", USER], check=False)
+
+    # Postfix's daemons and the pipe's user go through the temporary directory.
+    return run_as_root(checks, "it starts a Postfix instance and runs commands as another user", "signupd-postfix-",
+                       run, keep=args.keep, context=lambda: tests[0].signupd.context() if tests else "")
 
 
 if __name__ == "__main__":

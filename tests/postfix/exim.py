@@ -17,26 +17,20 @@ loopback port, keeping what it accepts in its own queue; a system mail server is
 """
 
 import argparse
-import json
-import os
+import functools
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
-import traceback
-import urllib.parse
-import http.client
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import signupd_server  # noqa: E402  (tests/postfix/signupd_server.py)
 from harness import Checks, Processes, free_port  # noqa: E402
-from relay import Alerts  # noqa: E402  (tests/postfix/relay.py)
+from signupd_server import DEADLINE, Alerts, Signupd, run_as_root, smtp_mail  # noqa: E402
 
 SENDER = "newsletter@signupd.test"
 READERS = "readers.test"
-DEADLINE = 60.0
 
 
 class EximFailed(Exception):
@@ -46,18 +40,7 @@ class EximFailed(Exception):
 checks = Checks("exim relay", EximFailed)
 say, check = checks.say, checks.check
 processes = Processes()
-
-
-def wait_until(what: str, condition, context, timeout: float = DEADLINE):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            check(True, what)
-            return value
-        if time.monotonic() > deadline:
-            raise EximFailed(f"not within {timeout:.0f} s: {what}\n{context()}")
-        time.sleep(0.2)
+wait_until = functools.partial(signupd_server.wait_until, checks)
 
 
 class Exim:
@@ -167,92 +150,6 @@ begin transports
             self.process = None
 
 
-class Signupd:
-    def __init__(self, binary: str, root: Path, exim: Exim, alerts: Alerts):
-        self.binary = binary
-        self.root = root
-        self.exim = exim
-        self.http_port = free_port()
-        self.log = root / "signupd.log"
-        self.config = root / "signupd.toml"
-        data = root / "data"
-        data.mkdir(mode=0o700)
-        self.env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
-        self.config.write_text(
-            f"""[server]
-listen = "127.0.0.1:{self.http_port}"
-public_url = "http://127.0.0.1:{self.http_port}"
-[storage]
-data_dir = "{data}"
-[signup]
-rate_limits = []
-network_rate_limits = []
-[mail]
-transport = "smtp"
-retry_base = "1s"
-alert_webhook = "http://127.0.0.1:{alerts.port}/alert"
-[mail.smtp]
-host = "127.0.0.1"
-port = {exim.port}
-security = "none"
-timeout = "10s"
-[[lists]]
-id = "default"
-name = "Exim test"
-from = "Newsletter <{SENDER}>"
-"""
-        )
-        self.server: subprocess.Popen | None = None
-
-    def context(self) -> str:
-        try:
-            server = self.log.read_text(errors="replace")[-4000:]
-        except FileNotFoundError:
-            server = ""
-        return f"{self.exim.tail()}\n   signupd's log:\n{server}"
-
-    def start(self) -> None:
-        self.server = processes.spawn([self.binary, "serve", "--config", str(self.config)], self.log, cwd=self.root,
-                                      env=self.env)
-
-        def ready() -> bool:
-            connection = http.client.HTTPConnection("127.0.0.1", self.http_port, timeout=5)
-            try:
-                connection.request("GET", "/readyz")
-                return connection.getresponse().status == 200
-            except OSError:
-                return False
-            finally:
-                connection.close()
-
-        wait_until("signupd serve is ready", ready, self.context)
-
-    def signup(self, address: str) -> None:
-        body = urllib.parse.urlencode({"list": "default", "email": address, "consent": "yes"}).encode()
-        connection = http.client.HTTPConnection("127.0.0.1", self.http_port, timeout=10)
-        try:
-            connection.request("POST", "/api/signup", body, {"Content-Type": "application/x-www-form-urlencoded"})
-            response = connection.getresponse()
-            response.read()
-            status = response.status
-        finally:
-            connection.close()
-        check(status == 303, f"POST /api/signup answers 303 ({status})")
-
-    def pending_with_mail(self, address: str) -> bool:
-        result = subprocess.run([self.binary, "lookup", "--json", address, "--config", str(self.config)],
-                                capture_output=True, text=True, timeout=120, cwd=self.root, env=self.env)
-        if result.returncode != 0:
-            raise EximFailed(f"signupd lookup exited {result.returncode}: {result.stderr.strip()}")
-        found = json.loads(result.stdout)
-        return [row["status"] for row in found["rows"]] == ["pending"] and len(found["queued_mail"]) == 1
-
-    def stop(self) -> None:
-        if self.server is not None:
-            processes.stop(self.server)
-            check(self.server.returncode == 0, f"signupd exits 0 on SIGTERM ({self.server.returncode})")
-
-
 def test(signupd_binary: str, exim_binary: str, base: Path) -> None:
     alerts = Alerts()
     exim = Exim(exim_binary, base / "exim")
@@ -262,11 +159,14 @@ def test(signupd_binary: str, exim_binary: str, base: Path) -> None:
     try:
         exim.configure(relay_from_hosts="")
         exim.start()
-        server = Signupd(signupd_binary, base / "signupd", exim, alerts)
+        server = Signupd(signupd_binary, base / "signupd", checks, processes, sender=SENDER, list_name="Exim test",
+                         peer_tail=exim.tail, mail=smtp_mail(alerts, exim.port, "none"))
         server.start()
+        check(True, "signupd serve is ready")
         addresses = [f"reader-{number}@{READERS}" for number in range(1, 4)]
         for address in addresses:
-            server.signup(address)
+            status = server.post_signup(address)
+            check(status == 303, f"POST /api/signup answers 303 ({status})")
         wait_until("the relay_refused alert comes", lambda: alerts.relay_refused(), server.context)
         wait_until(
             "signupd tries again (four `relay not permitted` in Exim's reject log)",
@@ -313,23 +213,9 @@ def main() -> int:
     parser.add_argument("--signupd", required=True)
     parser.add_argument("--exim", required=True, help="the exim4 binary unpacked from exim4-daemon-light")
     args = parser.parse_args()
-    if os.geteuid() != 0:
-        say("FAILED: run as root (Exim's daemon runs as root, its spool Debian-exim's)")
-        return 1
-    started = time.monotonic()
-    base = Path(tempfile.mkdtemp(prefix="signupd-exim-"))
-    base.chmod(0o755)
-    try:
-        test(str(Path(args.signupd).resolve()), str(Path(args.exim).resolve()), base)
-    except EximFailed as failure:
-        say(f"FAILED: {failure}\nfiles kept in {base}")
-        return 1
-    except Exception:  # noqa: BLE001
-        say(f"FAILED:\n{traceback.format_exc()}files kept in {base}")
-        return 1
-    shutil.rmtree(base, ignore_errors=True)
-    say(f"all {checks.passed} checks passed in {time.monotonic() - started:.0f} s")
-    return 0
+    signupd, exim = str(Path(args.signupd).resolve()), str(Path(args.exim).resolve())
+    return run_as_root(checks, "Exim's daemon runs as root, its spool Debian-exim's", "signupd-exim-",
+                       lambda base: test(signupd, exim, base))
 
 
 if __name__ == "__main__":

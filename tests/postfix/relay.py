@@ -57,27 +57,24 @@ success; on failure the tails of signupd's and Postfix's logs are.
 import argparse
 import email
 import email.policy
+import functools
 import hashlib
-import http.client
-import http.server
 import json
-import os
 import shutil
 import smtplib
 import socketserver
 import ssl
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-import traceback
-import urllib.parse
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import signupd_server  # noqa: E402  (tests/postfix/signupd_server.py)
 from harness import Checks, Processes, free_port  # noqa: E402
 from instance import PostfixInstance  # noqa: E402  (tests/postfix/instance.py)
+from signupd_server import DEADLINE, Alerts, run_as_root, smtp_mail  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "operations.md"
@@ -94,7 +91,6 @@ FOREIGN_FROM = f"someone-else@{DOMAIN}"
 READERS = "readers.test"
 # The relay's own local domain (local_recipient_maps).
 LOCAL_DOMAIN = f"local.{DOMAIN}"
-DEADLINE = 60.0
 REFUSAL_LOG = "the relay refuses signupd's mail; every mail waits in the queue"
 AGAIN_LOG = "the relay accepts mail again"
 
@@ -127,18 +123,7 @@ def run(args: list[str], **kwargs) -> subprocess.CompletedProcess:
     return result
 
 
-def wait_until(what: str, condition, context, timeout: float = DEADLINE):
-    """Polls `condition` until it returns something true; the check passes with that. On the
-    deadline, fails with `context()`."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            check(True, what)
-            return value
-        if time.monotonic() > deadline:
-            raise RelayFailed(f"not within {timeout:.0f} s: {what}\n{context()}")
-        time.sleep(0.2)
+wait_until = functools.partial(signupd_server.wait_until, checks)
 
 
 # --- certificates -----------------------------------------------------------------------------
@@ -203,7 +188,7 @@ def fingerprint_of(der: bytes) -> str:
     return ":".join(f"{byte:02X}" for byte in hashlib.sha256(der).digest())
 
 
-# --- the SMTP server Postfix relays to, and the alert webhook -----------------------------------
+# --- the SMTP server Postfix relays to --------------------------------------------------------
 
 
 class Capture:
@@ -268,41 +253,6 @@ class Capture:
     def to(self, address: str) -> list[tuple[str, list[str], email.message.Message]]:
         with self.lock:
             return [mail for mail in self.mails if address in mail[1]]
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-class Alerts:
-    """What `mail.alert_webhook` received: the JSON bodies, in order."""
-
-    def __init__(self):
-        self.received: list[dict] = []
-        alerts = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
-                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                try:
-                    alerts.received.append(json.loads(body))
-                except ValueError:
-                    alerts.received.append({"unreadable": body.decode(errors="replace")})
-                self.send_response(204)
-                self.end_headers()
-
-            def log_message(self, *args) -> None:
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def relay_refused(self) -> list[dict]:
-        return [alert for alert in list(self.received) if alert.get("event") == "relay_refused"]
-
-    def clear(self) -> None:
-        self.received.clear()
 
     def stop(self) -> None:
         self.server.shutdown()
@@ -488,119 +438,24 @@ smtpd_recipient_restrictions = permit_sasl_authenticated, reject
 # --- signupd ----------------------------------------------------------------------------------
 
 
-class Signupd:
-    """One case's signupd: a configuration and data directory of its own under `root`."""
+class Signupd(signupd_server.Signupd):
+    """One case's signupd (tests/postfix/signupd_server.py) under `root/name`, logging in to the
+    relay as LOGIN with `password` (in `SIGNUPD_MAIL__SMTP__PASSWORD`)."""
 
     def __init__(self, binary: str, root: Path, relay: Relay, alerts: Alerts, name: str, *,
                  port: int | None = None, security: str = "starttls", password: str = PASSWORD,
                  smtp: dict[str, str] | None = None, env: dict[str, str] | None = None, sender: str = FROM):
-        self.binary = binary
-        self.root = root / name
-        self.root.mkdir()
-        self.data_dir = self.root / "data"
-        self.data_dir.mkdir(mode=0o700)
-        self.config = self.root / "signupd.toml"
-        self.log = self.root / "signupd.log"
-        self.relay = relay
-        self.http_port = free_port()
-        self.env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "SIGNUPD_MAIL__SMTP__PASSWORD": password, **(env or {})}
-        extra = "".join(f'{key} = "{value}"\n' for key, value in (smtp or {}).items())
-        self.config.write_text(
-            f"""[server]
-listen = "127.0.0.1:{self.http_port}"
-public_url = "http://127.0.0.1:{self.http_port}"
-[storage]
-data_dir = "{self.data_dir}"
-[signup]
-rate_limits = []
-network_rate_limits = []
-[mail]
-transport = "smtp"
-retry_base = "1s"
-alert_webhook = "http://127.0.0.1:{alerts.port}/alert"
-[mail.smtp]
-host = "127.0.0.1"
-port = {port or relay.port}
-security = "{security}"
-username = "{LOGIN}"
-timeout = "10s"
-{extra}[[lists]]
-id = "default"
-name = "Relay test"
-from = "Newsletter <{sender}>"
-"""
+        (root / name).mkdir()
+        super().__init__(
+            binary, root / name, checks, processes, sender=sender, list_name="Relay test", peer_tail=relay.tail,
+            mail=smtp_mail(alerts, port or relay.port, security, {"username": LOGIN, **(smtp or {})}),
+            env={"SIGNUPD_MAIL__SMTP__PASSWORD": password, **(env or {})},
         )
-        self.server: subprocess.Popen | None = None
-
-    def context(self) -> str:
-        try:
-            server = self.log.read_text(errors="replace")[-4000:]
-        except FileNotFoundError:
-            server = ""
-        return f"{self.relay.tail()}\n   signupd's log:\n{server}"
-
-    def log_text(self) -> str:
-        try:
-            return self.log.read_text(errors="replace")
-        except FileNotFoundError:
-            return ""
-
-    def start(self) -> None:
-        self.server = processes.spawn(
-            [self.binary, "serve", "--config", str(self.config)], self.log, cwd=self.root, env=self.env
-        )
-        deadline = time.monotonic() + 60
-        while not self.ready():
-            if self.server.poll() is not None:
-                raise RelayFailed(f"signupd exited ({self.server.returncode}) during start-up:\n{self.context()}")
-            if time.monotonic() > deadline:
-                raise RelayFailed(f"signupd was not ready within 60 s:\n{self.context()}")
-            time.sleep(0.05)
-
-    def ready(self) -> bool:
-        connection = http.client.HTTPConnection("127.0.0.1", self.http_port, timeout=5)
-        try:
-            connection.request("GET", "/readyz")
-            return connection.getresponse().status == 200
-        except OSError:
-            return False
-        finally:
-            connection.close()
-
-    def stop(self) -> None:
-        if self.server is not None:
-            processes.stop(self.server)
-            check(self.server.returncode == 0, f"signupd exits 0 on SIGTERM ({self.server.returncode})")
 
     def signup(self, address: str) -> None:
-        body = urllib.parse.urlencode({"list": "default", "email": address, "consent": "yes"}).encode()
-        connection = http.client.HTTPConnection("127.0.0.1", self.http_port, timeout=10)
-        try:
-            connection.request("POST", "/api/signup", body, {"Content-Type": "application/x-www-form-urlencoded"})
-            response = connection.getresponse()
-            response.read()
-            status = response.status
-        finally:
-            connection.close()
+        status = self.post_signup(address)
         if status != 303:
             raise RelayFailed(f"POST /api/signup answered {status}, not 303\n{self.context()}")
-
-    def cli(self, *args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [self.binary, *args, "--config", str(self.config)],
-            capture_output=True, text=True, timeout=120, cwd=self.root, env=self.env,
-        )
-
-    def lookup(self, address: str) -> dict:
-        result = self.cli("lookup", "--json", address)
-        if result.returncode != 0:
-            raise RelayFailed(f"signupd lookup exited {result.returncode}: {result.stderr.strip()}")
-        return json.loads(result.stdout)
-
-    def pending_with_mail(self, address: str) -> bool:
-        """`signupd lookup`: the address's row is pending and its confirmation is queued."""
-        found = self.lookup(address)
-        return [row["status"] for row in found["rows"]] == ["pending"] and len(found["queued_mail"]) == 1
 
     def send_test_mail(self, to: str) -> tuple[int, str]:
         result = self.cli("send-test-mail", "--to", to)
@@ -1086,44 +941,30 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     parser.add_argument("--relay-only", action="store_true", help="only step 0: the relay, with smtplib")
     args = parser.parse_args()
-    if os.geteuid() != 0:
-        say("FAILED: run as root (it starts a Postfix instance)")
-        return 1
     binary = str(Path(args.signupd).resolve())
-    version = subprocess.run(["postconf", "-d", "-h", "mail_version"], capture_output=True, text=True).stdout.strip()
-    say(f"Postfix {version}; signupd {binary}")
-    started = time.monotonic()
-    base = Path(tempfile.mkdtemp(prefix="signupd-relay-"))
-    # Postfix's daemons read the sasldb and write the queue under it.
-    base.chmod(0o755)
-    test = Test(binary, base)
-    failed = False
-    try:
-        if args.relay_only:
-            test.certificates.make()
-            test.relay.configure()
-            test.relay.start()
-            test.relay_itself()
-            for name in ("self-signed", "untrusted", "relay"):
-                test.relay.use_certificate(name)
-        else:
-            test.run()
-    except RelayFailed as failure:
-        failed = True
-        say(f"FAILED: {failure}")
-        say(f"files kept in {base}")
-    except Exception:  # noqa: BLE001  (smtplib's and the like: the logs tell why)
-        failed = True
-        say(f"FAILED:\n{traceback.format_exc()}{test.context()}")
-        say(f"files kept in {base}")
-    finally:
-        test.stop()
-    if failed:
-        return 1
-    if not args.keep:
-        shutil.rmtree(base, ignore_errors=True)
-    say(f"all {checks.passed} checks passed in {time.monotonic() - started:.0f} s")
-    return 0
+    tests: list[Test] = []
+
+    def run(base: Path) -> None:
+        version = subprocess.run(["postconf", "-d", "-h", "mail_version"], capture_output=True, text=True).stdout.strip()
+        say(f"Postfix {version}; signupd {binary}")
+        test = Test(binary, base)
+        tests.append(test)
+        try:
+            if args.relay_only:
+                test.certificates.make()
+                test.relay.configure()
+                test.relay.start()
+                test.relay_itself()
+                for name in ("self-signed", "untrusted", "relay"):
+                    test.relay.use_certificate(name)
+            else:
+                test.run()
+        finally:
+            test.stop()
+
+    # Postfix's daemons read the sasldb and write the queue under the temporary directory.
+    return run_as_root(checks, "it starts a Postfix instance", "signupd-relay-", run, keep=args.keep,
+                       context=lambda: tests[0].context() if tests else "")
 
 
 if __name__ == "__main__":

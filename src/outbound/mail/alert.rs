@@ -1,15 +1,42 @@
-//! Telling the operator that a confirmation could never be delivered, or that a webhook
-//! event or a destination's was dropped (`docs/operations.md`): an error-level log line, and a JSON POST to
-//! `mail.alert_webhook` if set — with the list, the SMTP code and the recipient's domain, or the
-//! endpoint and event type; never the address.
+//! Telling the operator that a confirmation could never be delivered, that a welcome mail's
+//! recipient was refused, or that a webhook event or a destination's was dropped
+//! (`docs/operations.md`): an error-level log line, and a JSON POST to `mail.alert_webhook` if
+//! set — with the list, the SMTP code and the recipient's domain, or the endpoint and event
+//! type; never the address.
 
 use serde::Serialize;
 
 use crate::config::Config;
+use crate::domain::EmailAddress;
 
+/// What a mail's [`Alert`] tells: its `event` in the POST, and the sentence of its log line.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum MailEvent {
+    /// A confirmation given up for good; its pending row, which never got a link, is gone.
+    ConfirmationUndeliverable,
+    /// The relay refused a welcome mail's recipient though it took others; the subscriber
+    /// stays confirmed (only a verified bounce acts on a confirmed address), the mail retries.
+    WelcomeRefused,
+}
+
+impl MailEvent {
+    fn sentence(self) -> &'static str {
+        match self {
+            Self::ConfirmationUndeliverable => {
+                "a confirmation mail could not be delivered; the pending signup was removed"
+            }
+            Self::WelcomeRefused => {
+                "the relay refused a welcome mail's recipient; the subscriber stays confirmed and the mail is retried"
+            }
+        }
+    }
+}
+
+/// A mail the operator must hear of, without its address: [`Alert::new`] keeps the domain alone.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct Alert {
-    pub event: &'static str,
+    pub event: MailEvent,
     pub list: String,
     /// `null` when the server never answered (connection failures until the window ended).
     pub smtp_code: Option<u16>,
@@ -17,13 +44,35 @@ pub struct Alert {
     pub detail: String,
 }
 
+impl Alert {
+    /// `recipient` is the stored address; only [`recipient_domain`] of it is kept.
+    pub fn new(event: MailEvent, list: &str, smtp_code: Option<u16>, recipient: &str, detail: &str) -> Self {
+        Self {
+            event,
+            list: list.to_owned(),
+            smtp_code,
+            recipient_domain: recipient_domain(recipient),
+            detail: detail.to_owned(),
+        }
+    }
+}
+
+/// The domain of a stored address, the one part of it an alert or a log line may name, as
+/// [`EmailAddress::domain`] reads it (every stored address is one [`EmailAddress::parse`] gave;
+/// empty if one ever no longer parses).
+pub fn recipient_domain(address: &str) -> String {
+    EmailAddress::parse(address).map(|address| address.domain().to_owned()).unwrap_or_default()
+}
+
+/// Logs `alert` at error level with its event's sentence, and posts it.
 pub async fn send(config: &Config, client: &reqwest::Client, alert: &Alert) {
     tracing::error!(
         list = %alert.list,
         smtp_code = alert.smtp_code,
         recipient_domain = %alert.recipient_domain,
         detail = %alert.detail,
-        "a confirmation mail could not be delivered; the pending signup was removed"
+        "{}",
+        alert.event.sentence()
     );
     post(config, client, alert).await;
 }
@@ -144,5 +193,33 @@ pub async fn post(config: &Config, client: &reqwest::Client, alert: &impl Serial
         Ok(response) if response.status().is_success() => {}
         Ok(response) => tracing::warn!(status = response.status().as_u16(), "the alert webhook refused the alert"),
         Err(error) => tracing::warn!(error = %error.without_url(), "cannot reach the alert webhook"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mail_alert_names_its_event_and_the_recipients_domain_never_the_address() {
+        let cases = [
+            (MailEvent::ConfirmationUndeliverable, "confirmation_undeliverable"),
+            (MailEvent::WelcomeRefused, "welcome_refused"),
+        ];
+        for (event, name) in cases {
+            let alert = Alert::new(event, "news", Some(550), "sue.unique@xn--bcher-kva.de", "550 5.1.1 unknown");
+            let body = serde_json::to_value(&alert).unwrap();
+            assert_eq!(
+                body,
+                serde_json::json!({
+                    "event": name,
+                    "list": "news",
+                    "smtp_code": 550,
+                    "recipient_domain": "xn--bcher-kva.de",
+                    "detail": "550 5.1.1 unknown",
+                }),
+                "case: {name}"
+            );
+        }
     }
 }

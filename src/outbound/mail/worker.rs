@@ -62,7 +62,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use ring::hmac;
 
-use super::alert::{self, Alert};
+use super::alert::{self, Alert, MailEvent};
 use super::failure::SendError;
 use super::message::{self, Recipient};
 use super::queue::{ClaimMail, Companion, Ready, ReadyKind, SettleMail, Settlement, Undo, pace, secs};
@@ -727,22 +727,18 @@ async fn report(
     smtp_code: Option<u16>,
     deleted_row: bool,
 ) {
-    let domain = target.email.rsplit_once('@').map(|(_, domain)| domain.to_owned()).unwrap_or_default();
     match outcome {
         MailOutcome::Retrying { detail } => {
+            let domain = alert::recipient_domain(&target.email);
             tracing::warn!(list = %target.list_id, recipient_domain = %domain, detail = %detail, "mail not sent; will retry");
         }
         MailOutcome::GaveUp { detail } if deleted_row => {
-            let alert = Alert {
-                event: "confirmation_undeliverable",
-                list: target.list_id.clone(),
-                smtp_code,
-                recipient_domain: domain,
-                detail: detail.clone(),
-            };
+            let alert =
+                Alert::new(MailEvent::ConfirmationUndeliverable, &target.list_id, smtp_code, &target.email, detail);
             alert::send(&mailer.config, &mailer.http_client, &alert).await;
         }
         MailOutcome::GaveUp { detail } => {
+            let domain = alert::recipient_domain(&target.email);
             tracing::error!(list = %target.list_id, recipient_domain = %domain, detail = %detail, "mail could not be delivered; giving up");
         }
         _ => {}
@@ -753,23 +749,9 @@ async fn report(
 /// confirmed, and a send-time refusal never removes it (only a verified bounce does), so the
 /// mail is retried and the operator told, once.
 async fn welcome_refused(mailer: &Mailer, outcome: &MailOutcome, target: &MailTarget, smtp_code: Option<u16>) {
-    let detail = match outcome {
-        MailOutcome::Retrying { detail } | MailOutcome::GaveUp { detail } => detail.clone(),
-        _ => return,
+    let (MailOutcome::Retrying { detail } | MailOutcome::GaveUp { detail }) = outcome else {
+        return;
     };
-    let alert = Alert {
-        event: "welcome_refused",
-        list: target.list_id.clone(),
-        smtp_code,
-        recipient_domain: target.email.rsplit_once('@').map(|(_, domain)| domain.to_owned()).unwrap_or_default(),
-        detail,
-    };
-    tracing::error!(
-        list = %alert.list,
-        smtp_code = alert.smtp_code,
-        recipient_domain = %alert.recipient_domain,
-        detail = %alert.detail,
-        "the relay refused a welcome mail's recipient; the subscriber stays confirmed and the mail is retried"
-    );
-    alert::post(&mailer.config, &mailer.http_client, &alert).await;
+    let alert = Alert::new(MailEvent::WelcomeRefused, &target.list_id, smtp_code, &target.email, detail);
+    alert::send(&mailer.config, &mailer.http_client, &alert).await;
 }
