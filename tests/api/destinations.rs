@@ -710,6 +710,32 @@ async fn brevo_forgets_the_attribute_when_a_refusal_names_attributes_and_hands_t
     assert_queue_empty(&app, "brevo");
 }
 
+#[actix_web::test]
+async fn brevo_hands_the_subscriber_on_without_the_language_when_the_attribute_read_is_refused_for_good() {
+    // Arrange: an account with the attribute, whose answer to the attribute read is a 400
+    let api = SenderApi::start(Kind::Brevo);
+    api.brevo_attribute("LANGUAGE", Some(("normal", "text")));
+    let app = app_for(&api, &api.credential(), "").await;
+    confirm(&app, JANE).await;
+    api.answer_next(1, &Answer::json(400, &json!({"code": "invalid_parameter", "message": "Invalid request"})));
+
+    // Act
+    let jane = deliver(&app).await;
+    confirm(&app, ANN).await;
+    let ann = deliver(&app).await;
+
+    // Assert: both handed on at once, without the language; the refusal remembered (one read)
+    assert_eq!(
+        (jane.as_slice(), ann.as_slice()),
+        (&[DeliveryOutcome::Delivered][..], &[DeliveryOutcome::Delivered][..])
+    );
+    assert_eq!(attribute_reads(&api), 1, "{:?}", api.requests());
+    let creates = brevo_creates(&api);
+    assert_eq!(creates.len(), 2, "{:?}", api.requests());
+    assert!(creates.iter().all(|body| body.get("attributes").is_none()), "{creates:?}");
+    assert_eq!(api.standing(JANE), Some(Standing::Subscribed));
+}
+
 #[test]
 fn send_test_destination_for_brevo_says_whether_the_account_keeps_languages_and_how_to_add_the_attribute() {
     // (An account without the attribute: `probe_says`, in the test of every kind.)

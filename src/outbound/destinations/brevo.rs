@@ -14,7 +14,8 @@
 //!   within the hour), it is forgotten and the contact sent again at once without it: the
 //!   subscriber is never held or dropped for the language. The operator configures nothing;
 //!   `send-test-destination` says whether the account has the attribute and how to create it.
-//!   An attribute read refused for good (not 401/403/429/5xx) hands on without the language.
+//!   An attribute read refused for good (not 401/403/429/5xx) hands on without the language,
+//!   and is remembered as an account without the attribute.
 //! - **Unsubscribed.** `PUT /contacts/{email}` with `unlinkListIds`: removed from the list, the
 //!   contact kept. A 404 (Brevo does not hold it) is done already.
 //! - **Limits.** A 429 carries no `Retry-After` but `x-sib-ratelimit-reset`, the seconds until
@@ -121,8 +122,12 @@ async fn takes_language(call: &Call<'_>) -> Result<bool, Failed> {
             Ok(has)
         }
         // 401/403, 429, 5xx: the contact call would fail alike; retried as it would be.
+        // Anything else will not change: without the language, remembered like an answer.
         Ok(Err(answer)) => match refusal(&answer, answer.code("code")) {
-            Failed { retry: Retry::Never, .. } => Ok(false),
+            Failed { retry: Retry::Never, .. } => {
+                memory.remember(Instant::now(), false);
+                Ok(false)
+            }
             failed => Err(failed),
         },
         // A 2xx that does not read as the documented list: hand on without the language.
