@@ -170,6 +170,18 @@ mod tests {
     }
 
     #[test]
+    fn a_page_of_no_list_looks_among_the_languages_of_every_list_else_takes_the_firsts() {
+        let toml = "[[lists]]\nid = \"news\"\nlanguages = [\"de\"]\n[[lists]]\nid = \"club\"\nlanguage = \"ar\"\n";
+        let config = Config::from_toml(toml).expect("valid configuration");
+        let code = |field: Option<&str>, accept: Option<&str>| config.visitor_language(field, accept).code();
+        assert_eq!(code(None, Some("ar-EG, de;q=0.5")), "ar", "the second list's language");
+        assert_eq!(code(None, Some("de-AT")), "de");
+        assert_eq!(code(Some("ar"), Some("de")), "ar", "the link's lang first");
+        assert_eq!(code(None, Some("ja")), "en", "none served: the first list's language");
+        assert_eq!(code(None, None), "en");
+    }
+
+    #[test]
     fn a_row_reads_its_stored_language_while_the_list_serves_it() {
         let list = list("[\"de\", \"en\", \"de\"]");
         assert_eq!(list.languages.len(), 2, "each language once");
