@@ -44,6 +44,21 @@ pub(super) fn check(
 }
 
 impl Config {
+    /// The language of a page that no row and no list speaks for (an unknown or cut-off link
+    /// with several lists configured): the request's `lang`, else its `Accept-Language`, looked
+    /// up among the languages of every list, else the first list's `language` (English without
+    /// a list).
+    pub fn visitor_language(&self, lang_field: Option<&str>, accept_language: Option<&str>) -> Language {
+        let mut served: Vec<Language> = Vec::new();
+        for language in self.lists.iter().flat_map(|list| &list.languages) {
+            if !served.contains(language) {
+                served.push(*language);
+            }
+        }
+        negotiate(&served, lang_field, accept_language)
+            .unwrap_or_else(|| self.lists.first().map_or_else(Language::english, |list| list.language))
+    }
+
     /// The language code a row of `list_id` reads in, as events and exports name it: the
     /// list's [`ListConfig::row_language`]; for a list no longer configured, the stored code,
     /// else English.
@@ -70,15 +85,7 @@ impl ListConfig {
     /// The visitor's language: the form's `lang` field, else `Accept-Language`, each looked up
     /// among the list's languages, else the list's `language`.
     pub fn visitor_language(&self, lang_field: Option<&str>, accept_language: Option<&str>) -> Language {
-        let field = lang_field.filter(|value| !value.trim().is_empty());
-        field
-            .and_then(|value| self.served_language(value))
-            .or_else(|| {
-                let ranges: Vec<String> =
-                    accept_language::parse(accept_language?).into_iter().take(MAX_RANGES).collect();
-                self.lookup(&ranges)
-            })
-            .unwrap_or(self.language)
+        negotiate(&self.languages, lang_field, accept_language).unwrap_or(self.language)
     }
 
     /// The one of the list's languages a language tag (`fr`, `de-AT`, `pt_BR` is no tag) finds
@@ -96,22 +103,35 @@ impl ListConfig {
             .unwrap_or(self.language)
     }
 
-    /// The best of the list's languages for `requested` (language tags, best first), by RFC
-    /// 4647 lookup; `None` when none matches.
     fn lookup(&self, requested: &[String]) -> Option<Language> {
-        let requested = convert_vec_str_to_langids_lossy(requested);
-        if requested.is_empty() {
-            return None;
-        }
-        let served: Vec<Language> = self.languages.clone();
-        let codes: Vec<&str> = served.iter().map(|language| language.code()).collect();
-        let available = convert_vec_str_to_langids_lossy(&codes);
-        // Every shipped code parses, so `available` and `served` stay in step; the position is
-        // found by identity all the same.
-        let best = *negotiate_languages(&requested, &available, None, NegotiationStrategy::Lookup).first()?;
-        let index = available.iter().position(|candidate| std::ptr::eq(candidate, best))?;
-        (available.len() == served.len()).then(|| served[index])
+        lookup(&self.languages, requested)
     }
+}
+
+/// `lang_field`, else `Accept-Language`, each looked up among `served`; `None` when neither
+/// finds one.
+fn negotiate(served: &[Language], lang_field: Option<&str>, accept_language: Option<&str>) -> Option<Language> {
+    let field = lang_field.filter(|value| !value.trim().is_empty());
+    field.and_then(|value| lookup(served, &[value.trim().to_owned()])).or_else(|| {
+        let ranges: Vec<String> = accept_language::parse(accept_language?).into_iter().take(MAX_RANGES).collect();
+        lookup(served, &ranges)
+    })
+}
+
+/// The best of `served` for `requested` (language tags, best first), by RFC 4647 lookup;
+/// `None` when none matches.
+fn lookup(served: &[Language], requested: &[String]) -> Option<Language> {
+    let requested = convert_vec_str_to_langids_lossy(requested);
+    if requested.is_empty() {
+        return None;
+    }
+    let codes: Vec<&str> = served.iter().map(|language| language.code()).collect();
+    let available = convert_vec_str_to_langids_lossy(&codes);
+    // Every shipped code parses, so `available` and `served` stay in step; the position is
+    // found by identity all the same.
+    let best = *negotiate_languages(&requested, &available, None, NegotiationStrategy::Lookup).first()?;
+    let index = available.iter().position(|candidate| std::ptr::eq(candidate, best))?;
+    (available.len() == served.len()).then(|| served[index])
 }
 
 #[cfg(test)]
@@ -147,6 +167,18 @@ mod tests {
         let list = list("[]");
         assert!(!list.is_multilingual());
         assert_eq!(code(&list, Some("de"), Some("de")), "en");
+    }
+
+    #[test]
+    fn a_page_of_no_list_looks_among_the_languages_of_every_list_else_takes_the_firsts() {
+        let toml = "[[lists]]\nid = \"news\"\nlanguages = [\"de\"]\n[[lists]]\nid = \"club\"\nlanguage = \"ar\"\n";
+        let config = Config::from_toml(toml).expect("valid configuration");
+        let code = |field: Option<&str>, accept: Option<&str>| config.visitor_language(field, accept).code();
+        assert_eq!(code(None, Some("ar-EG, de;q=0.5")), "ar", "the second list's language");
+        assert_eq!(code(None, Some("de-AT")), "de");
+        assert_eq!(code(Some("ar"), Some("de")), "ar", "the link's lang first");
+        assert_eq!(code(None, Some("ja")), "en", "none served: the first list's language");
+        assert_eq!(code(None, None), "en");
     }
 
     #[test]

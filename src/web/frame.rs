@@ -10,7 +10,8 @@
 //!
 //! Decisions: a list without `site_name` shows only its own name; pages that belong to no list
 //! (an incomplete link, a page that does not exist) take the only list's brand, or, with several
-//! lists, no brand and the first list's language.
+//! lists, no brand; their language is the request's among the lists' languages where the route
+//! has the request (`crate::web::routes::error_pages::visitor_chrome`), else the first list's.
 //!
 //! Every URL signupd emits — a page's links and form actions, its stylesheets, every `Location`
 //! — starts with the path of `server.public_url` ([`href`], [`Chrome::base`]), so signupd can be
@@ -67,10 +68,16 @@ impl<'a> Chrome<'a> {
 
     /// The frame of a page that belongs to no list in particular.
     pub fn general(config: &'a Config) -> Self {
-        if let Some(only) = config.default_list() {
-            return Self::for_list(config, only);
-        }
         let language = config.lists.first().map_or_else(Language::english, |list| list.language);
+        Self::general_in(config, language)
+    }
+
+    /// The frame of a page that belongs to no list in particular, in `language` (one of the
+    /// lists'): the only list's, else no brand.
+    pub fn general_in(config: &'a Config, language: Language) -> Self {
+        if let Some(only) = config.default_list() {
+            return Self::for_list_in(config, only, language);
+        }
         Self {
             t: language.messages(),
             lang: language.code(),

@@ -22,7 +22,7 @@ use crate::confirm::{deliver as send_mail, dump, location, post_token, signed_up
 use crate::helpers::{TestApp, signupd, spawn_app_in, write_config};
 use crate::manage::one_click;
 use crate::process::{self, read_only, unix_now};
-use crate::sender_apis::{Answer, Kind, SenderApi, Standing, subscriber_hash};
+use crate::sender_apis::{Answer, Kind, Recorded, SenderApi, Standing, subscriber_hash};
 use crate::signup::{RAISED_LIMITS, count, db};
 use crate::webhook_receiver::{Receiver, Reply};
 
@@ -237,7 +237,8 @@ async fn a_confirmed_subscriber_is_handed_on_as_confirmed_with_the_tags_and_leav
     }
     // Assert: the call as the vendor documents it
     let requests = api.requests();
-    let create = &requests[0];
+    // (Brevo reads the account's attributes first.)
+    let create = requests.iter().find(|r| r.method != "GET").expect("a call that hands jane on");
     let body = create.json();
     let held = api.held(JANE);
     match kind {
@@ -269,8 +270,10 @@ async fn a_confirmed_subscriber_is_handed_on_as_confirmed_with_the_tags_and_leav
             assert_eq!((requests[1].method.as_str(), requests[1].path()), ("POST", format!("{member}/tags")));
         }
         Kind::Brevo => {
+            assert_eq!((requests[0].method.as_str(), requests[0].path().as_str()), ("GET", "/v3/contacts/attributes"));
             assert_eq!((create.method.as_str(), create.path().as_str()), ("POST", "/v3/contacts"));
             assert_eq!((&body["listIds"], &body["updateEnabled"]), (&json!([7]), &json!(true)), "{body}");
+            assert!(body.get("attributes").is_none(), "the account has no LANGUAGE attribute: {body}");
         }
     }
     assert!(requests.iter().all(|r| (200..300).contains(&r.status)), "{requests:?}");
@@ -506,7 +509,8 @@ async fn a_refusal_that_will_not_change_is_dropped_at_once_with_an_alert_naming_
     };
     assert!(detail.starts_with("HTTP 400"), "{detail}");
     assert!(refused, "refused for good, not out of time");
-    assert_eq!(api.requests().len(), 1, "one try: {:?}", api.requests());
+    let tries = api.requests().into_iter().filter(|r| r.method != "GET").count();
+    assert_eq!(tries, 1, "one try (Brevo reads its attributes first): {:?}", api.requests());
     assert_eq!(api.standing(JANE), None);
     assert_queue_empty(&app, kind.as_str());
     assert_eq!(deliver(&app).await, [DeliveryOutcome::EmptyQueue]);
@@ -618,6 +622,148 @@ async fn buttondowns_daily_cap_answered_400_rate_limited_is_retried_with_the_bac
     // Assert
     assert_eq!(outcomes, [DeliveryOutcome::Delivered]);
     assert_eq!(api.standing(JANE), Some(Standing::Subscribed));
+}
+
+/// The attribute reads among the calls a Brevo got.
+fn attribute_reads(api: &SenderApi) -> usize {
+    api.requests().iter().filter(|r| r.method == "GET" && r.path() == "/v3/contacts/attributes").count()
+}
+
+/// The bodies of the contact creations a Brevo got, in order.
+fn brevo_creates(api: &SenderApi) -> Vec<Value> {
+    api.requests().iter().filter(|r| r.method == "POST" && r.path() == "/v3/contacts").map(Recorded::json).collect()
+}
+
+#[actix_web::test]
+async fn brevo_gets_the_language_only_when_the_account_has_the_attribute_and_reads_the_account_once() {
+    for has_it in [true, false] {
+        // Arrange: an account that refuses an attribute it does not have, so sending one
+        // without it would fail the hand-off
+        let api = SenderApi::start(Kind::Brevo);
+        api.brevo_refuses_unknown_attributes();
+        if has_it {
+            api.brevo_attribute("LANGUAGE", Some(("normal", "text")));
+        }
+        let app = app_for(&api, &api.credential(), "").await;
+        confirm(&app, JANE).await;
+        confirm(&app, ANN).await;
+
+        // Act: two hand-offs, in two batches
+        let first = deliver(&app).await;
+        confirm(&app, BOB).await;
+        let second = deliver(&app).await;
+
+        // Assert
+        assert_eq!(first, [DeliveryOutcome::Delivered, DeliveryOutcome::Delivered], "{has_it}: {:?}", api.requests());
+        assert_eq!(second, [DeliveryOutcome::Delivered], "{has_it}: {:?}", api.requests());
+        assert_eq!(attribute_reads(&api), 1, "{has_it}: the account's answer is remembered: {:?}", api.requests());
+        let creates = brevo_creates(&api);
+        assert_eq!(creates.len(), 3, "one call per subscriber: {:?}", api.requests());
+        for body in &creates {
+            if has_it {
+                assert_eq!(body["attributes"], json!({"LANGUAGE": "en"}), "the subscriber's language: {body}");
+            } else {
+                assert!(body.get("attributes").is_none(), "no attributes key without the attribute: {body}");
+            }
+        }
+        let held = api.held(JANE);
+        let expected = if has_it { json!({"LANGUAGE": "en"}) } else { json!({}) };
+        assert_eq!(held["attributes"], expected, "{has_it}: {held}");
+        assert_queue_empty(&app, "brevo");
+    }
+}
+
+#[actix_web::test]
+async fn brevo_forgets_the_attribute_when_a_refusal_names_attributes_and_hands_the_subscriber_on_without_it() {
+    // Arrange: the account has LANGUAGE when jane is handed on
+    let alert = Receiver::start(Reply::Status(204));
+    let api = SenderApi::start(Kind::Brevo);
+    api.brevo_refuses_unknown_attributes();
+    api.brevo_attribute("LANGUAGE", Some(("normal", "text")));
+    let app = app_for(&api, &api.credential(), &format!("alert_webhook = \"{}\"\n", alert.url("/alert"))).await;
+    confirm(&app, JANE).await;
+    assert_eq!(deliver(&app).await, [DeliveryOutcome::Delivered]);
+    assert_eq!(api.held(JANE)["attributes"], json!({"LANGUAGE": "en"}));
+
+    // Act: the operator deletes the attribute within the hour; ann, then bob, confirm
+    api.brevo_attribute("LANGUAGE", None);
+    confirm(&app, ANN).await;
+    let ann = deliver(&app).await;
+    confirm(&app, BOB).await;
+    let bob = deliver(&app).await;
+
+    // Assert: ann refused with the remembered attribute, sent again at once without it
+    assert_eq!(ann, [DeliveryOutcome::Delivered], "{:?}", api.requests());
+    assert_eq!(bob, [DeliveryOutcome::Delivered], "{:?}", api.requests());
+    let creates = brevo_creates(&api);
+    assert_eq!(creates.len(), 4, "jane, ann twice, bob: {:?}", api.requests());
+    assert_eq!(creates[1]["attributes"], json!({"LANGUAGE": "en"}), "{}", creates[1]);
+    assert!(creates[2].get("attributes").is_none(), "{}", creates[2]);
+    let refused: Vec<u16> = api.requests().iter().map(|r| r.status).filter(|status| *status == 400).collect();
+    assert_eq!(refused, [400], "{:?}", api.requests());
+    // Assert: forgotten, so bob's hand-off read the account again, and sent no attribute
+    assert_eq!(attribute_reads(&api), 2, "{:?}", api.requests());
+    assert!(creates[3].get("attributes").is_none(), "{}", creates[3]);
+    assert_eq!(api.standing(ANN), Some(Standing::Subscribed));
+    assert_eq!(api.standing(BOB), Some(Standing::Subscribed));
+    assert!(alert.requests().is_empty(), "nothing given up: {:?}", alert.requests());
+    assert_queue_empty(&app, "brevo");
+}
+
+#[actix_web::test]
+async fn brevo_hands_the_subscriber_on_without_the_language_when_the_attribute_read_is_refused_for_good() {
+    // Arrange: an account with the attribute, whose answer to the attribute read is a 400
+    let api = SenderApi::start(Kind::Brevo);
+    api.brevo_attribute("LANGUAGE", Some(("normal", "text")));
+    let app = app_for(&api, &api.credential(), "").await;
+    confirm(&app, JANE).await;
+    api.answer_next(1, &Answer::json(400, &json!({"code": "invalid_parameter", "message": "Invalid request"})));
+
+    // Act
+    let jane = deliver(&app).await;
+    confirm(&app, ANN).await;
+    let ann = deliver(&app).await;
+
+    // Assert: both handed on at once, without the language; the refusal remembered (one read)
+    assert_eq!(
+        (jane.as_slice(), ann.as_slice()),
+        (&[DeliveryOutcome::Delivered][..], &[DeliveryOutcome::Delivered][..])
+    );
+    assert_eq!(attribute_reads(&api), 1, "{:?}", api.requests());
+    let creates = brevo_creates(&api);
+    assert_eq!(creates.len(), 2, "{:?}", api.requests());
+    assert!(creates.iter().all(|body| body.get("attributes").is_none()), "{creates:?}");
+    assert_eq!(api.standing(JANE), Some(Standing::Subscribed));
+}
+
+#[test]
+fn send_test_destination_for_brevo_says_whether_the_account_keeps_languages_and_how_to_add_the_attribute() {
+    // (An account without the attribute: `probe_says`, in the test of every kind.)
+    for (described, words) in [
+        (Some(("normal", "text")), "; each subscriber's language goes to the contact attribute LANGUAGE, in "),
+        (
+            Some(("category", "category")),
+            "; languages are not handed on: the contact attribute LANGUAGE is a category attribute of type category, \
+             not a normal text one (delete it and create it as a text attribute under Contacts → Settings → Contact \
+             attributes, or with POST /v3/contacts/attributes/normal/LANGUAGE and the body {\"type\":\"text\"}), in ",
+        ),
+    ] {
+        // Arrange
+        let api = SenderApi::start(Kind::Brevo);
+        api.brevo_attribute("LANGUAGE", described);
+        let dir = tempfile::tempdir().unwrap();
+        let credential = write_credential(dir.path(), NAME, &api.credential());
+        let config = write_config(dir.path(), &destination_toml(NAME, &api, &credential));
+
+        // Act
+        let output = signupd().arg("send-test-destination").arg("--config").arg(&config).output().unwrap();
+
+        // Assert
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert_eq!(output.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
+        let said = format!("{NAME} (brevo): list 7 \"Newsletter\", 0 contacts{words}");
+        assert!(stdout.starts_with(&said), "{described:?}: {stdout}");
+    }
 }
 
 #[actix_web::test]
@@ -800,17 +946,23 @@ fn probe_says(kind: Kind) -> &'static str {
         Kind::Listmonk => "list 3 \"Newsletter\" (double opt-in, 1 subscribers)",
         Kind::Buttondown => "the newsletter has 1 subscribers",
         Kind::Mailchimp => "audience a1b2c3d4e5 \"Newsletter\" (double opt-in, 1 members)",
-        Kind::Brevo => "list 7 \"Newsletter\", 1 contacts",
+        Kind::Brevo => BREVO_WITHOUT_LANGUAGE,
     }
 }
 
-/// The read-only call each kind's probe makes.
-fn probe_path(kind: Kind) -> &'static str {
+/// What `send-test-destination` says of a Brevo account without the LANGUAGE attribute (a new
+/// account's): that languages are not handed on, and how to create it.
+const BREVO_WITHOUT_LANGUAGE: &str = "list 7 \"Newsletter\", 1 contacts; languages are not handed on: the account \
+     has no contact attribute LANGUAGE (create it as a text attribute under Contacts → Settings → Contact attributes, \
+     or with POST /v3/contacts/attributes/normal/LANGUAGE and the body {\"type\":\"text\"})";
+
+/// The read-only calls each kind's probe makes, in order.
+fn probe_paths(kind: Kind) -> &'static [&'static str] {
     match kind {
-        Kind::Listmonk => "/api/lists/3",
-        Kind::Buttondown => "/v1/subscribers",
-        Kind::Mailchimp => "/3.0/lists/a1b2c3d4e5",
-        Kind::Brevo => "/v3/contacts/lists/7",
+        Kind::Listmonk => &["/api/lists/3"],
+        Kind::Buttondown => &["/v1/subscribers"],
+        Kind::Mailchimp => &["/3.0/lists/a1b2c3d4e5"],
+        Kind::Brevo => &["/v3/contacts/lists/7", "/v3/contacts/attributes"],
     }
 }
 
@@ -843,10 +995,12 @@ fn send_test_destination_prints_what_the_sender_said_or_the_refused_credential_w
         let failed = format!("{NAME} ({}): failed: HTTP {}", kind.as_str(), kind.wrong_credential_status());
         let hint = format!("(hint: the sender refused the credential: check {}", credential.display());
         assert!(stdout.starts_with(&failed) && stdout.contains(&hint), "{kind:?}: {stdout}");
-        // Assert: one read-only call each, and no credential printed
+        // Assert: read-only calls (the refused run stops at the first), and no credential printed
         let requests = api.requests();
-        assert_eq!(requests.len(), 2, "{kind:?}: {requests:?}");
-        assert!(requests.iter().all(|r| r.method == "GET" && r.path() == probe_path(kind)), "{kind:?}: {requests:?}");
+        let paths: Vec<String> = requests.iter().map(Recorded::path).collect();
+        let expected: Vec<&str> = probe_paths(kind).iter().chain(&probe_paths(kind)[..1]).copied().collect();
+        assert_eq!(paths, expected, "{kind:?}: {requests:?}");
+        assert!(requests.iter().all(|r| r.method == "GET"), "{kind:?}: {requests:?}");
         for (case, output) in [("the good one", &all), ("the refused one", &all_refused)] {
             for secret in [api.credential(), wrong.clone()] {
                 assert!(!output.contains(&secret), "{kind:?}, {case}: a credential is printed: {output}");
@@ -895,7 +1049,7 @@ fn send_test_destination_name_picks_one_destination_and_an_unknown_name_is_an_er
     assert_eq!(unknown, Some(1), "{unknown_out}{unknown_err}");
     assert!(unknown_err.contains("--name: no destination named \"nope\""), "{unknown_err}");
     assert!(unknown_out.is_empty(), "{unknown_out}");
-    assert_eq!(live.requests().len(), 2, "one call per run that chose it: {:?}", live.requests());
+    assert_eq!(live.requests().len(), 4, "its list and attributes per run that chose it: {:?}", live.requests());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -751,3 +751,47 @@ async fn while_another_process_holds_the_write_lock_confirm_manage_and_one_click
     assert_eq!(location(&post_token(&app, "/api/confirm", &confirm).await), "/confirmed?list=news");
     assert_eq!(one_click(&app, &bob.unsubscribe_path).await.status().as_u16(), 200);
 }
+
+#[actix_web::test]
+async fn while_the_write_lock_is_held_the_503_pages_speak_the_visitors_language() {
+    // Arrange: a list in English, German and French; ann pending; another process holds the lock
+    let app = spawn_app_with(&format!("{RAISED_LIMITS}[[lists]]\nid = \"news\"\nlanguages = [\"de\", \"fr\"]\n")).await;
+    let (confirm, removal) = signed_up_and_mailed(&app, "ann@example.com").await;
+    let blocker = db(&app);
+    blocker.execute_batch("BEGIN EXCLUSIVE;").unwrap();
+    let post = |path: &'static str, body: String, accept_language: &'static str| {
+        app.client
+            .post(app.url(path))
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .header("Accept-Language", accept_language)
+            .body(body)
+            .send()
+    };
+
+    // Act: a French browser confirms and saves, a German one signs up
+    let answers = [
+        ("confirm", "fr", post("/api/confirm", format!("token={confirm}"), "fr-FR, en;q=0.5").await.unwrap()),
+        ("manage", "fr", post("/api/manage", format!("token={removal}"), "fr").await.unwrap()),
+        (
+            "signup",
+            "de",
+            post("/api/signup", "email=bob%40example.com&consent=yes&list=news&lang=de".into(), "fr").await.unwrap(),
+        ),
+    ];
+
+    // Assert: each page says to come back, in the visitor's words
+    for (name, language, response) in answers {
+        assert_eq!(header(&response, "retry-after").as_deref(), Some("30"), "{name}");
+        let (status, html) = status_and_body(response).await;
+        assert_eq!(status, 503, "{name}: {html}");
+        assert!(html.contains(&format!("<html lang=\"{language}\"")), "{name}: {html}");
+        let words = match (name, language) {
+            ("signup", _) => "Ihre Anmeldung konnte gerade nicht gespeichert werden",
+            _ => "Veuillez réessayer dans une minute.",
+        };
+        assert!(html.contains(words), "{name}: {words:?} in {html}");
+        assert!(!html.contains("Please try again"), "{name}: no English left: {html}");
+    }
+    blocker.execute_batch("ROLLBACK").unwrap();
+    assert_eq!(status_of(&app, "ann@example.com").as_deref(), Some("pending"), "nothing confirmed or removed");
+}

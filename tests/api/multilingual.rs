@@ -94,15 +94,8 @@ async fn a_row_keeps_the_visitors_language_through_every_page_and_mail() {
     let app = app().await;
 
     // The page's language wins over the browser's.
-    let response = app
-        .client
-        .post(app.url("/api/signup"))
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .header("Accept-Language", "en")
-        .body("email=ann%40example.com&consent=yes&list=news&lang=de")
-        .send()
-        .await
-        .unwrap();
+    let fields = [("email", "ann@example.com"), ("consent", "yes"), ("list", "news"), ("lang", "de")];
+    let response = post_in(&app, "/api/signup", &fields, "en").await;
     let check_inbox = location(&response);
     assert_eq!(check_inbox, "/check-inbox?list=news&lang=de");
     let (_, inbox) = page(&app, &check_inbox, None).await;
@@ -229,16 +222,27 @@ async fn the_status_page_counts_a_multilingual_lists_signups_by_language() {
     assert!(!page.contains("id=\"list-club-languages\""), "a list of one language has no such table");
 }
 
-/// A form POST of `fields` to `path`, from a browser that asks for `accept_language`.
-async fn post_in(app: &TestApp, path: &str, fields: &[(&str, &str)], accept_language: &str) -> reqwest::Response {
+/// A POST of `body` as `content_type` to `path`, from a browser that asks for `accept_language`.
+async fn post_body_in(
+    app: &TestApp,
+    path: &str,
+    content_type: &str,
+    body: String,
+    accept_language: &str,
+) -> reqwest::Response {
     app.client
         .post(app.url(path))
-        .header("Content-Type", "application/x-www-form-urlencoded")
+        .header("Content-Type", content_type)
         .header("Accept-Language", accept_language)
-        .body(form_body(fields))
+        .body(body)
         .send()
         .await
         .unwrap()
+}
+
+/// A form POST of `fields` to `path`, from a browser that asks for `accept_language`.
+async fn post_in(app: &TestApp, path: &str, fields: &[(&str, &str)], accept_language: &str) -> reqwest::Response {
+    post_body_in(app, path, "application/x-www-form-urlencoded", form_body(fields), accept_language).await
 }
 
 #[actix_web::test]
@@ -344,29 +348,41 @@ async fn pages_no_row_speaks_for_take_the_links_lang_else_the_browsers_among_the
     let (status, html) = page(&app, "/api/send", Some("de")).await;
     assert_eq!(status, 405, "{html}");
     assert!(html.contains("<html lang=\"de\"") && html.contains("Das hat nicht geklappt"), "{html}");
-    let refused = app
-        .client
-        .post(app.url("/api/send?lang=ja"))
-        .header("Content-Type", "text/plain")
-        .header("Accept-Language", "de")
-        .body("send=x")
-        .send()
-        .await
-        .unwrap();
+    let refused = post_body_in(&app, "/api/send?lang=ja", "text/plain", "send=x".into(), "de").await;
     let (status, html) = status_and_body(refused).await;
     assert_eq!(status, 415, "{html}");
     assert!(html.contains("<html lang=\"ja\"") && html.contains("処理できませんでした"), "{html}");
     // An unreadable manage POST: the preference page's own error, in the browser's language.
-    let unreadable = app
-        .client
-        .post(app.url("/api/manage"))
-        .header("Content-Type", "application/json")
-        .header("Accept-Language", "de")
-        .body("{}")
-        .send()
-        .await
-        .unwrap();
+    let unreadable = post_body_in(&app, "/api/manage", "application/json", "{}".into(), "de").await;
     let (status, html) = status_and_body(unreadable).await;
     assert_eq!(status, 415, "{html}");
     assert!(html.contains("<html lang=\"de\"") && html.contains("Das Formular konnte nicht gelesen werden"), "{html}");
+}
+
+#[actix_web::test]
+async fn an_expired_or_cut_off_link_follows_the_browser_into_arabic_before_the_lists_default() {
+    // One list in the pseudo-locale that also serves Arabic; then two lists of one language
+    // each (the browser suite's), where the link names no list at all.
+    let one = "[[lists]]\nid = \"news\"\nname = \"News\"\nlanguage = \"en-XA\"\nlanguages = [\"ar\"]\n";
+    let two = "[[lists]]\nid = \"xa\"\nlanguage = \"en-XA\"\n[[lists]]\nid = \"ar\"\nlanguage = \"ar\"\n";
+    for (lists, config) in [("one multilingual list", one), ("two lists", two)] {
+        let app = spawn_app_with(&format!("{RAISED_LIMITS}{config}")).await;
+        let expired = with_token("/confirm", &"A".repeat(43));
+        let cut_off = "/confirm?token=cut-off".to_owned();
+        // (case, path, Accept-Language, status, <html> attributes)
+        let cases = [
+            ("expired", expired.clone(), Some("ar-EG, en;q=0.5"), 410, "lang=\"ar\" dir=\"rtl\""),
+            ("cut off", cut_off.clone(), Some("ar"), 400, "lang=\"ar\" dir=\"rtl\""),
+            ("expired, lang", format!("{expired}&lang=ar"), Some("en"), 410, "lang=\"ar\" dir=\"rtl\""),
+            ("expired, none served", expired.clone(), Some("fr"), 410, "lang=\"en-XA\" dir=\"ltr\""),
+            ("cut off, no header", cut_off.clone(), None, 400, "lang=\"en-XA\" dir=\"ltr\""),
+        ];
+        for (case, path, accept, status, attributes) in cases {
+            let (got, html) = page(&app, &path, accept).await;
+            assert_eq!(got, status, "{lists}, {case}: {html}");
+            assert!(html.contains(&format!("<html {attributes}>")), "{lists}, {case}: {html}");
+        }
+        let (_, arabic) = page(&app, &expired, Some("ar")).await;
+        assert!(arabic.contains("انتهت صلاحية هذا الرابط"), "{lists}: in Arabic words: {arabic}");
+    }
 }

@@ -389,6 +389,31 @@ impl SenderApi {
     pub fn answer_slowly(&self, delay: Duration) {
         self.state().delay = delay;
     }
+
+    /// Brevo's account as the operator shaped it: `f` changes its model.
+    fn brevo(&self, f: impl FnOnce(&mut Brevo)) {
+        match &mut self.state().model {
+            Model::Brevo(model) => f(model),
+            _ => panic!("{:?} is not Brevo", self.kind),
+        }
+    }
+
+    /// Brevo: the account gets the contact attribute `name` of `category` and `kind` (`normal`,
+    /// `text`), or loses it (`None`).
+    pub fn brevo_attribute(&self, name: &str, described: Option<(&str, &str)>) {
+        self.brevo(|model| {
+            model.attributes.retain(|(held, _, _)| held != name);
+            if let Some((category, kind)) = described {
+                model.attributes.push((name.to_owned(), category.to_owned(), kind.to_owned()));
+            }
+        });
+    }
+
+    /// Brevo: a contact attribute the account does not have is refused with a 400 naming it,
+    /// instead of being dropped silently (Brevo documents neither; the tests try both).
+    pub fn brevo_refuses_unknown_attributes(&self) {
+        self.brevo(|model| model.refuses_unknown_attributes = true);
+    }
 }
 
 impl Drop for SenderApi {
@@ -636,7 +661,8 @@ impl Model {
                 model.members.get(&subscriber_hash(&email)).map_or(Value::Null, Mailchimp::member_json)
             }
             Self::Brevo(model) => model.contacts.iter().find(|c| c.email == email).map_or(Value::Null, |c| {
-                json!({"id": c.id, "email": c.email, "listIds": c.lists, "emailBlacklisted": c.blacklisted})
+                json!({"id": c.id, "email": c.email, "listIds": c.lists, "emailBlacklisted": c.blacklisted,
+                       "attributes": c.attributes})
             }),
         }
     }
@@ -706,7 +732,13 @@ impl Model {
                     Standing::Pending | Standing::Other => panic!("Brevo has no pending contacts"),
                 };
                 model.next_id += 1;
-                model.contacts.push(Contact { id: model.next_id, email, lists, blacklisted: false });
+                model.contacts.push(Contact {
+                    id: model.next_id,
+                    email,
+                    lists,
+                    blacklisted: false,
+                    attributes: Map::new(),
+                });
             }
         }
     }
@@ -1287,11 +1319,27 @@ fn compliance_state(email: &str) -> Answer {
 /// Brevo API v3: the key in `api-key`, 401 otherwise. Contacts on lists; `POST /contacts` with
 /// `updateEnabled: true` creates (201) or updates an existing contact (204), without it an
 /// existing contact is 400 `duplicate_parameter`. `PUT /contacts/{email}` with `unlinkListIds`
-/// takes the contact off a list and keeps it.
-#[derive(Default)]
+/// takes the contact off a list and keeps it. `attributes` are kept only where the account has
+/// the attribute (`GET /contacts/attributes` lists them; a new account has Brevo's FIRSTNAME,
+/// LASTNAME and SMS); an unknown one is dropped silently, or refused with 400 if so told.
 struct Brevo {
     contacts: Vec<Contact>,
     next_id: i64,
+    /// The account's contact attributes: name, category, type.
+    attributes: Vec<(String, String, String)>,
+    refuses_unknown_attributes: bool,
+}
+
+impl Default for Brevo {
+    fn default() -> Self {
+        let attribute = |name: &str| (name.to_owned(), "normal".to_owned(), "text".to_owned());
+        Self {
+            contacts: Vec::new(),
+            next_id: 0,
+            attributes: vec![attribute("LASTNAME"), attribute("FIRSTNAME"), attribute("SMS")],
+            refuses_unknown_attributes: false,
+        }
+    }
 }
 
 struct Contact {
@@ -1299,6 +1347,7 @@ struct Contact {
     email: String,
     lists: BTreeSet<i64>,
     blacklisted: bool,
+    attributes: Map<String, Value>,
 }
 
 /// Another list of the Brevo account, besides the target.
@@ -1348,6 +1397,14 @@ impl Brevo {
                             "uniqueSubscribers": members, "folderId": 1, "createdAt": "2025-01-01T00:00:00.000+00:00"}),
                 )
             }
+            ("GET", ["contacts", "attributes"]) => {
+                let attributes: Vec<Value> = self
+                    .attributes
+                    .iter()
+                    .map(|(name, category, kind)| json!({"name": name, "category": category, "type": kind}))
+                    .collect();
+                Answer::json(200, &json!({ "attributes": attributes }))
+            }
             ("DELETE", ["contacts", identifier]) => {
                 self.contacts.retain(|c| c.email != identifier.to_lowercase());
                 Answer::status(204)
@@ -1368,6 +1425,17 @@ impl Brevo {
         if wanted.iter().any(|id| !lists.contains(id)) {
             return Answer::json(404, &json!({"code": "document_not_found", "message": "List ID does not exist"}));
         }
+        let mut attributes = body.get("attributes").and_then(Value::as_object).cloned().unwrap_or_default();
+        let unknown: Vec<String> = attributes
+            .keys()
+            .filter(|name| !self.attributes.iter().any(|(held, _, _)| held == *name))
+            .cloned()
+            .collect();
+        if self.refuses_unknown_attributes && !unknown.is_empty() {
+            let message = format!("Attribute {} does not exist", unknown.join(", "));
+            return Answer::json(400, &json!({"code": "invalid_parameter", "message": message}));
+        }
+        attributes.retain(|name, _| !unknown.contains(name));
         let update = body.get("updateEnabled").and_then(Value::as_bool).unwrap_or(false);
         if let Some(contact) = self.contacts.iter_mut().find(|c| c.email == email) {
             if !update {
@@ -1377,6 +1445,7 @@ impl Brevo {
                 );
             }
             contact.lists.extend(wanted);
+            contact.attributes.extend(attributes);
             touched.push(email);
             return Answer::status(204);
         }
@@ -1386,6 +1455,7 @@ impl Brevo {
             email: email.clone(),
             lists: wanted.into_iter().collect(),
             blacklisted: false,
+            attributes,
         });
         touched.push(email);
         Answer::json(201, &json!({"id": self.next_id}))

@@ -515,3 +515,31 @@ fn the_guides_example_is_what_the_command_prints() {
         guide_example("snippet-example")
     );
 }
+
+#[test]
+fn for_jekyll_a_multilingual_lists_form_posts_the_pages_language_and_lang_fixes_one() {
+    // Arrange: a list in English and German
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(
+        dir.path(),
+        &format!("[[lists]]\nid = \"news\"\nname = \"News\"\nlanguages = [\"de\"]\nallowed_origins = [{SITE:?}]\n"),
+    );
+
+    // Act
+    let (page, _) = printed(&config, "https://signup.bakery.test", &["--list", "news", "--for", "jekyll"]);
+    let (german, _) =
+        printed(&config, "https://signup.bakery.test", &["--list", "news", "--for", "jekyll", "--lang", "de"]);
+
+    // Assert: without --lang, the Liquid expression Jekyll's own theme (minima) writes into
+    // <html lang>: the page's front-matter `lang`, else the site's; empty (neither set) counts
+    // as none, and the server then follows the browser
+    assert!(
+        page.contains("<input type=\"hidden\" name=\"lang\" value=\"{{ page.lang | default: site.lang }}\">"),
+        "{page}"
+    );
+    assert!(page.contains("lang=\"en\">") && !page.contains("E-Mail-Adresse"), "the words in English: {page}");
+    // Assert: with --lang, that language's words and its code, and no expression
+    assert!(german.contains("<input type=\"hidden\" name=\"lang\" value=\"de\">"), "{german}");
+    assert!(german.contains("lang=\"de\">") && german.contains("E-Mail-Adresse"), "the words in German: {german}");
+    assert!(!german.contains("page.lang"), "{german}");
+}

@@ -12,10 +12,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { describeViolations, runAxe } from './lib/axe.mjs';
-import { CheckFailed, check, ok } from './lib/checks.mjs';
+import { axeInTheme } from './lib/axe.mjs';
+import { check, ok } from './lib/checks.mjs';
 import { waitForMailLink } from './lib/mail.mjs';
 import { focused, navigateBy, startFromTop } from './lib/page.mjs';
+import { postForm } from './lib/server.mjs';
 import { MULTI_FORM_PATH, MULTI_LISTS } from './multilist.mjs';
 
 export const THEMES = ['light', 'dark'];
@@ -79,16 +80,6 @@ const WORDS = {
     privacy: 'Was mit Ihrer Adresse geschieht',
   },
 };
-
-// POST /api/signup as a plain HTML form would, without following the redirect.
-async function postForm(url, fields) {
-  return fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams(fields).toString(),
-    redirect: 'manual',
-  });
-}
 
 async function signUp(server, list, email, seen) {
   const answer = await postForm(`${server.base}/api/signup`, { email, consent: 'yes', list });
@@ -373,19 +364,11 @@ async function checkOne(page, spec, theme, viewport, shotDir, problems) {
   const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
   check(scrollWidth <= viewport.width, `${where}: no horizontal scroll (scrollWidth ${scrollWidth})`);
 
-  const result = await runAxe(page);
-  const scheme = await page.evaluate(() => (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'));
-  if (scheme !== theme) throw new CheckFailed(`${where}: the page sees prefers-color-scheme ${scheme}`);
-  const lines = describeViolations(result.violations).map((line) => `${where} ${page.url().replace(/token=[^&]+/, 'token=…')}: ${line}`);
+  const { result, lines } = await axeInTheme(page, theme, where, `${where} ${page.url().replace(/token=[^&]+/, 'token=…')}`);
   problems.push(...lines);
   const shot = path.join(shotDir, `${spec.name}-${theme}-${viewport.width}${spec.suffix ? `-${spec.suffix}` : ''}.png`);
   await page.screenshot({ path: shot, fullPage: true });
   await checkFocusRing(page, where);
-  if (lines.length === 0) {
-    ok(`${where}: axe ${result.ran} rules, no violation${result.incomplete.length ? ` (to review: ${result.incomplete.map((rule) => rule.id).join(', ')})` : ''}`);
-  } else {
-    console.log(`FAIL ${where}: ${lines.length} axe violation(s)`);
-  }
   return result;
 }
 

@@ -203,14 +203,22 @@ class RelayServer(socketserver.ThreadingTCPServer):
 
 class RefusingBrevo(http.server.BaseHTTPRequestHandler):
     """Answers every request 400 `invalid_parameter`, as Brevo answers a call it will never take
-    (an unknown list, say), and keeps each request (`server.calls`: method, path, headers, body)."""
+    (an unknown list, say), and keeps each request (`server.calls`: method, path, headers, body).
+    Only the read of the account's contact attributes (which signupd makes before it hands on a
+    language) is answered as a new account's, and not kept among the calls."""
 
     def answer(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
+        if (self.command, self.path) == ("GET", "/v3/contacts/attributes"):
+            self.reply(200, {"attributes": [{"name": "FIRSTNAME", "category": "normal", "type": "text"}]})
+            return
         self.server.calls.append((self.command, self.path, dict(self.headers), body))
-        reply = json.dumps({"code": "invalid_parameter", "message": "listIds: list 7 does not exist"}).encode()
-        self.send_response(400)
+        self.reply(400, {"code": "invalid_parameter", "message": "listIds: list 7 does not exist"})
+
+    def reply(self, status: int, document: dict) -> None:
+        reply = json.dumps(document).encode()
+        self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(reply)))
         self.end_headers()

@@ -58,6 +58,8 @@ pub struct Destination {
     /// The API root the kind's paths are joined to (listmonk: its base URL).
     base: Url,
     credential: Credential,
+    /// Brevo: whether the account keeps the subscriber's language ([`brevo::LanguageAttribute`]).
+    language_attribute: brevo::LanguageAttribute,
 }
 
 impl std::fmt::Debug for Destination {
@@ -115,6 +117,14 @@ impl Answer {
     pub fn code(&self, field: &str) -> Option<String> {
         let body: serde_json::Value = serde_json::from_slice(&self.body).ok()?;
         code_word(body.get(field)?.as_str()?)
+    }
+
+    /// Whether a string field of a JSON error body contains `word` (any case). The text itself
+    /// (which may quote the address) is only looked at, never kept.
+    pub fn mentions(&self, field: &str, word: &str) -> bool {
+        let body: Option<serde_json::Value> = serde_json::from_slice(&self.body).ok();
+        let text = body.as_ref().and_then(|body| body.get(field)?.as_str());
+        text.is_some_and(|text| text.to_lowercase().contains(&word.to_lowercase()))
     }
 }
 
@@ -411,7 +421,12 @@ pub fn load_destinations(config: &Config, credentials_dir: Option<&Path>) -> any
                     default_base(destination.kind, &credential).with_context(|| format!("destinations[{i}].url"))?
                 }
             };
-            Ok(Arc::new(Destination { config: destination.clone(), base, credential }))
+            Ok(Arc::new(Destination {
+                config: destination.clone(),
+                base,
+                credential,
+                language_attribute: brevo::LanguageAttribute::default(),
+            }))
         })
         .collect()
 }

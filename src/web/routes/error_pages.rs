@@ -30,11 +30,12 @@ pub fn retry_storage_later(mut response: HttpResponse) -> HttpResponse {
 /// The frame of a page no row speaks for (an unknown or expired token, an unreadable body):
 /// `list` (or the only list), in the request's `lang` parameter, else its `Accept-Language`,
 /// among the list's languages ([`form::page_language`]), else the list's `language`. Without a
-/// list, the general frame.
+/// list, the general frame, in the request's language among every list's
+/// ([`form::request_language`]).
 pub fn visitor_chrome<'a>(config: &'a Config, req: &HttpRequest, list: Option<&'a ListConfig>) -> Chrome<'a> {
     match list.or_else(|| config.default_list()) {
         Some(list) => Chrome::for_list_in(config, list, form::page_language(req, list)),
-        None => Chrome::general(config),
+        None => Chrome::general_in(config, form::request_language(config, req)),
     }
 }
 

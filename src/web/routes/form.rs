@@ -393,11 +393,12 @@ pub fn page_language(req: &HttpRequest, list: &ListConfig) -> Language {
 }
 
 /// The language of an answer that no row and no list speaks for: the only list's
-/// [`page_language`], else the first list's `language` (the general pages'), else English.
+/// [`page_language`]; with several lists, the `lang` parameter, else `Accept-Language`, among
+/// the languages of every list, else the first list's `language` ([`Config::visitor_language`]).
 pub fn request_language(config: &Config, req: &HttpRequest) -> Language {
     match config.default_list() {
         Some(list) => page_language(req, list),
-        None => config.lists.first().map_or_else(Language::english, |list| list.language),
+        None => config.visitor_language(query_param(req, "lang").as_deref(), accept_language(req)),
     }
 }
 

@@ -68,3 +68,47 @@ pub fn html(status: StatusCode, page: &impl Page) -> HttpResponse {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::presentation::Language;
+
+    /// A page whose template fails as it renders (what a template bug does).
+    #[derive(Template)]
+    #[template(source = "<p>{{ self.broken()? }}</p>", ext = "html")]
+    struct Broken {
+        t: &'static Messages,
+    }
+
+    impl Broken {
+        fn broken(&self) -> askama::Result<String> {
+            Err(askama::Error::Fmt)
+        }
+    }
+
+    impl Page for Broken {
+        fn messages(&self) -> &'static Messages {
+            self.t
+        }
+    }
+
+    #[actix_web::test]
+    async fn a_page_that_cannot_be_rendered_is_a_plain_500_in_the_pages_language() {
+        for (code, words) in [
+            ("en", "Something went wrong on our side. Please try again in a minute."),
+            ("de", "Bei uns ist etwas schiefgegangen. Bitte versuchen Sie es in einer Minute noch einmal."),
+            ("fr", "Un problème est survenu de notre côté. Veuillez réessayer dans une minute."),
+        ] {
+            let page = Broken { t: Language::find(code).expect("a built-in language").messages() };
+
+            let response = html(StatusCode::OK, &page);
+
+            assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR, "{code}");
+            let content_type = response.headers().get("content-type").and_then(|value| value.to_str().ok());
+            assert_eq!(content_type, Some("text/plain; charset=utf-8"), "{code}");
+            let body = actix_web::body::to_bytes(response.into_body()).await.unwrap();
+            assert_eq!(std::str::from_utf8(&body).unwrap(), words, "{code}");
+        }
+    }
+}

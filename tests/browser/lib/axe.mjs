@@ -5,6 +5,8 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 
+import { CheckFailed, ok } from './checks.mjs';
+
 const require = createRequire(import.meta.url);
 const axeSource = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 export const axeVersion = require('axe-core/package.json').version;
@@ -39,4 +41,21 @@ export function describeViolations(violations) {
   return violations.flatMap((rule) =>
     rule.nodes.map((node) => `${rule.id} (${rule.impact}) ${node.target}: ${node.summary.replace(/\s+/g, ' ').trim()}`),
   );
+}
+
+// Runs axe on a page opened in colour scheme `theme` (a page that does not see that scheme
+// fails the run: the matrix would not test what it says), says how it went, and returns the
+// result and one line per violation, each starting with `at` (by default `where`).
+export async function axeInTheme(page, theme, where, at = where) {
+  const result = await runAxe(page);
+  const scheme = await page.evaluate(() => (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'));
+  if (scheme !== theme) throw new CheckFailed(`${where}: the page sees prefers-color-scheme ${scheme}`);
+  const lines = describeViolations(result.violations).map((line) => `${at}: ${line}`);
+  if (lines.length === 0) {
+    const review = result.incomplete.length ? ` (to review: ${result.incomplete.map((rule) => rule.id).join(', ')})` : '';
+    ok(`${where}: axe ${result.ran} rules, no violation${review}`);
+  } else {
+    console.log(`FAIL ${where}: ${lines.length} axe violation(s)`);
+  }
+  return { result, lines };
 }

@@ -134,3 +134,13 @@ export async function startServer(binary, dir, name, lists, { signup = [], metri
   );
   return server;
 }
+
+// POSTs `fields` to `url` as a plain HTML form would, without following the redirect.
+export async function postForm(url, fields) {
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(fields).toString(),
+    redirect: 'manual',
+  });
+}
