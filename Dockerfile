@@ -3,11 +3,25 @@
 # signupd-data:/data signupd` serves the demo at http://localhost:8080 and writes mail as files
 # into /data/mail; compose.yaml shows SMTP, secrets, a Cloudflare Tunnel and Litestream.
 #
-# Nothing here is architecture-specific: `docker buildx build --platform linux/arm64 .` builds
-# the same file natively or under emulation. tests/container/image.sh checks the result.
+# Two ways to the binary. By default the build stage below compiles it for the building machine
+# (`docker buildx build --platform linux/arm64 .` does so natively or, slowly, under emulation).
+# The target `prebuilt` takes a binary built outside instead, for the image's architecture, from
+# packaging/container/prebuilt/ARCH/signupd (ARCH as Docker names it: amd64, arm64, arm): that is
+# how the arm64 and armv7 images are made from .ci/cross's builds, in minutes on an x86_64 machine:
+#
+#   bash .ci/cross build aarch64-unknown-linux-gnu
+#   install -D target/aarch64-unknown-linux-gnu/release/signupd packaging/container/prebuilt/arm64/signupd
+#   docker buildx build --platform linux/arm64 --target prebuilt -t signupd:arm64 .
+#
+# .ci/container cross does it with buildah; tests/container/image.py checks an image.
 
 # The toolchain Cargo.toml's rust-version pins.
 ARG RUST_VERSION=1.95
+# The runtime's base. The official name's manifest list has every architecture, so Docker picks
+# the image's own; a builder that holds one architecture a name (buildah with CI's stand-in bases,
+# tests/container/stand-ins.sh) is given the architecture's own repository of the same image:
+# --build-arg DEBIAN_IMAGE=docker.io/arm64v8/debian:bookworm-slim (or arm32v7/).
+ARG DEBIAN_IMAGE=debian:bookworm-slim
 
 FROM rust:${RUST_VERSION}-bookworm AS build
 WORKDIR /src
@@ -42,7 +56,7 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry \
     && cargo build --release --locked --bin signupd \
     && install -m 0755 target/release/signupd /usr/local/bin/signupd
 
-FROM debian:bookworm-slim
+FROM ${DEBIAN_IMAGE} AS runtime
 
 # Only the CA certificates: SMTP over TLS and the alert/webhook clients verify servers with them.
 # The package lists and apt's caches (80 MB where the base image does not clean them itself)
@@ -60,7 +74,6 @@ RUN groupadd --system --gid 10001 signupd \
         --shell /usr/sbin/nologin signupd \
     && install -d -m 0700 -o 10001 -g 10001 /data
 
-COPY --from=build /usr/local/bin/signupd /usr/local/bin/signupd
 COPY packaging/container/signupd.toml /etc/signupd/signupd.toml
 
 # Secrets given as Docker/compose secrets appear as /run/secrets/NAME, which signupd reads as
@@ -80,8 +93,8 @@ HEALTHCHECK --interval=30s --timeout=10s --start-period=10s --retries=3 CMD ["si
 ENTRYPOINT ["signupd"]
 CMD ["serve"]
 
-# Last, so a new version does not invalidate the layers above. Keep the default equal to
-# Cargo.toml's version (tests/container/image.sh checks it); a release passes --build-arg VERSION.
+# Last but the binary, so a new version invalidates no layer above. Keep the default equal to
+# Cargo.toml's version (tests/container/image.py checks it); a release passes --build-arg VERSION.
 ARG VERSION=0.1.0
 # Where the source is published. Cargo.toml names no `repository` yet: when it does, keep the two
 # equal (the test then checks it); a fork passes --build-arg SOURCE.
@@ -91,3 +104,13 @@ LABEL org.opencontainers.image.title="signupd" \
       org.opencontainers.image.source="${SOURCE}" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.licenses="MIT OR Apache-2.0"
+
+# The image from a binary built outside, for TARGETARCH (set by the builder from --platform or
+# --arch): `--target prebuilt`. Never built otherwise (the final image does not depend on it).
+FROM runtime AS prebuilt
+ARG TARGETARCH
+COPY packaging/container/prebuilt/${TARGETARCH}/signupd /usr/local/bin/signupd
+
+# The default image: the binary the build stage compiled.
+FROM runtime
+COPY --from=build /usr/local/bin/signupd /usr/local/bin/signupd

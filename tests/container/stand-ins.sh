@@ -14,6 +14,10 @@
 # it when the recipe changed. A debian image without the label (pulled from a registry, say) is
 # kept; a rust image without it is replaced, since it lacks this machine's CAs and cargo setup. Runs as root, non-interactively; installs buildah, podman and
 # mmdebstrap when missing.
+#
+#   bash tests/container/stand-ins.sh          # the host's debian and rust images
+#   bash tests/container/stand-ins.sh arm64    # docker.io/arm64v8/debian:bookworm-slim (armhf:
+#                                              # arm32v7/), for .ci/container cross
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 export DEBIAN_FRONTEND=noninteractive
@@ -28,6 +32,12 @@ RUST_IMAGE=docker.io/library/rust:${RUST_VERSION}-bookworm
 # system made by this recipe (the cached tar is named by it, so an older recipe's is never reused).
 RECIPE=4
 ROOTFS_TAR=$CACHE/debian-bookworm-recipe$RECIPE.tar
+# An ARM image (.ci/container cross) is built on the official image's per-architecture name,
+# which a local store can hold beside the host's: docker.io/arm64v8/debian:bookworm-slim, from a
+# root file system of that architecture (mmdebstrap runs its maintainer scripts under qemu-user).
+# Debian architecture → that repository, and the image's platform as OCI names it.
+declare -A PER_ARCH_REPOSITORY=([arm64]=arm64v8 [armhf]=arm32v7)
+declare -A PER_ARCH_PLATFORM=([arm64]="--arch arm64" [armhf]="--arch arm --variant v7")
 BUILD_PACKAGES=(gcc libc6-dev make pkg-config ca-certificates)
 
 install_tools() {
@@ -35,6 +45,8 @@ install_tools() {
     command -v buildah >/dev/null || missing+=(buildah)
     command -v podman >/dev/null || missing+=(podman)
     command -v mmdebstrap >/dev/null || missing+=(mmdebstrap)
+    # mmdebstrap's check that the kernel runs a foreign architecture (an ARM root file system).
+    command -v arch-test >/dev/null || missing+=(arch-test)
     # Rootless helpers are not needed as root, but podman's package recommends them and some
     # storage setups without native overlay need fuse-overlayfs.
     [[ -x /usr/bin/newuidmap ]] || missing+=(uidmap)
@@ -85,22 +97,29 @@ debian_security_mirror() {
 
 # A minbase bookworm as a tar, cached: the slim image's contents (no docs, man pages, locales or
 # apt lists), with the sources a container's apt-get needs.
-make_rootfs_tar() {
-    if [[ -f $ROOTFS_TAR && -s $ROOTFS_TAR ]]; then
-        echo "stand-ins: reusing $ROOTFS_TAR"
+# With a Debian architecture (arm64, armhf), that architecture's, in a tar of its own.
+rootfs_tar() { # [ARCH]
+    echo "${ROOTFS_TAR%.tar}${1:+-$1}.tar"
+}
+
+make_rootfs_tar() { # [ARCH]
+    local arch=${1:-} tar
+    tar=$(rootfs_tar "$arch")
+    if [[ -f $tar && -s $tar ]]; then
+        echo "stand-ins: reusing $tar"
         return
     fi
     # mmdebstrap picks the output format by the name's extension: keep .tar last.
-    local mirror security partial=${ROOTFS_TAR%.tar}.partial.tar
+    local mirror security partial=${tar%.tar}.partial.tar
     mirror=$(debian_mirror)
     security=$(debian_security_mirror)
-    echo "stand-ins: mmdebstrap bookworm from $mirror"
+    echo "stand-ins: mmdebstrap bookworm${arch:+ ($arch)} from $mirror"
     mkdir -p "$CACHE"
     # The hook's $1 is the new root, expanded by mmdebstrap, not here.
     # shellcheck disable=SC2016
     # The merged-usr hook sets up the merged /usr itself; without it mmdebstrap 1.3 installs
     # usrmerge, which drags in perl (50 MB the slim image does not have).
-    mmdebstrap --variant=minbase --quiet \
+    mmdebstrap --variant=minbase --quiet ${arch:+--architectures=$arch} \
         --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr \
         --dpkgopt='path-exclude=/usr/share/man/*' \
         --dpkgopt='path-exclude=/usr/share/locale/*' \
@@ -113,20 +132,25 @@ make_rootfs_tar() {
         "deb $mirror bookworm main" \
         "deb $mirror bookworm-updates main" \
         "deb $security bookworm-security main"
-    mv "$partial" "$ROOTFS_TAR"
+    mv "$partial" "$tar"
 }
 
-make_debian() {
-    if ! needs_making "$DEBIAN_IMAGE"; then
-        echo "stand-ins: reusing $DEBIAN_IMAGE"
+# With a Debian architecture (arm64, armhf), that architecture's debian:bookworm-slim under its
+# per-architecture name; the kernel must then run its binaries (.ci/cross binfmt).
+make_debian() { # [ARCH]
+    local arch=${1:-} image=$DEBIAN_IMAGE
+    [[ -z $arch ]] || image=docker.io/${PER_ARCH_REPOSITORY[$arch]}/debian:bookworm-slim
+    if ! needs_making "$image"; then
+        echo "stand-ins: reusing $image"
         return
     fi
-    make_rootfs_tar
-    echo "stand-ins: importing $DEBIAN_IMAGE"
-    podman import --quiet \
+    make_rootfs_tar "$arch"
+    echo "stand-ins: importing $image"
+    # shellcheck disable=SC2086 # the platform's options, split
+    podman import --quiet ${arch:+${PER_ARCH_PLATFORM[$arch]}} \
         --change 'CMD ["bash"]' \
         --change "LABEL signupd.ci.stand-in=$RECIPE" \
-        "$ROOTFS_TAR" "$DEBIAN_IMAGE" >/dev/null
+        "$(rootfs_tar "$arch")" "$image" >/dev/null
 }
 
 # This machine's toolchain for RUST_VERSION (1.95 matches 1.95.0-<host triple>), resolved: rustup
@@ -212,5 +236,12 @@ main() {
 
 # Sourced (to try one step by hand), it only defines the functions.
 if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
-    main
+    case "${1:-}" in
+        "") main ;;
+        arm64 | armhf)
+            install_tools
+            make_debian "$1"
+            ;;
+        *) echo "usage: bash tests/container/stand-ins.sh [arm64 | armhf]" >&2; exit 2 ;;
+    esac
 fi
