@@ -19,7 +19,8 @@
 # target/TARGET/release. The tarball is reproducible: sorted names, owner root, every mtime the
 # last commit's time (SOURCE_DATE_EPOCH overrides it), gzip without a timestamp, so the same
 # commit built the same way gives the same checksum. BUILD=0 packs the binaries already built
-# (in target/release and target/TARGET/release, or under $CARGO_TARGET_DIR).
+# (in target/release and target/TARGET/release, or under $CARGO_TARGET_DIR; the other targets'
+# under $CROSS_TARGET_DIR when set, as CI keeps the ARM builds apart).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,8 +38,9 @@ for target in "${targets[@]}"; do
         binary=${CARGO_TARGET_DIR:-target}/release/signupd
         [[ ${BUILD:-1} != 1 ]] || cargo build --release --locked --bin signupd
     else
-        binary=${CARGO_TARGET_DIR:-target}/$target/release/signupd
-        [[ ${BUILD:-1} != 1 ]] || bash .ci/cross build "$target"
+        cross_dir=${CROSS_TARGET_DIR:-${CARGO_TARGET_DIR:-target}}
+        binary=$cross_dir/$target/release/signupd
+        [[ ${BUILD:-1} != 1 ]] || CARGO_TARGET_DIR=$cross_dir bash .ci/cross build "$target"
     fi
     name="signupd-$version-$target"
     root="$stage/$name"

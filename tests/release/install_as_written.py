@@ -3,8 +3,9 @@
 
     python3 tests/release/install_as_written.py [DIST]
 
-DIST (default dist/) holds the files tests/release/check.sh leaves there: SHA256SUMS and the one
-tarball it names. Run from anywhere; needs no root and changes nothing outside a temporary
+DIST (default dist/) holds the files tests/release/check.sh leaves there: SHA256SUMS and the
+tarballs it names; the x86_64 one is installed (with several, only it is copied beside SHA256SUMS,
+as an operator downloads one). Run from anywhere; needs no root and changes nothing outside a temporary
 directory, which is removed at the end (CI: .ci/run, right after the "release files" stage).
 
 What it does, in order:
@@ -249,8 +250,12 @@ def main(argv):
     if not sums.is_file():
         fatal(f"no {sums}: build the release files first (BUILD=0 bash tests/release/check.sh)")
     names = [line.split()[-1].lstrip("*") for line in sums.read_text().splitlines() if line.strip()]
+    # The guide's machine is x86_64: with several targets' tarballs, that one is downloaded beside
+    # SHA256SUMS (which `sha256sum -c --ignore-missing` then checks alone), as an operator would.
+    if len(names) > 1:
+        names = [n for n in names if n.endswith(f"-{GUIDE_TARGET}.tar.gz")]
     if len(names) != 1:
-        fatal(f"{sums} names {len(names)} tarballs, not one")
+        fatal(f"{sums} names no single tarball for {GUIDE_TARGET}")
     tarball = dist / names[0]
     name = names[0].removesuffix(".tar.gz")
     version = re.search(r'^version = "(.*)"$', (REPO / "Cargo.toml").read_text(), re.M).group(1)
