@@ -48,10 +48,15 @@ background() { # [--never-stop] NAME COMMAND...
     echo "== $name: started in the background at nice 19 (log: $log)"
     CI_LOG[$name]=$log
     CI_STARTED_AT[$name]=$SECONDS
-    # setsid: its own process group, so an interrupted run can stop all of it. The job writes
-    # how long it ran beside its log, since it may end long before it is waited for.
+    # setsid: its own process group, so an interrupted run can stop all of it. A new session is
+    # also a new scheduler autogroup where the kernel has them (sched_autogroup_enabled): the
+    # scheduler then shares the CPUs between the groups first, whatever their processes' nice
+    # value, and the job would take half the machine from the foreground. So the job lowers its
+    # group to nice 19 too. It writes how long it ran beside its log, since it may end long
+    # before it is waited for.
     # shellcheck disable=SC2016 # expanded by the job's own shell
-    nice -n 19 setsid bash -c 'start=$SECONDS; rc=0; "${@:2}" || rc=$?; echo $((SECONDS - start)) >"$1.seconds"; exit $rc' \
+    nice -n 19 setsid bash -c '[[ ! -w /proc/self/autogroup ]] || echo 19 >/proc/self/autogroup
+        start=$SECONDS; rc=0; "${@:2}" || rc=$?; echo $((SECONDS - start)) >"$1.seconds"; exit $rc' \
         job "$log" "$@" >"$log" 2>&1 </dev/null &
     CI_PID[$name]=$!
 }
