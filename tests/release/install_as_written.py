@@ -4,9 +4,10 @@
     python3 tests/release/install_as_written.py [DIST]
 
 DIST (default dist/) holds the files tests/release/check.sh leaves there: SHA256SUMS and the
-tarballs it names; the x86_64 one is installed (with several, only it is copied beside SHA256SUMS,
-as an operator downloads one). Run from anywhere; needs no root and changes nothing outside a temporary
-directory, which is removed at the end (CI: .ci/run, right after the "release files" stage).
+tarballs it names; the x86_64 one is installed (with several, only it is copied beside
+SHA256SUMS, as an operator downloads one). Run from anywhere; needs no root and changes nothing
+outside a temporary directory, which is removed at the end (CI: .ci/run, right after the
+"release files" stage).
 
 What it does, in order:
 
